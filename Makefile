@@ -19,9 +19,11 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m rootbound.demo
 
+PY_DIRS := $(wildcard src tests bench examples)
+
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check $(PY_DIRS)
+	$(BIN)/ruff format --check $(PY_DIRS)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
