@@ -15,17 +15,20 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import uvicorn
 from mcp import Client
+from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters
 from mcp.server import Server
+from mcp.shared.memory import create_client_server_memory_streams
 
+from rootbound.mcp.client import RootsProvider
 from tests.fixtures.recording_server import Recorder, build_server
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recording_server.py"
@@ -115,3 +118,16 @@ async def wait_until(predicate: Callable[[], Awaitable[bool]]) -> None:
     with anyio.fail_after(5):
         while not await predicate():
             await anyio.sleep(0.02)
+
+
+@asynccontextmanager
+async def bare_session(recorder: Recorder, provider: RootsProvider | None) -> AsyncIterator[ClientSession]:
+    """A bare ``ClientSession`` (not entered into a handshake) wired to a recording server over memory streams."""
+    server = build_server(recorder, "recording-bare")
+    kwargs: dict[str, Any] = dict(provider.session_kwargs()) if provider is not None else {}
+    streams = create_client_server_memory_streams()
+    async with streams as ((client_read, client_write), (server_read, server_write)), anyio.create_task_group() as tg:
+        tg.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+        async with ClientSession(client_read, client_write, **kwargs) as session:
+            yield session
+        tg.cancel_scope.cancel()
