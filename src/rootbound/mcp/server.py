@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import anyio
 import mcp_types as types
@@ -135,8 +135,10 @@ class _CallScope:
     roots: RootSet | None = None
     pending: dict[str, InputRequest] = field(default_factory=dict)
     missing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    signalled: bool = False
 
 
+_ServerT = TypeVar("_ServerT")
 _SCOPE: contextvars.ContextVar[_CallScope | None] = contextvars.ContextVar("rootbound_call_scope", default=None)
 _warned = False
 
@@ -208,7 +210,7 @@ class RootsService:
 
     # ---------------------------------------------------------------------------------------------- install
 
-    def install(self, server: Any) -> Any:
+    def install(self, server: _ServerT) -> _ServerT:
         """Wire the service into a lowlevel ``Server``, an ``MCPServer`` or a FastMCP 4 app; returns ``server``.
 
         Appends the rootbound middleware (after a ``RequestStateBoundary``, adding one if the server has none, so
@@ -280,6 +282,7 @@ class RootsService:
         if scope.missing:
             raise mcp_error(missing_capability(scope.missing))
         if scope.pending:
+            scope.signalled = True
             raise InputRequired()
 
     @property
@@ -483,6 +486,12 @@ class RootsService:
         return self._wire(result, scope.ctx.protocol_version)
 
 
+def _is_error_result(result: Any) -> bool:
+    if isinstance(result, Mapping):
+        return result.get("isError") is True
+    return getattr(result, "is_error", False) is True
+
+
 class _RootsMiddleware:
     """Server middleware: synchronous invalidation, the per-request scope, and the MRTR plumbing."""
 
@@ -517,6 +526,9 @@ class _RootsMiddleware:
             return service._wire(failure, ctx.protocol_version)
         finally:
             _SCOPE.reset(token)
+        if scope.signalled and _is_error_result(result):
+            # A framework turned our InputRequired into an isError result (FastMCP masks tool exceptions).
+            return service._input_required(scope)
         if modern and is_input_required(result) and (scope.roots is not None or scope.carried is not None):
             return self._carry(scope, result)
         return result

@@ -1,0 +1,165 @@
+"""RootsService on every server flavour (lowlevel, MCPServer, FastMCP 4), the examples run as real stdio
+subprocesses, the SEP-2577 warning, connection-scoped cache lifetime at scale, and raw-peer behaviour."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, MCPError
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPDeprecationWarning
+
+import rootbound.mcp.server as server_module
+from rootbound.mcp import RootsService
+from tests.fixtures.roots_server import build_server
+from tests.raw_peer import answer_with, raw_connection
+from tests.server_support import ClientRoots, first_text
+
+pytestmark = pytest.mark.anyio
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+FLAVOURS = ("server_lowlevel", "server_mcpserver", "server_fastmcp")
+
+
+def load_example(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def target_of(module: ModuleType) -> Any:
+    if hasattr(module, "server"):
+        return module.server
+    app = module.app
+    return getattr(app, "_mcp_server", app)  # FastMCP: connect the SDK client to its lowlevel server
+
+
+@pytest.fixture(autouse=True)
+def quiet_deprecation() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        yield
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_example_in_memory(flavour: str, mode: str) -> None:
+    module = load_example(flavour)
+    roots = ClientRoots(["file:///work/x", "file:///work/y"])
+    async with Client(target_of(module), mode=mode, list_roots_callback=roots.callback) as client:
+        for _ in range(3):
+            result = await client.call_tool("workspace_roots", {})
+            assert not result.is_error, first_text(result)
+            assert first_text(result) == "file:///work/x\nfile:///work/y"
+    assert roots.calls == (1 if mode == "legacy" else 3)
+    async with Client(target_of(module), mode=mode) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("workspace_roots", {})
+        assert info.value.code == -32021
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28", "auto"])
+async def test_example_over_stdio(flavour: str, mode: str) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(EXAMPLES / f"{flavour}.py")], env={"ROOTBOUND_SILENCE_SEP2577": "1"}
+    )
+    roots = ClientRoots(["file:///work/stdio"])
+    with anyio.fail_after(60):
+        async with Client(params, mode=mode, list_roots_callback=roots.callback) as client:
+            result = await client.call_tool("workspace_roots", {})
+            assert first_text(result) == "file:///work/stdio"
+            result = await client.call_tool("workspace_roots", {})
+            assert first_text(result) == "file:///work/stdio"
+    assert roots.calls == (1 if mode == "legacy" else 2)
+
+
+async def test_sep2577_warning_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server_module, "_warned", False)
+    monkeypatch.delenv(server_module.SILENCE_ENV, raising=False)
+    server = build_server(RootsService())
+    roots = ClientRoots()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for mode in ("legacy", "2026-07-28", "legacy"):
+            async with Client(server, mode=mode, list_roots_callback=roots.callback) as client:
+                await client.call_tool("roots", {})
+    ours = [w for w in caught if issubclass(w.category, MCPDeprecationWarning) and "SEP-2577" in str(w.message)]
+    assert len(ours) == 1
+    assert issubclass(ours[0].category, DeprecationWarning) or issubclass(ours[0].category, UserWarning)
+
+
+@pytest.mark.parametrize("switch", ["flag", "env"])
+async def test_sep2577_warning_can_be_silenced(monkeypatch: pytest.MonkeyPatch, switch: str) -> None:
+    monkeypatch.setattr(server_module, "_warned", False)
+    if switch == "env":
+        monkeypatch.setenv(server_module.SILENCE_ENV, "1")
+        service = RootsService()
+    else:
+        monkeypatch.delenv(server_module.SILENCE_ENV, raising=False)
+        service = RootsService(warn_deprecated=False)
+    server = build_server(service)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with Client(server, mode="legacy", list_roots_callback=ClientRoots().callback) as client:
+            await client.call_tool("roots", {})
+    assert not [w for w in caught if "SEP-2577" in str(w.message)]
+
+
+async def test_10000_connections_leave_no_cache_entries() -> None:
+    service = RootsService(warn_deprecated=False)
+    server = build_server(service)
+    answer = answer_with({"roots": [{"uri": "file:///work/a"}]})
+    peak = 0
+
+    async def one() -> None:
+        nonlocal peak
+        async with raw_connection(server, answer=answer) as peer:
+            response = await peer.call_tool("roots")
+            assert response["result"]["content"][0]["text"] == "file:///work/a"
+            peak = max(peak, service.cache_size)
+
+    with anyio.fail_after(240):
+        for _ in range(100):
+            async with anyio.create_task_group() as tg:
+                for _ in range(100):
+                    tg.start_soon(one)
+    assert peak > 1  # entries really existed concurrently...
+    assert service.cache_size == 0  # ...and every one died with its connection
+
+
+async def test_raw_legacy_answer_is_judged_before_the_sdk_normalises_it() -> None:
+    """A raw client can send what the SDK client never would; the service sees the raw string."""
+    server = build_server(RootsService(warn_deprecated=False))
+    bad = answer_with({"roots": [{"uri": "file:///work/a/../../etc"}]})
+    async with raw_connection(server, answer=bad) as peer:
+        response = await peer.call_tool("roots")
+    assert response["result"]["isError"] is True
+    text = response["result"]["content"][0]["text"]
+    assert text == "invalid roots answer (root uri is not a valid local file URI)"
+    assert "etc" not in text
+
+
+async def test_raw_legacy_list_changed_storm_refreshes_at_most_twice() -> None:
+    service = RootsService(warn_deprecated=False, debounce=0.05)
+    server = build_server(service)
+    async with raw_connection(server, answer=answer_with({"roots": [{"uri": "file:///work/a"}]})) as peer:
+        await peer.call_tool("roots")
+        assert peer.roots_requests == 1
+        for _ in range(10_000):
+            await peer.notify_roots_changed()
+        await anyio.sleep(0.5)
+        # Pump: the refresh request is read by the next exchange.
+        response = await peer.call_tool("roots")
+        assert response["result"]["content"][0]["text"] == "file:///work/a"
+        assert service.refreshes == 1  # one trailing refresh for 10,000 notifications
+        assert peer.roots_requests <= 1 + 2  # the first fetch, the refresh, and at most one tool-path fetch
