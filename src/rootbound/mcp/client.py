@@ -263,7 +263,10 @@ class RootsProvider:
         return {"list_roots_callback": self.list_roots}
 
     def sessions(self) -> list[ClientSession]:
-        """Live sessions that advertised this provider's capability (dead ones drop out by themselves)."""
+        """Sessions that built their capability ad from this provider and are not known to be closed.
+
+        Held weakly: a session drops out when garbage-collected, or when a notification to it fails to start.
+        """
         return [session for session, link in list(self._links.items()) if not link.failed]
 
     def notifications_sent(self, session: ClientSession) -> int:
