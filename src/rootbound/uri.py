@@ -52,24 +52,26 @@ _WINDOWS_RESERVED = frozenset(
 _WINDOWS_FORBIDDEN_CHARS = frozenset('<>:"|?*')
 
 
-def _is_control(ch: str) -> bool:
-    """C0, DEL and C1: never part of a name we accept (NUL truncation, log injection)."""
-    return ch < " " or "\x7f" <= ch <= "\x9f"
+# C0, DEL and C1: never part of a name we accept (NUL truncation, log injection).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _check_component(name: str, *, windows: bool, error: type[InvalidRootURI] | type[InvalidPath]) -> None:
     """Shared rules for one decoded path component, used in both directions so they agree."""
     if name in ("", ".", ".."):
         raise error("dot or empty segment")
-    if any(_is_control(ch) for ch in name):
+    if _CONTROL.search(name):
         raise error("control character")
     if "/" in name or "\\" in name:
         raise error("separator inside a segment")
-    try:
-        encoded = name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise error("not valid UTF-8") from None
-    if len(encoded) > MAX_COMPONENT_BYTES:
+    if name.isascii():
+        size = len(name)
+    else:
+        try:
+            size = len(name.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise error("not valid UTF-8") from None
+    if size > MAX_COMPONENT_BYTES:
         raise error("segment too long")
     if windows:
         if any(ch in _WINDOWS_FORBIDDEN_CHARS for ch in name):
@@ -81,8 +83,13 @@ def _check_component(name: str, *, windows: bool, error: type[InvalidRootURI] | 
             raise error("reserved Windows device name")
 
 
+_PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@]+\Z")
+
+
 def _decode_segment(raw: str) -> str:
     """Percent-decode one segment exactly once, strictly."""
+    if _PLAIN_SEGMENT.match(raw):
+        return raw  # the common case: nothing encoded, nothing outside pchar
     lowered = raw.lower()
     if any(bad in lowered for bad in _FORBIDDEN_ENCODED):
         raise InvalidRootURI("encoded separator or NUL")
@@ -163,6 +170,8 @@ def uri_to_path(uri: str, *, max_length: int = DEFAULT_MAX_URI_LENGTH) -> PurePa
 
 
 def _quote(name: str) -> str:
+    if _PLAIN_SEGMENT.match(name):
+        return name
     return "".join(ch if ch in _PCHAR_SAFE else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in name)
 
 

@@ -1,7 +1,12 @@
-"""Adapters to the official ``mcp`` SDK: the only part of rootbound that imports it."""
+"""Adapters to the official ``mcp`` SDK: the only part of rootbound that imports it.
+
+* :class:`RootsService` (server): ``roots = await service.roots(ctx)`` in every protocol revision.
+* :class:`RootsProvider` (client): era-correct roots for ``mcp.Client`` and ``ClientSession``.
+"""
 
 from __future__ import annotations
 
+from .client import ClientKwargs, RootsProvider
 from .server import InputRequired, RootsService, mcp_error
 
-__all__ = ["InputRequired", "RootsService", "mcp_error"]
+__all__ = ["ClientKwargs", "InputRequired", "RootsProvider", "RootsService", "mcp_error"]

@@ -77,8 +77,14 @@ class InputRequired(MCPError):
     the middleware it reaches the client as a plain ``-32603``, never as a silent success.
     """
 
+    _ERROR: Final = types.ErrorData(
+        code=-32603, message="Input required, but the rootbound middleware is not installed"
+    )
+
     def __init__(self) -> None:
-        super().__init__(code=-32603, message="Input required, but the rootbound middleware is not installed")
+        # Raised on every first round: reuse one ErrorData instead of building a pydantic model each time.
+        Exception.__init__(self, self._ERROR.code, self._ERROR.message, None)
+        self.error = self._ERROR
 
 
 class _RawResult(BaseModel):
@@ -458,10 +464,11 @@ class RootsService:
         return roots, app if isinstance(app, str) else None, True
 
     @staticmethod
-    def _close_state(roots: RootSet | None, app: str | None) -> str:
-        document: dict[str, Any] = {}
-        if roots is not None:
-            document["roots"] = roots.to_wire()
+    def _close_state(roots: RootSet | None, app: str | None) -> str | None:
+        """Our ``requestState`` (the SDK seals it), or the app's own / none when there are no roots to carry."""
+        if roots is None:
+            return app
+        document: dict[str, Any] = {"roots": roots.to_wire()}
         if app is not None:
             document["app"] = app
         return _STATE_PREFIX + json.dumps(document, separators=(",", ":"), ensure_ascii=False)
