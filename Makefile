@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest install clean
+.PHONY: demo test lint typecheck pytest test-deps install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+# npm packages (conformance runner, TypeScript SDK) into .deps/ and nginx via apt: idempotent, seconds when present.
+test-deps:
+	bash scripts/setup-test-deps.sh
+
+pytest: $(STAMP) test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest

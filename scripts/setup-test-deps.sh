@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs what the independent-judge tests need, idempotently (seconds when already installed):
+#   .deps/conformance  the official MCP conformance runner + Node 22 (npm, pinned by tests/conformance/package-lock.json)
+#   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/interop/package-lock.json)
+#   nginx              Debian package, for the multi-instance test (tests/test_deploy_nginx.py starts its own
+#                      instance on loopback with its own config, pid and log paths; the system service is never
+#                      started)
+# Called by `make pytest` (so `make test` and CI on a fresh clone install everything); `make demo` never runs it.
+# Needs npm and, for nginx, root (apt-get). Set ROOTBOUND_SKIP_APT=1 to leave apt alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+DEPS="$ROOT/.deps"
+mkdir -p "$DEPS"
+
+log() { printf 'setup-test-deps: %s\n' "$*" >&2; }
+
+# npm_tree NAME: `npm ci` tests/NAME/package{,-lock}.json into .deps/NAME unless the lockfile is unchanged.
+npm_tree() {
+    local name=$1 src="$ROOT/tests/$1" dst="$DEPS/$1"
+    local want
+    want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
+    if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -d "$dst/node_modules" ]]; then
+        return 0
+    fi
+    if ! command -v npm >/dev/null; then
+        log "npm is required (Node.js >= 20 with npm) to install the $name test dependencies"
+        exit 1
+    fi
+    log "installing npm packages for $name (pinned by tests/$name/package-lock.json)"
+    rm -rf "$dst"
+    mkdir -p "$dst"
+    cp "$src/package.json" "$src/package-lock.json" "$dst/"
+    (cd "$dst" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$dst/.installed"
+}
+
+npm_tree conformance
+npm_tree interop
+
+# The runner needs Node >= 22 (fs.globSync); the npm `node` package brings it beside the runner.
+if ! "$DEPS/conformance/node_modules/.bin/node" -e 'process.exit(+(process.versions.node.split(".")[0] < 22))'; then
+    log "the node@22 package did not install a working Node 22 in .deps/conformance"
+    exit 1
+fi
+
+if [[ "${ROOTBOUND_SKIP_APT:-}" != 1 ]] && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
+    if [[ $(id -u) -ne 0 ]]; then
+        log "nginx is missing and this is not root: install the Debian package nginx (tests/test_deploy_nginx.py needs it)"
+        exit 1
+    fi
+    log "installing nginx (Debian package)"
+    # Keep apt from starting the system nginx on port 80: the test runs its own instance on loopback.
+    made_policy=0
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        made_policy=1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-cache show nginx >/dev/null 2>&1; then
+        apt-get update -qq >/dev/null
+    fi
+    if ! apt-get install -y -qq --no-install-recommends nginx >/dev/null; then
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq --no-install-recommends nginx >/dev/null
+    fi
+    if [[ $made_policy == 1 ]]; then
+        rm -f /usr/sbin/policy-rc.d
+    fi
+fi
