@@ -22,14 +22,32 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "AccessDenied",
+    "CrossesMount",
+    "DanglingSymlink",
+    "FileOperationFailed",
+    "HardLinked",
     "InvalidPath",
+    "InvalidPattern",
     "InvalidRootURI",
     "InvalidRootsAnswer",
     "InvalidRootsRequest",
+    "IsADirectory",
+    "LimitExceeded",
     "MissingCapability",
+    "NotADirectory",
+    "NotAFile",
+    "NotText",
     "OutsideRoots",
+    "PathExists",
+    "PathNotFound",
+    "ReadOnly",
+    "RootChanged",
     "RootsError",
     "RootsUnavailable",
+    "SymlinkEscape",
+    "SymlinkLoop",
+    "TooLarge",
 ]
 
 
@@ -114,3 +132,148 @@ class MissingCapability(RootsError):
     @property
     def data(self) -> dict[str, Any]:
         return {"requiredCapabilities": {k: dict(v) for k, v in self.required.items()}}
+
+
+# --- Confinement and file-operation errors (rootbound.boundary, rootbound.fs) --------------------------------
+#
+# Each class has one fixed ``reason`` (its machine-readable name) and one fixed message. Escapes and anything
+# that could not be proven inside a root are ``OutsideRoots`` subclasses, so ``except OutsideRoots`` catches every
+# containment denial; ordinary outcomes inside a root (not found, not a directory, too large) are siblings that
+# also subclass the matching builtin (``FileNotFoundError``...) for callers that already handle those.
+
+
+class _FixedReason(RootsError):
+    """An error whose ``reason`` defaults to the class's fixed ``default_reason``."""
+
+    code = INVALID_PARAMS
+    default_reason: ClassVar[str] = ""
+
+    def __init__(self, reason: str = "", *, message: str | None = None) -> None:
+        super().__init__(reason or self.default_reason, message=message)
+
+
+class SymlinkEscape(_FixedReason, OutsideRoots):
+    """A symlink on the path leads outside its root (or to a target that cannot be proven inside)."""
+
+    default_message = "a symlink leads outside the allowed roots"
+    default_reason = "symlink escapes root"
+
+
+class SymlinkLoop(_FixedReason, OutsideRoots):
+    """Symlink resolution looped or exceeded 40 hops (ELOOP): a denial, never a lexical fallback."""
+
+    default_message = "too many levels of symbolic links"
+    default_reason = "loop"
+
+
+class DanglingSymlink(_FixedReason, OutsideRoots):
+    """A write or create named a symlink whose target does not exist: where it would land is not provable."""
+
+    default_message = "refusing to write through a dangling symlink"
+    default_reason = "dangling symlink"
+
+
+class CrossesMount(_FixedReason, OutsideRoots):
+    """The path crosses into another mount (a bind mount inside a root can show anything)."""
+
+    default_message = "path crosses a mount point"
+    default_reason = "crosses a mount"
+
+
+class HardLinked(_FixedReason, OutsideRoots):
+    """A regular file with more than one hard link, refused by the hard-link policy (its other names are unknown)."""
+
+    default_message = "refusing a file with several hard links"
+    default_reason = "hard-linked file"
+
+
+class RootChanged(_FixedReason, OutsideRoots):
+    """The held root no longer matches its canonical path (deleted, replaced or moved since intake)."""
+
+    default_message = "a root changed since it was opened"
+    default_reason = "root changed"
+
+
+class PathNotFound(_FixedReason, FileNotFoundError):
+    """The path does not exist inside its root."""
+
+    default_message = "no such file or directory"
+    default_reason = "not found"
+
+
+class NotADirectory(_FixedReason, NotADirectoryError):
+    """A directory was required (listing, a path component) and something else was found."""
+
+    default_message = "not a directory"
+    default_reason = "not a directory"
+
+
+class IsADirectory(_FixedReason, IsADirectoryError):
+    """A file was required (read, write) and a directory was found."""
+
+    default_message = "is a directory"
+    default_reason = "is a directory"
+
+
+class NotAFile(_FixedReason, OSError):
+    """A regular file was required and a FIFO, socket or device was found (reading one could block or have effects)."""
+
+    default_message = "not a regular file"
+    default_reason = "not a regular file"
+
+
+class PathExists(_FixedReason, FileExistsError):
+    """An exclusive create or a mkdir found the name already taken."""
+
+    default_message = "file exists"
+    default_reason = "exists"
+
+
+class AccessDenied(_FixedReason, PermissionError):
+    """The operating system refused the operation (EACCES, EPERM, EROFS)."""
+
+    default_message = "permission denied"
+    default_reason = "access denied"
+
+
+class ReadOnly(_FixedReason, PermissionError):
+    """A write through a read-only ``RootedFS``, or to a root that is a single file."""
+
+    default_message = "read-only"
+    default_reason = "read-only"
+
+
+class TooLarge(_FixedReason):
+    """A file is larger than the operation's size limit."""
+
+    default_message = "file too large"
+    default_reason = "too large"
+
+
+class LimitExceeded(_FixedReason):
+    """A walk, glob or grep would exceed its entry or result limit."""
+
+    default_message = "too many entries"
+    default_reason = "too many"
+
+
+class NotText(_FixedReason, ValueError):
+    """A file's bytes are not valid text in the requested encoding (the content is never echoed)."""
+
+    default_message = "file is not valid text"
+    default_reason = "not text"
+
+
+class InvalidPattern(_FixedReason, ValueError):
+    """A glob or grep pattern is malformed or over its length limit."""
+
+    default_message = "invalid pattern"
+    default_reason = "invalid pattern"
+
+
+class FileOperationFailed(_FixedReason):
+    """Any other operating-system failure (EIO, ENOSPC...): reported without the OS message or the path."""
+
+    code = INTERNAL_ERROR
+    default_message = "file operation failed"
+    default_reason = "i/o error"

@@ -1,0 +1,157 @@
+"""ctypes wrappers for the two Linux syscalls Python does not expose: ``openat2`` and ``name_to_handle_at``.
+
+Why: ``openat2(dirfd, path, {flags, mode, RESOLVE_BENEATH | ...})`` (Linux >= 5.6) makes the kernel refuse any
+resolution that leaves ``dirfd`` (``..``, absolute symlinks, magic links, mount crossings) atomically, inside one
+path walk, so no check-then-open race exists. ``name_to_handle_at`` gives an object's mount id, which is how the
+component-walk fallback notices a same-filesystem bind mount (``st_dev`` cannot).
+
+Both report failures as :class:`OSError` with the kernel's errno; callers decide what an errno means (see
+``rootbound.boundary``: ENOSYS means "use the fallback", EXDEV/ELOOP mean deny). Nothing here decides policy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import sys
+import threading
+from typing import Final
+
+__all__ = [
+    "RESOLVE_BENEATH",
+    "RESOLVE_IN_ROOT",
+    "RESOLVE_NO_MAGICLINKS",
+    "RESOLVE_NO_SYMLINKS",
+    "RESOLVE_NO_XDEV",
+    "available",
+    "mount_id",
+    "openat2",
+]
+
+RESOLVE_NO_XDEV: Final = 0x01
+RESOLVE_NO_MAGICLINKS: Final = 0x02
+RESOLVE_NO_SYMLINKS: Final = 0x04
+RESOLVE_BENEATH: Final = 0x08
+RESOLVE_IN_ROOT: Final = 0x10
+
+# openat2 came after the syscall tables were unified, so it is 437 on every architecture listed here. Other
+# architectures (alpha, mips ABIs, ...) use other numbers: they simply take the component-walk fallback.
+_SYS_OPENAT2: Final = 437
+_MACHINES_437: Final = frozenset(
+    {"x86_64", "amd64", "aarch64", "arm64", "armv7l", "armv6l", "riscv64", "ppc64le", "ppc64", "s390x", "i686"}
+    | {"i386", "loongarch64"}
+)
+_AT_EMPTY_PATH: Final = 0x1000
+_MAX_HANDLE_SZ: Final = 128
+_EAGAIN_RETRIES: Final = 4  # a racing rename or mount makes the kernel ask us to retry; bounded, then deny
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = (("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64))
+
+
+_HOW_SIZE: Final = ctypes.sizeof(_OpenHow)
+_HOWS: dict[tuple[int, int, int], bytes] = {}
+
+
+def _load_libc() -> ctypes.CDLL | None:
+    if sys.platform != "linux":
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - a Linux without a loadable libc
+        return None
+
+
+_libc = _load_libc()
+_syscall = None
+_name_to_handle_at = None
+if _libc is not None:
+    _syscall = _libc.syscall
+    _syscall.restype = ctypes.c_long
+    _syscall.argtypes = (ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
+    _name_to_handle_at = getattr(_libc, "name_to_handle_at", None)
+    if _name_to_handle_at is not None:
+        _name_to_handle_at.restype = ctypes.c_int
+        _name_to_handle_at.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+
+
+def openat2(dirfd: int, path: bytes, flags: int, resolve: int, mode: int = 0) -> int:
+    """``openat2(2)``: a new fd, or :class:`OSError` with the kernel's errno (EINTR retried, EAGAIN bounded)."""
+    if _syscall is None:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+    if b"\x00" in path:  # ctypes would silently truncate at the NUL: refuse instead
+        raise ValueError("embedded null byte")
+    key = (flags, mode, resolve)
+    how = _HOWS.get(key)
+    if how is None:  # an immutable packed open_how per flag combination: no struct allocation per call
+        how = _HOWS[key] = bytes(_OpenHow(flags, mode, resolve))
+    eagain = 0
+    while True:
+        fd = _syscall(_SYS_OPENAT2, dirfd, path, how, _HOW_SIZE)
+        if fd >= 0:
+            return int(fd)
+        err = ctypes.get_errno()
+        if err == errno.EINTR:
+            continue
+        if err == errno.EAGAIN and eagain < _EAGAIN_RETRIES:
+            eagain += 1
+            continue
+        raise OSError(err, os.strerror(err))
+
+
+_probe_lock = threading.Lock()
+_probed: bool | None = None
+
+
+def available() -> bool:
+    """Whether this process can use ``openat2`` with ``RESOLVE_BENEATH`` (probed once: ENOSYS, seccomp EPERM...)."""
+    global _probed
+    if _probed is None:
+        with _probe_lock:
+            if _probed is None:
+                _probed = _probe()
+    return _probed
+
+
+def _probe() -> bool:
+    if _syscall is None or platform.machine().lower() not in _MACHINES_437:
+        return False
+    flags = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        fd = openat2(-100, b"/", flags, 0)  # AT_FDCWD; an absolute path is fine without RESOLVE_BENEATH
+    except OSError:
+        return False
+    try:
+        inner = openat2(fd, b".", flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    os.close(inner)
+    return True
+
+
+_tls = threading.local()
+
+
+def mount_id(fd: int) -> int | None:
+    """The mount id of the object ``fd`` refers to, or ``None`` when the kernel or filesystem cannot say."""
+    if _name_to_handle_at is None:
+        return None
+    try:
+        size, mnt, handle_ref, mnt_ref = _tls.bufs
+    except AttributeError:
+        handle = ctypes.create_string_buffer(8 + _MAX_HANDLE_SZ)
+        mnt = ctypes.c_int()
+        size = ctypes.c_uint.from_buffer(handle)  # handle_bytes: in/out, so reset before every call
+        _tls.bufs = (size, mnt, ctypes.addressof(handle), ctypes.addressof(mnt))
+        _tls.keep = handle
+        size, mnt, handle_ref, mnt_ref = _tls.bufs
+    size.value = _MAX_HANDLE_SZ
+    if _name_to_handle_at(fd, b"", handle_ref, mnt_ref, _AT_EMPTY_PATH) != 0:
+        # EOVERFLOW still fills the mount id, but 128 bytes is MAX_HANDLE_SZ, so any error here is "unknown".
+        return None
+    return int(mnt.value)
