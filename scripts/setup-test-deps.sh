@@ -37,6 +37,11 @@ npm_tree() {
 
 npm_tree conformance
 npm_tree interop
+# Node resolves ES module imports from the script's own folder: point tests/interop/node_modules (git-ignored) at
+# the installed tree, unless someone installed there directly.
+if [[ ! -e "$ROOT/tests/interop/node_modules" || -L "$ROOT/tests/interop/node_modules" ]]; then
+    ln -sfn ../../.deps/interop/node_modules "$ROOT/tests/interop/node_modules"
+fi
 
 # The runner needs Node >= 22 (fs.globSync); the npm `node` package brings it beside the runner.
 if ! "$DEPS/conformance/node_modules/.bin/node" -e 'process.exit(+(process.versions.node.split(".")[0] < 22))'; then
