@@ -1,12 +1,128 @@
-"""``make demo``: a scripted session against ``rootbound serve`` (arrives with the serve issue)."""
+"""``make demo``: a scripted, readable session against ``rootbound serve`` running as a real stdio subprocess.
+
+It generates a small workspace, connects an ``mcp.Client`` whose roots come from a ``RootsProvider``, calls the
+tools, tries to escape (and shows why that is denied), narrows the roots mid-session, then repeats the flow in
+the 2026-07-28 era, where roots travel in an input-required round instead of a ``roots/list`` request.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client, MCPError
+from mcp.client.stdio import StdioServerParameters
+
+from rootbound import Root
+from rootbound.mcp import RootsProvider
+
+BOLD, DIM, GREEN, RED, RESET = ("\033[1m", "\033[2m", "\033[32m", "\033[31m", "\033[0m")
+if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
+    BOLD = DIM = GREEN = RED = RESET = ""
+
+
+def heading(text: str) -> None:
+    print(f"\n{BOLD}== {text}{RESET}")
+
+
+def make_workspace(base: Path) -> tuple[Path, Path]:
+    """A workspace with three projects and an outside secret reachable only through a planted symlink."""
+    workspace = base / "workspace"
+    app, lib, site = workspace / "app", workspace / "lib", workspace / "site"
+    for directory in (app / "src", lib / "src", site, app / ".git"):
+        directory.mkdir(parents=True)
+    (app / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0.1.0"\n')
+    (app / "src" / "main.py").write_text('def main() -> None:\n    # TODO: read the config\n    print("hello")\n')
+    (lib / "Cargo.toml").write_text('[package]\nname = "lib"\nversion = "0.1.0"\n')
+    (lib / "src" / "lib.rs").write_text(
+        "// TODO: document the public API\npub fn add(a: i32, b: i32) -> i32 { a + b }\n"
+    )
+    (site / "package.json").write_text('{"name": "site", "version": "1.0.0"}\n')
+    secret = base / "secret.txt"
+    secret.write_text("the server's private key\n")
+    (app / "notes.txt").symlink_to(secret)  # looks like a workspace file, leads outside
+    return workspace, secret
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> None:
+    shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    print(f"{DIM}> {tool}({shown}){RESET}")
+    try:
+        result = await client.call_tool(tool, arguments)
+    except MCPError as error:
+        print(f"  {RED}JSON-RPC error {error.code}: {error.message}{RESET}")
+        return
+    content = result.content[0]
+    text = content.text if isinstance(content, types.TextContent) else str(content)
+    colour = RED if result.is_error else ""
+    for line in text.splitlines() or [""]:
+        print(f"  {colour}{line}{RESET if colour else ''}")
+
+
+def server_params(*dirs: Path) -> StdioServerParameters:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    return StdioServerParameters(command=sys.executable, args=["-m", "rootbound", "serve", *map(str, dirs)], env=env)
+
+
+async def legacy_session(workspace: Path, secret: Path, base: Path) -> None:
+    app, lib = workspace / "app", workspace / "lib"
+    provider = RootsProvider([Root.from_path(app, "App"), Root.from_path(lib, "Lib")])
+    heading("Handshake era (2025-11-25): the client declares roots; the server asks with roots/list")
+    print(f"operator allowlist: {base}   client roots: app/, lib/")
+    async with Client(server_params(base), mode="legacy", **provider.client_kwargs()) as client:
+        await call(client, "list_roots")
+        await call(client, "find_projects")
+        await call(client, "grep", pattern="TODO")
+        await call(client, "read_file", path="src/main.py")
+        heading("Escape attempts: each is denied before anything outside is opened")
+        await call(client, "read_file", path="notes.txt")
+        await call(client, "read_file", path=str(secret))
+        await call(client, "read_file", path="../../secret.txt")
+        heading("The client narrows its roots to app/ (list_changed), then asks again under lib/")
+        await provider.set_roots([Root.from_path(app, "App")])
+        await provider.flush()
+        await call(client, "list_roots")
+        await call(client, "read_file", path=str(lib / "src" / "lib.rs"))
+
+
+async def modern_session(workspace: Path) -> None:
+    app = workspace / "app"
+    provider = RootsProvider([Root.from_path(app, "App")])
+    heading("2026-07-28 era: no session, no roots/list; roots arrive in an input-required round")
+    async with Client(server_params(workspace), mode="2026-07-28", **provider.client_kwargs()) as client:
+        first = await client.session.call_tool("list_roots", {}, allow_input_required=True)
+        if isinstance(first, types.InputRequiredResult) and first.input_requests:
+            asked = {key: request.method for key, request in first.input_requests.items()}
+            print(f"{DIM}> list_roots() round 1{RESET}")
+            print(f"  server answered input_required, inputRequests = {asked}")
+            print("  the client retries with inputResponses = {'roots': {'roots': [...]}}; mcp.Client does it:")
+        await call(client, "list_roots")
+        await call(client, "grep", pattern="TODO", path=str(app))
+        await call(client, "read_file", path=str(workspace / "lib" / "Cargo.toml"))
+
+
+async def run(base: Path) -> None:
+    started = time.monotonic()
+    workspace, secret = make_workspace(base)
+    print(f"{BOLD}rootbound demo{RESET}: `rootbound serve` as a stdio subprocess, an mcp.Client with a RootsProvider")
+    print(f"workspace: {workspace}")
+    await legacy_session(workspace, secret, base)
+    await modern_session(workspace)
+    print(f"\n{GREEN}done in {time.monotonic() - started:.1f} s{RESET}")
 
 
 def main() -> int:
-    print("rootbound demo: the scripted `rootbound serve` session lands with the serve issue.")
+    with tempfile.TemporaryDirectory(prefix="rootbound-demo-") as tmp:
+        try:
+            anyio.run(run, Path(tmp).resolve())
+        except KeyboardInterrupt:
+            return 130
     return 0
 
 

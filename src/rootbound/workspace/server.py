@@ -1,0 +1,114 @@
+"""The ``rootbound serve`` MCP server: workspace tools confined to the client's roots ∩ the operator's DIRs.
+
+Root policy (``docs/server.md``):
+
+===========================  ===========================  ==========================================
+operator DIRs                client declares roots        effective roots
+===========================  ===========================  ==========================================
+given                        yes                          client roots ∩ DIRs (narrow, never widen)
+given                        no                           DIRs
+none                         yes                          client roots, but ``/`` is refused
+none                         no                           none: tools answer ``-32021``
+===========================  ===========================  ==========================================
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateSecurity
+
+from .. import __version__
+from ..boundary import Boundary
+from ..fs import RootedFS
+from ..mcp import RootsService
+from .tools import TOOLS, Limits, ToolError, run_tool
+
+__all__ = ["WorkspaceConfig", "build_workspace_server"]
+
+logger = logging.getLogger("rootbound.serve")
+
+INSTRUCTIONS = (
+    "File tools confined to your roots (intersected with the operator's directories). Paths may be absolute, "
+    "file:// URIs, or relative to the first root. Start with list_roots or find_projects."
+)
+
+
+@dataclass(frozen=True)
+class WorkspaceConfig:
+    """What ``rootbound serve`` was started with."""
+
+    dirs: tuple[Path, ...] = ()
+    writable: bool = False
+    limits: Limits = field(default_factory=Limits)
+    state_keys: tuple[bytes, ...] = ()
+    roots_timeout: float = 10.0
+    name: str = "rootbound-workspace"
+
+
+def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
+    """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
+    allow = list(config.dirs) or None
+    service = RootsService(
+        fallback=allow,
+        timeout=config.roots_timeout,
+        state_security=RequestStateSecurity(keys=list(config.state_keys)) if config.state_keys else None,
+    )
+    tools = [
+        types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
+        for spec in TOOLS
+        if config.writable or not spec.writes
+    ]
+    names = {tool.name for tool in tools}
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name not in names:
+            return _error("unknown tool")
+        roots = await service.roots(ctx)
+        source = "operator directories" if service.fallback is not None and roots is service.fallback else "client"
+        arguments = dict(params.arguments or {})
+
+        def work() -> str:
+            with Boundary(roots, allow=allow) as boundary:
+                fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
+                return run_tool(params.name, fs, arguments, config.limits, {"source": source})
+
+        try:
+            text = await anyio.to_thread.run_sync(work)
+        except ToolError as error:
+            return _error(str(error))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+    server: Server[Any] = Server(
+        config.name,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=lambda name: next((t.input_schema for t in tools if t.name == name), None),
+    )
+    service.install(server)
+    return server, service
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def describe_policy(dirs: Sequence[Path]) -> str:
+    if dirs:
+        return "effective roots = client roots ∩ " + ", ".join(str(d) for d in dirs) + " (these alone without roots)"
+    return "effective roots = client roots as given ('/' refused); a client without roots gets -32021"
