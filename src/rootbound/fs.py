@@ -26,7 +26,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
@@ -40,6 +40,7 @@ from .errors import (
     InvalidPattern,
     IsADirectory,
     LimitExceeded,
+    NotADirectory,
     NotAFile,
     NotText,
     OutsideRoots,
@@ -548,35 +549,32 @@ class RootedFS:
                 if exist_ok:
                     return held.info.path
                 raise PathExists()
-            start = 1 if parents else len(rel)
-            for end in range(start, len(rel) + 1):
+            for end in range(1 if parents else len(rel), len(rel) + 1):
                 last = end == len(rel)
-                if not last or exist_ok:
-                    try:
-                        fd, parts = boundary._open_parts(held, rel[:end], _O_PATH | _O_DIRECTORY, mode=self.resolver)
-                    except PathNotFound:
-                        pass
-                    else:
-                        os.close(fd)
-                        if last:
-                            return boundary._display(held, parts)
-                        continue
-                self._mkdir_one(held, rel[:end], mode, exist_ok=exist_ok or not last)
+                try:
+                    self._mkdir_one(held, rel[:end], mode)
+                except PathExists:
+                    if last and not exist_ok:
+                        raise
+                    try:  # it exists: acceptable only as a directory (an in-root symlink to one is followed)
+                        fd, _ = boundary._open_parts(held, rel[:end], _O_PATH | _O_DIRECTORY, mode=self.resolver)
+                    except NotADirectory:
+                        raise PathExists() from None
+                    os.close(fd)
             fd, parts = boundary._open_parts(held, rel, _O_PATH | _O_DIRECTORY, mode=self.resolver)
             os.close(fd)
             return boundary._display(held, parts)
         finally:
             boundary._release()
 
-    def _mkdir_one(self, held: _HeldRoot, rel: tuple[str, ...], mode: int, *, exist_ok: bool) -> None:
+    def _mkdir_one(self, held: _HeldRoot, rel: tuple[str, ...], mode: int) -> None:
         if rel[-1] == "..":
             raise InvalidPath("final component is not a name")
         parent_fd, _ = self.boundary._open_parts(held, rel[:-1], _O_PATH | _O_DIRECTORY, mode=self.resolver)
         try:
             os.mkdir(rel[-1], mode, dir_fd=parent_fd)
         except FileExistsError:
-            if not exist_ok:
-                raise PathExists() from None
+            raise PathExists() from None
         except OSError as exc:
             raise translate_error(exc) from None
         finally:
@@ -654,7 +652,7 @@ class RootedFS:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_depth: int = DEFAULT_MAX_DEPTH,
         prune: Collection[str] = (),
-    ) -> Iterator[Entry]:
+    ) -> Generator[Entry, None, None]:
         """Every entry below ``path`` (depth first, unspecified order within a directory); symlinks not entered.
 
         Directories named in ``prune`` are listed but not entered. Raises :class:`~rootbound.LimitExceeded` after
