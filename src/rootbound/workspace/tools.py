@@ -21,7 +21,7 @@ from ..fs import RootedFS
 __all__ = ["PROJECT_MARKERS", "TOOLS", "Limits", "ToolError", "ToolSpec", "run_tool"]
 
 PROJECT_MARKERS: Final = ("pyproject.toml", "package.json", "Cargo.toml", "go.mod", "pom.xml", ".git")
-TRUNCATED: Final = "[truncated: {shown} of {total} shown; narrow the request]"
+TRUNCATED: Final = "[truncated: {shown} shown; narrow the request]"
 
 
 class ToolError(Exception):
@@ -134,8 +134,8 @@ TOOLS: Final = (
 )
 
 
-def _bounded(lines: list[str], total: int, limits: Limits) -> str:
-    """Join lines, cutting at the output limit and marking any cut."""
+def _bounded(lines: list[str], limits: Limits, *, total: int | None = None, more: bool = False) -> str:
+    """Join lines, cutting at the output limit; any cut (or known excess) gets a visible marker."""
     out: list[str] = []
     size = 0
     for line in lines:
@@ -143,8 +143,10 @@ def _bounded(lines: list[str], total: int, limits: Limits) -> str:
         if size > limits.max_output:
             break
         out.append(line)
-    if len(out) < total:
-        out.append(TRUNCATED.format(shown=len(out), total=total if len(lines) == total else f"{total}+"))
+    if total is not None and total > len(out):
+        out.append(TRUNCATED.format(shown=f"{len(out)} of {total}"))
+    elif more or len(out) < len(lines):
+        out.append(TRUNCATED.format(shown=f"the first {len(out)}"))
     return "\n".join(out)
 
 
@@ -195,7 +197,9 @@ def list_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     for entry in fs.scandir(path):
         suffix = {"dir": "/", "symlink": "@"}.get(entry.kind, "")
         entries.append(entry.path.name + suffix)
-    return _bounded(entries[: limits.max_results], len(entries), limits) if entries else "(empty directory)"
+    if not entries:
+        return "(empty directory)"
+    return _bounded(entries[: limits.max_results], limits, total=len(entries))
 
 
 def read_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
@@ -204,12 +208,9 @@ def read_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
     length = _int_arg(args, "length", minimum=1)
     want = min(length or limits.max_read, limits.max_read)
     data, size = fs.read_range(path, offset, want)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", "replace")
-        if "\x00" in text:
-            raise NotText() from None
+    if b"\x00" in data:
+        raise NotText()  # binary: a model gains nothing from it, and NULs break many consumers
+    text = data.decode("utf-8", "replace")
     end = offset + len(data)
     if end < size:
         text += f"\n[truncated: bytes {offset}-{end} of {size}; read on with offset={end}]"
@@ -261,8 +262,7 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
             break
     if not found:
         return "(no matches)"
-    lines = [str(p) for p in found]
-    return _bounded(lines, len(lines) + (1 if truncated else 0), limits)
+    return _bounded([str(p) for p in found], limits, more=truncated)
 
 
 def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
@@ -281,24 +281,26 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
             break
     if not lines:
         return "(no matches)"
-    return _bounded(lines, len(lines) + (1 if truncated else 0), limits)
+    return _bounded(lines, limits, more=truncated)
 
 
 def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
     projects: dict[Path, list[str]] = {}
     markers = frozenset(PROJECT_MARKERS)
+    more = False
     for root in fs.boundary:
-        if root.kind != "dir":
+        if root.kind != "dir" or more:
             continue
         for entry in fs.walk(root.path, max_depth=8, prune=(".git", "node_modules", ".venv", "__pycache__")):
             if entry.path.name in markers:
+                if entry.path.parent not in projects and len(projects) >= limits.max_results:
+                    more = True
+                    break
                 projects.setdefault(entry.path.parent, []).append(entry.path.name)
-                if len(projects) > limits.max_results:
-                    raise LimitExceeded()
     if not projects:
         return "(no projects found)"
     lines = [f"{path}  [{', '.join(sorted(names))}]" for path, names in sorted(projects.items())]
-    return _bounded(lines, len(lines), limits)
+    return _bounded(lines, limits, more=more)
 
 
 def write_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:

@@ -1,0 +1,293 @@
+"""``rootbound serve`` end to end: a real subprocess over stdio and over Streamable HTTP on 127.0.0.1, both eras,
+every tool, the root policy table, ``--writable``, and bounded output."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client, MCPError
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from rootbound import Root
+from rootbound.cli import main as cli_main
+from rootbound.mcp import RootsProvider
+
+pytestmark = pytest.mark.anyio
+
+MODES = ("legacy", "2026-07-28")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("serve").resolve()
+    work = base / "work"
+    for d in ("app/src", "app/.git", "lib", "big", "other"):
+        (work / d).mkdir(parents=True)
+    (work / "app" / "pyproject.toml").write_text("[project]\nname='app'\n")
+    (work / "app" / "src" / "main.py").write_text("print('hi')  # TODO one\n")
+    (work / "lib" / "package.json").write_text("{}\n")
+    (work / "lib" / "notes.md").write_text("TODO two\nnothing\n")
+    (work / "big" / "blob.txt").write_text("x" * 5000)
+    for i in range(30):
+        (work / "big" / f"f{i:02}.txt").write_text("needle\n" * 10)
+    (work / "other" / "inside.txt").write_text("other root\n")
+    (base / "secret.txt").write_text("SECRET\n")
+    (work / "app" / "leak").symlink_to(base / "secret.txt")
+    return base
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def http_serve(args: Sequence[str]) -> Iterator[str]:
+    port = _free_port()
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rootbound", "serve", "--http", f"127.0.0.1:{port}", *args],
+        env=env,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with socket.socket() as probe:
+            for _ in range(200):
+                try:
+                    probe.connect(("127.0.0.1", port))
+                    break
+                except OSError:
+                    if process.poll() is not None:
+                        raise RuntimeError("rootbound serve exited") from None
+                    anyio_sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def anyio_sleep(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+@contextlib.asynccontextmanager
+async def serve(
+    transport: str, args: Sequence[str], *, mode: str, provider: RootsProvider | None
+) -> AsyncIterator[Client]:
+    kwargs: dict[str, Any] = dict(provider.client_kwargs()) if provider is not None else {}
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "rootbound", "serve", *args],
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        async with Client(params, mode=mode, **kwargs) as client:
+            yield client
+        return
+    with http_serve(args) as url:
+        async with (
+            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
+            Client(streamable_http_client(url, http_client=http), mode=mode, **kwargs) as client,
+        ):
+            yield client
+
+
+async def text_of(client: Client, tool: str, **arguments: Any) -> tuple[bool, str]:
+    result = await client.call_tool(tool, arguments)
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    return bool(result.is_error), content.text
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", MODES)
+async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
+    work = tree / "work"
+    provider = RootsProvider([Root.from_path(work / "app", "App"), work / "lib"])
+    with anyio.fail_after(60):
+        async with serve(transport, [str(work)], mode=mode, provider=provider) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert names == {
+                "list_roots", "list_directory", "read_file", "stat", "search_files", "grep", "find_projects"
+            }  # fmt: skip
+            error, text = await text_of(client, "list_roots")
+            assert not error
+            assert text.splitlines()[:2] == [f"{(work / 'app').as_uri()} (App) dir", f"{(work / 'lib').as_uri()} dir"]
+            error, text = await text_of(client, "list_directory", path=".")
+            assert (error, text.splitlines()) == (False, [".git/", "leak@", "pyproject.toml", "src/"])
+            assert await text_of(client, "read_file", path="src/main.py") == (False, "print('hi')  # TODO one\n")
+            error, text = await text_of(client, "read_file", path="src/main.py", offset=6, length=4)
+            assert (error, text.splitlines()[0]) == (False, "'hi'")
+            assert "[truncated: bytes 6-10 of 24" in text
+            error, text = await text_of(client, "stat", path=str(work / "lib" / "notes.md"))
+            assert not error
+            info = json.loads(text)
+            assert (info["type"], info["size"]) == ("file", 17)
+            error, text = await text_of(client, "search_files", pattern="*.py")
+            assert (error, text) == (False, str(work / "app" / "src" / "main.py"))
+            error, text = await text_of(client, "grep", pattern="TODO")
+            assert not error
+            assert sorted(text.splitlines()) == [
+                f"{work / 'app' / 'src' / 'main.py'}:1:print('hi')  # TODO one",
+                f"{work / 'lib' / 'notes.md'}:1:TODO two",
+            ]
+            error, text = await text_of(client, "grep", pattern="TO+DO t", regex=True)
+            assert (error, text) == (False, f"{work / 'lib' / 'notes.md'}:1:TODO two")
+            error, text = await text_of(client, "find_projects")
+            assert (error, text.splitlines()) == (
+                False,
+                [f"{work / 'app'}  [.git, pyproject.toml]", f"{work / 'lib'}  [package.json]"],
+            )
+            # Denials name the reason class and never echo the input.
+            for path, reason in [
+                ("leak", "symlink escapes root"),
+                (str(tree / "secret.txt"), "outside roots"),
+                ("../../secret.txt", "outside roots"),
+                (str(work / "other" / "inside.txt"), "outside roots"),
+                ((work / "big" / "blob.txt").as_uri(), "outside roots"),
+            ]:
+                error, text = await text_of(client, "read_file", path=path)
+                assert error, path
+                assert text.endswith(f"({reason})"), text
+                assert "secret" not in text and "inside" not in text and "blob" not in text
+            # Writes are not even offered without --writable.
+            error, text = await text_of(client, "write_file", path="new.txt", content="x")
+            assert (error, text) == (True, "unknown tool")
+            # Narrowing in the handshake era reaches the live session.
+            await provider.set_roots([work / "app"])
+            await provider.flush()
+            error, text = await text_of(client, "read_file", path=str(work / "lib" / "notes.md"))
+            assert (error, text.endswith("(outside roots)")) == (True, True)
+
+
+POLICY = [
+    # (DIRs, client roots, expected list_roots first line or error code)
+    ("dirs", "roots", "client ∩ dirs"),
+    ("dirs", "none", "dirs"),
+    ("none", "roots", "client"),
+    ("none", "none", -32021),
+    ("none", "slash", "refused"),
+    ("dirs", "slash", "narrowed"),
+]
+
+
+@pytest.mark.parametrize(("dirs", "client", "expected"), POLICY)
+@pytest.mark.parametrize("mode", MODES)
+async def test_root_policy_table(tree: Path, dirs: str, client: str, expected: str | int, mode: str) -> None:
+    work = tree / "work"
+    args = [str(work / "app"), str(work / "lib")] if dirs == "dirs" else []
+    provider = None
+    if client == "roots":
+        provider = RootsProvider([work / "app", work / "other"])
+    elif client == "slash":
+        provider = RootsProvider(["/"])
+    with anyio.fail_after(60):
+        async with serve("stdio", args, mode=mode, provider=provider) as session:
+            if expected == -32021:
+                with pytest.raises(MCPError) as info:
+                    await session.call_tool("list_roots", {})
+                assert info.value.code == -32021
+                return
+            error, text = await text_of(session, "list_roots")
+    assert not error
+    lines = text.splitlines()
+    if expected == "client ∩ dirs":
+        assert lines[0] == f"{(work / 'app').as_uri()} dir"
+        assert "refused a client root: not in allowlist" in text  # other/ is not in DIRs: dropped, not widened
+        assert (work / "other").as_uri() not in text
+    elif expected == "dirs":
+        assert lines[:2] == [f"{(work / 'app').as_uri()} dir", f"{(work / 'lib').as_uri()} dir"]
+        assert lines[-1] == "source: operator directories"
+    elif expected == "client":
+        assert lines[:2] == [f"{(work / 'app').as_uri()} dir", f"{(work / 'other').as_uri()} dir"]
+    elif expected == "refused":
+        assert lines[0] == "(no roots: every path is denied)"
+        assert "refused a client root" in text
+    elif expected == "narrowed":
+        assert lines[:2] == [
+            f"{(work / 'app').as_uri()} dir [narrowed to the allowlist]",
+            f"{(work / 'lib').as_uri()} dir [narrowed to the allowlist]",
+        ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_writable(tmp_path: Path, mode: str) -> None:
+    work = tmp_path.resolve()  # noqa: ASYNC240 - test set-up, before any I/O is awaited
+    (work / "outside").mkdir()
+    (work / "ws").mkdir()
+    (work / "ws" / "dangling").symlink_to(work / "outside" / "planted.txt")
+    (work / "ws" / "dangling-inside").symlink_to(work / "ws" / "absent.txt")
+    provider = RootsProvider([work / "ws"])
+    with anyio.fail_after(60):
+        async with serve("stdio", [str(work), "--writable"], mode=mode, provider=provider) as client:
+            assert "write_file" in {tool.name for tool in (await client.list_tools()).tools}
+            error, text = await text_of(client, "write_file", path="hello.txt", content="héllo\n")
+            assert (error, text) == (False, f"wrote 7 bytes to {work / 'ws' / 'hello.txt'}")
+            assert (work / "ws" / "hello.txt").read_text() == "héllo\n"
+            error, text = await text_of(client, "write_file", path="dangling", content="evil")
+            assert (error, text) == (True, "a symlink leads outside the allowed roots (symlink escapes root)")
+            assert not (work / "outside" / "planted.txt").exists()
+            error, text = await text_of(client, "write_file", path="dangling-inside", content="x")
+            assert (error, text.endswith("(dangling symlink)")) == (True, True)
+            assert not (work / "ws" / "absent.txt").exists()
+            error, text = await text_of(client, "write_file", path=str(work / "outside" / "x.txt"), content="evil")
+            assert (error, text.endswith("(outside roots)")) == (True, True)
+            assert not (work / "outside" / "x.txt").exists()
+
+
+async def test_output_is_bounded_with_a_marker(tree: Path) -> None:
+    work = tree / "work"
+    provider = RootsProvider([work / "big"])
+    args = [str(work), "--max-read", "1000"]
+    with anyio.fail_after(60):
+        async with serve("stdio", args, mode="legacy", provider=provider) as client:
+            error, text = await text_of(client, "read_file", path="blob.txt")
+            assert not error
+            assert text.startswith("x" * 1000)
+            assert text.endswith("[truncated: bytes 0-1000 of 5000; read on with offset=1000]")
+            error, text = await text_of(client, "grep", pattern="needle")
+            lines = text.splitlines()
+            assert not error
+            assert len(lines) == 201  # 200 matches (the per-call cap) + the marker
+            assert lines[-1] == "[truncated: the first 200 shown; narrow the request]"
+
+
+def test_cli_help_and_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli_main(["serve", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for needle in ("client roots ∩ DIRs", "-32021", "--writable", "--state-key-env", "--max-read", "--http"):
+        assert needle in out
+    assert cli_main(["serve", str(tmp_path / "missing")]) == 2
+    assert "DIR does not exist" in capsys.readouterr().err
+    assert cli_main(["serve", "--state-key-env", "ROOTBOUND_TEST_UNSET_VAR"]) == 2
+    os.environ["ROOTBOUND_TEST_SHORT_KEY"] = "short"
+    try:
+        assert cli_main(["serve", "--state-key-env", "ROOTBOUND_TEST_SHORT_KEY"]) == 2
+    finally:
+        del os.environ["ROOTBOUND_TEST_SHORT_KEY"]
+    assert cli_main(["serve", "--http", "nonsense"]) == 2
+    assert cli_main(["serve", "--max-read", "0"]) == 2
