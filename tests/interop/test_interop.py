@@ -18,10 +18,7 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +31,16 @@ from mcp.client.stdio import StdioServerParameters
 
 from rootbound import Root
 from rootbound.mcp.client import RootsProvider
-from tests.conformance.support import DEPS, listening, python_env, report, require, stop, table
+from tests.conformance.support import (
+    DEPS,
+    listening,
+    python_env,
+    report,
+    require,
+    rootbound_command,
+    rootbound_http,
+    table,
+)
 
 HERE = Path(__file__).resolve().parent
 TS_CLIENT = HERE / "ts_client.mjs"
@@ -70,52 +76,6 @@ def matrix_row(direction: str, transport: str, era: str) -> Iterator[dict[str, s
         MATRIX.append((direction, transport, row["era"], "FAIL", f"{type(error).__name__}: {error}"[:100]))
         raise
     MATRIX.append((direction, transport, row["era"], "PASS", row["evidence"]))
-
-
-def rootbound_command() -> list[str]:
-    script = Path(sys.executable).with_name("rootbound")
-    if not script.exists():
-        pytest.fail(f"the rootbound console script is missing next to {sys.executable} (pip install -e .)")
-    return [str(script), "serve"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def rootbound_http(*args: str, env: dict[str, str] | None = None, log: Path | None = None) -> Iterator[str]:
-    """``rootbound serve --http 127.0.0.1:PORT`` on a free port; yields the endpoint URL once it accepts."""
-    for _attempt in range(3):
-        port = free_port()
-        err = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115
-        process = subprocess.Popen(
-            [*rootbound_command(), "--http", f"127.0.0.1:{port}", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env=env or python_env(),
-            start_new_session=True,
-        )
-        try:
-            deadline = time.monotonic() + 20
-            while process.poll() is None and time.monotonic() < deadline:
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-                time.sleep(0.05)
-            else:
-                if process.poll() is None:
-                    raise TimeoutError("rootbound serve did not start listening within 20 s")
-                continue  # exited: most likely the port was taken in between; try another
-            yield f"http://127.0.0.1:{port}/mcp"
-            return
-        finally:
-            stop(process)
-            if not isinstance(err, int):
-                err.close()
-    raise RuntimeError("rootbound serve could not start on a free port (3 attempts)")
 
 
 # ---------------------------------------------------------------------------------------------- TS → rootbound
