@@ -234,7 +234,7 @@ async def test_root_policy_table(tree: Path, dirs: str, client: str, expected: s
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_writable(tmp_path: Path, mode: str) -> None:
-    work = tmp_path.resolve()  # noqa: ASYNC240 - test set-up, before any I/O is awaited
+    work = tmp_path.resolve()
     (work / "outside").mkdir()
     (work / "ws").mkdir()
     (work / "ws" / "dangling").symlink_to(work / "outside" / "planted.txt")

@@ -7,6 +7,6 @@
 from __future__ import annotations
 
 from .client import ClientKwargs, RootsProvider
-from .server import InputRequired, RootsService, mcp_error
+from .server import InputRequired, RootsService, mcp_error, tool_errors
 
-__all__ = ["ClientKwargs", "InputRequired", "RootsProvider", "RootsService", "mcp_error"]
+__all__ = ["ClientKwargs", "InputRequired", "RootsProvider", "RootsService", "mcp_error", "tool_errors"]

@@ -19,12 +19,13 @@ Everything is wired by one server middleware (:meth:`RootsService.install`) so i
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Any, Final, Literal, TypeVar
@@ -39,12 +40,14 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.methods import is_input_required
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..boundary import Boundary
 from ..errors import InvalidRootsAnswer, MissingCapability, RootsError, RootsUnavailable
+from ..fs import RootedFS
 from ..mrtr import MISSING, ROOTS_KEY, Missing, client_supports_roots, era_of, missing_capability, read_roots_response
 from ..roots import DEFAULT_LIMITS, Root, RootLimits, RootSet
 from ._sdk_server import connection_of, lowlevel_server_of, request_context_of
 
-__all__ = ["InputRequired", "RootsService", "mcp_error"]
+__all__ = ["InputRequired", "RootsService", "mcp_error", "tool_errors"]
 
 logger = logging.getLogger("rootbound.server")
 
@@ -67,6 +70,21 @@ InputRequest = types.ListRootsRequest | types.ElicitRequest | types.CreateMessag
 def mcp_error(error: RootsError) -> MCPError:
     """The SDK exception for a rootbound error: same code, same fixed message, same data."""
     return MCPError(code=error.code, message=error.message, data=error.data)
+
+
+@contextlib.contextmanager
+def tool_errors() -> Iterator[None]:
+    """Inside an ``MCPServer`` tool: let a rootbound denial reach the model with its fixed, safe message.
+
+    ``MCPServer`` shows only ``ToolError`` text and masks every other exception as "Error executing tool"; a
+    denial is deliberate, so it should say why (its message never contains the caller's input).
+    """
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        yield
+    except RootsError as error:
+        raise ToolError(str(error)) from None
 
 
 class InputRequired(MCPError):
@@ -290,6 +308,23 @@ class RootsService:
         if scope.pending:
             scope.signalled = True
             raise InputRequired()
+
+    async def boundary(
+        self, ctx: Any = None, *, allow: Iterable[Root | PurePath | str] | None = None, **options: Any
+    ) -> Boundary:
+        """A :class:`~rootbound.Boundary` over this request's roots ∩ ``allow`` (held open: use ``with``)."""
+        return Boundary(await self.roots(ctx), allow=allow, **options)
+
+    async def fs(
+        self,
+        ctx: Any = None,
+        *,
+        allow: Iterable[Root | PurePath | str] | None = None,
+        read_only: bool = True,
+        **options: Any,
+    ) -> RootedFS:
+        """A :class:`~rootbound.RootedFS` over :meth:`boundary` (read-only unless asked; fds close with it)."""
+        return RootedFS(await self.boundary(ctx, allow=allow), read_only=read_only, **options)
 
     @property
     def cache_size(self) -> int:

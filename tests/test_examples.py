@@ -1,0 +1,61 @@
+"""The README's examples run as written."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from rootbound.mcp import RootsProvider
+
+pytestmark = pytest.mark.anyio
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"readme_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_readme_server_reads_inside_and_denies_outside(tmp_path: Path, mode: str) -> None:
+    base = tmp_path.resolve()
+    (base / "ws").mkdir()
+    (base / "ws" / "a.txt").write_text("inside")
+    (base / "secret.txt").write_text("outside")
+    module = load("readme_server")
+    provider = RootsProvider([base / "ws"])
+    async with Client(module.app, mode=mode, **provider.client_kwargs()) as client:
+        ok = await client.call_tool("read", {"path": "a.txt"})
+        denied = await client.call_tool("read", {"path": str(base / "secret.txt")})
+    assert isinstance(ok.content[0], types.TextContent)
+    assert (ok.is_error, ok.content[0].text) == (False, "inside")
+    assert isinstance(denied.content[0], types.TextContent)
+    assert denied.is_error
+    assert "outside roots" in denied.content[0].text
+    assert "secret" not in denied.content[0].text
+
+
+async def test_readme_client_against_rootbound_serve(tmp_path: Path) -> None:
+    base = tmp_path.resolve()
+    project, docs = base / "project", base / "docs"
+    project.mkdir()
+    docs.mkdir()
+    module = load("readme_client")
+    target = StdioServerParameters(command=sys.executable, args=["-m", "rootbound", "serve", str(base)])
+    with anyio.fail_after(60):
+        seen = await module.main(target, project, docs)
+    assert project.as_uri() in seen[0]
+    assert docs.as_uri() not in seen[0]
+    assert docs.as_uri() in seen[1]
+    assert project.as_uri() not in seen[1]
