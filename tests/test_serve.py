@@ -291,3 +291,26 @@ def test_cli_help_and_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path
         del os.environ["ROOTBOUND_TEST_SHORT_KEY"]
     assert cli_main(["serve", "--http", "nonsense"]) == 2
     assert cli_main(["serve", "--max-read", "0"]) == 2
+
+
+@pytest.mark.parametrize(("mode", "with_dirs"), [("legacy", False), ("legacy", True), ("2026-07-28", True)])
+async def test_root_replaced_by_a_symlink_is_denied_not_followed(tmp_path: Path, mode: str, with_dirs: bool) -> None:
+    base = tmp_path.resolve()
+    app, outside = base / "ws" / "app", base / "outside"
+    app.mkdir(parents=True)
+    outside.mkdir()
+    (app / "a.txt").write_text("inside\n")
+    (outside / "a.txt").write_text("SECRET\n")
+    provider = RootsProvider([app])
+    args = [str(base / "ws")] if with_dirs else []
+    with anyio.fail_after(60):
+        async with serve("stdio", args, mode=mode, provider=provider) as client:
+            assert await text_of(client, "read_file", path=str(app / "a.txt")) == (False, "inside\n")
+            app.rename(base / "ws" / "app-moved")
+            app.symlink_to(outside)  # the root's path now leads outside
+            for path in (str(app / "a.txt"), "a.txt"):
+                error, text = await text_of(client, "read_file", path=path)
+                assert error, text
+                assert "SECRET" not in text
+            error, text = await text_of(client, "list_roots")
+            assert outside.as_uri() not in text

@@ -15,6 +15,8 @@ none                         no                           none: tools answer ``-
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +32,7 @@ from .. import __version__
 from ..boundary import Boundary
 from ..fs import RootedFS
 from ..mcp import RootsService
+from ..roots import RootSet
 from .tools import TOOLS, Limits, ToolError, run_tool
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
@@ -54,9 +57,45 @@ class WorkspaceConfig:
     name: str = "rootbound-workspace"
 
 
+class HeldBoundaries:
+    """Roots are taken in once per snapshot and held open, so re-pointing a root's path cannot move it.
+
+    The operator's DIRs are taken in at start and held for the life of the process. A client's roots snapshot (the
+    ``RootSet`` the service cached for a connection, or a modern request's own) gets one :class:`Boundary`, held
+    as long as the snapshot lives. A root whose path stops naming the held directory (deleted, moved, replaced by
+    a symlink) is dropped from then on: denied, never followed to its new target.
+    """
+
+    def __init__(self, dirs: Sequence[Path]) -> None:
+        self.allowlist = Boundary(dirs) if dirs else None
+        self._held: weakref.WeakKeyDictionary[RootSet, Boundary] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def allow(self) -> list[Path] | None:
+        if self.allowlist is None:
+            return None
+        stale = self.allowlist.verify()
+        return [root.path for root in self.allowlist if root not in stale]
+
+    def for_roots(self, roots: RootSet) -> Boundary:
+        with self._lock:
+            boundary = self._held.get(roots)
+            if boundary is None or boundary.closed:
+                boundary = Boundary(roots, allow=self.allow())
+                self._held[roots] = boundary
+        stale = boundary.verify() + (self.allowlist.verify() if self.allowlist is not None else ())
+        if stale:
+            # Keep only what still names the object taken in; the rest is denied, not re-resolved.
+            gone = {root.path for root in stale}
+            keep = [root.path for root in boundary if not any(p == root.path or p in root.path.parents for p in gone)]
+            return Boundary(keep, allow=self.allow())
+        return boundary
+
+
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
     """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
     allow = list(config.dirs) or None
+    held = HeldBoundaries(config.dirs)
     service = RootsService(
         fallback=allow,
         timeout=config.roots_timeout,
@@ -82,9 +121,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         arguments = dict(params.arguments or {})
 
         def work() -> str:
-            with Boundary(roots, allow=allow) as boundary:
-                fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
-                return run_tool(params.name, fs, arguments, config.limits, {"source": source})
+            boundary = held.for_roots(roots)
+            fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
+            return run_tool(params.name, fs, arguments, config.limits, {"source": source})
 
         try:
             text = await anyio.to_thread.run_sync(work)
