@@ -5,10 +5,12 @@ how many ``roots/list`` requests reached the client."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import socket
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
@@ -26,6 +28,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLES = Path(__file__).parent.parent / "examples"
 TRANSPORTS = ("memory", "stdio", "http")
 
 
@@ -137,3 +140,12 @@ def first_text(result: types.CallToolResult) -> str:
     content = result.content[0]
     assert isinstance(content, types.TextContent)
     return content.text
+
+
+def load_example(name: str) -> ModuleType:
+    """Import ``examples/<name>.py`` fresh (examples are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

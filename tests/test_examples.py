@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import anyio
 import mcp_types as types
@@ -14,17 +12,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from rootbound.mcp import RootsProvider
+from tests.server_support import load_example
 
 pytestmark = pytest.mark.anyio
-EXAMPLES = Path(__file__).parent.parent / "examples"
-
-
-def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"readme_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -33,7 +23,7 @@ async def test_readme_server_reads_inside_and_denies_outside(tmp_path: Path, mod
     (base / "ws").mkdir()
     (base / "ws" / "a.txt").write_text("inside")
     (base / "secret.txt").write_text("outside")
-    module = load("readme_server")
+    module = load_example("readme_server")
     provider = RootsProvider([base / "ws"])
     async with Client(module.app, mode=mode, **provider.client_kwargs()) as client:
         ok = await client.call_tool("read", {"path": "a.txt"})
@@ -51,7 +41,7 @@ async def test_readme_client_against_rootbound_serve(tmp_path: Path) -> None:
     project, docs = base / "project", base / "docs"
     project.mkdir()
     docs.mkdir()
-    module = load("readme_client")
+    module = load_example("readme_client")
     target = StdioServerParameters(command=sys.executable, args=["-m", "rootbound", "serve", str(base)])
     with anyio.fail_after(60):
         seen = await module.main(target, project, docs)

@@ -3,11 +3,8 @@ subprocesses, the SEP-2577 warning, connection-scoped cache lifetime at scale, a
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import warnings
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import anyio
@@ -20,20 +17,11 @@ import rootbound.mcp.server as server_module
 from rootbound.mcp import RootsService
 from tests.fixtures.roots_server import build_server
 from tests.raw_peer import answer_with, raw_connection
-from tests.server_support import ClientRoots, first_text
+from tests.server_support import EXAMPLES, ClientRoots, first_text, load_example
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
 FLAVOURS = ("server_lowlevel", "server_mcpserver", "server_fastmcp")
-
-
-def load_example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def target_of(module: ModuleType) -> Any:
