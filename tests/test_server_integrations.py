@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from types import ModuleType
 from typing import Any
 
 import anyio
