@@ -517,6 +517,8 @@ class RootsService:
                 meta = dict(wire.get("_meta") or {})
                 meta.setdefault("io.modelcontextprotocol/serverInfo", self._server.server_info_stamp)
                 wire["_meta"] = meta
+        else:
+            wire.pop("resultType", None)  # 2026-07-28 vocabulary: the SDK's sieve would drop it on a legacy wire
         return wire
 
     def _input_required(self, scope: _CallScope) -> dict[str, Any]:
