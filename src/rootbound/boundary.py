@@ -183,7 +183,8 @@ def _parse_candidate(candidate: object) -> tuple[bool, list[str]]:
     """``(absolute, components)`` of a candidate, or a denial. No decoding of plain paths, no ``~``, no normpath."""
     if isinstance(candidate, str):
         text = candidate
-        if text[:5].lower() == "file:":
+        first = text[:1]
+        if (first == "f" or first == "F") and text[:5].lower() == "file:":
             path = uri_to_path(text)
             if not isinstance(path, PurePosixPath):
                 raise InvalidPath("not a local path")
@@ -672,18 +673,6 @@ class Boundary:
                     raise CrossesMount() from None
                 raise
         return os.open(name, flags | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=cur)
-
-    def _open_child(self, held: _HeldRoot, dir_fd: int, name: str, flags: int, mode: str) -> int:
-        """Open one entry of a directory we hold (tree walks): never follows a symlink, never crosses a mount."""
-        if mode == "openat2":
-            return self._component(dir_fd, name, flags, assisted=True)
-        fd = os.open(name, flags | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=dir_fd)
-        try:
-            self._check_mount(held, fd)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
 
     def _check_mount(self, held: _HeldRoot, fd: int) -> None:
         """Plain walk only: the object must live on the root's mount (mount id if known, else ``st_dev``)."""

@@ -318,27 +318,30 @@ class RootedFS:
 
     def _read_fd(self, fd: int, limit: int) -> bytes:
         st = os.fstat(fd)
-        self._check_file(st, writing=False)
-        if st.st_size > limit:
-            raise TooLarge()
+        if st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
+            self._check_file(st, writing=False)
         size = st.st_size
+        if size > limit:
+            raise TooLarge()
         first = os.read(fd, size + 1 if size < limit else limit + 1)
         if len(first) == size:
             return first  # exactly the size fstat saw: done (the usual case, one read)
-        chunks: list[bytes] = [first] if first else []
+        return self._read_rest(fd, first, limit)
+
+    @staticmethod
+    def _read_rest(fd: int, first: bytes, limit: int) -> bytes:
+        """Keep reading after ``first`` until EOF; more than ``limit`` bytes in all is :class:`TooLarge`."""
+        chunks = [first]
         total = len(first)
-        if total > limit:
-            raise TooLarge()
-        want = size + 1
-        while first:
-            chunk = os.read(fd, min(limit + 1 - total, max(want - total, 65536)))
-            if not chunk:
-                break
-            total += len(chunk)
+        while chunks[-1]:
             if total > limit:
                 raise TooLarge()
+            chunk = os.read(fd, min(limit + 1 - total, 65536))
+            total += len(chunk)
             chunks.append(chunk)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if total > limit:
+            raise TooLarge()
+        return b"".join(chunks)
 
     def _check_file(self, st: os.stat_result, *, writing: bool) -> None:
         """The fstat after opening: type must fit, and the hard-link policy applies to regular files."""
@@ -598,18 +601,16 @@ class RootedFS:
     ) -> Iterator[tuple[str, os.DirEntry[str], int, int]]:
         """Depth-first over the directory ``fd`` (owned: closed here): ``(prefix, entry, dir fd, level)``.
 
-        Entries come from ``scandir`` on held fds (``d_type``, no per-entry open); a subdirectory is entered by
-        opening its name ``O_NOFOLLOW`` (openat2: ``RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV``) relative to its
-        parent's fd, so a symlink or a mount swapped in after the listing is skipped, never followed.
+        Entries come from ``scandir`` on held fds (``d_type``, no per-entry open). A subdirectory is entered by
+        opening its name ``O_NOFOLLOW`` relative to its parent's fd and checking it is the entry that was listed
+        on the root's mount (:meth:`_open_entry`), so a symlink or mount swapped in after the listing is skipped.
         """
-        boundary = self.boundary
-        mode = self.resolver
-        stack: list[tuple[int, str, int, Iterator[str]]] = []
+        stack: list[tuple[int, str, int, Iterator[tuple[str, int]]]] = []
         count = 0
         prefix, level = "", 1
         try:
             while True:
-                subdirs: list[str] = []
+                subdirs: list[tuple[str, int]] = []
                 with os.scandir(fd) as listing:
                     for entry in listing:
                         count += 1
@@ -620,22 +621,22 @@ class RootedFS:
                             and entry.is_dir(follow_symlinks=False)
                             and (descend is None or descend(level, entry.name))
                         ):
-                            subdirs.append(entry.name)
+                            subdirs.append((entry.name, entry.inode()))
                         yield prefix, entry, fd, level
                 stack.append((fd, prefix, level, iter(subdirs)))
                 fd = -1
                 while stack:
                     parent_fd, parent_prefix, parent_level, names = stack[-1]
-                    name = next(names, None)
-                    if name is None:
+                    item = next(names, None)
+                    if item is None:
                         os.close(parent_fd)
                         stack.pop()
                         continue
-                    try:
-                        fd = boundary._open_child(held, parent_fd, name, _DIR_READ, mode)
-                    except (OSError, RootsError):
+                    child = self._open_entry(held, parent_fd, item[0], item[1], _DIR_READ)
+                    if child is None:
                         continue  # vanished, swapped for a symlink, a mount point, unreadable: not entered
-                    prefix, level = parent_prefix + name + "/", parent_level + 1
+                    fd = child[0]
+                    prefix, level = parent_prefix + item[0] + "/", parent_level + 1
                     break
                 else:
                     return
@@ -644,6 +645,29 @@ class RootedFS:
                 os.close(fd)
             for parent_fd, *_ in stack:
                 os.close(parent_fd)
+
+    def _open_entry(
+        self, held: _HeldRoot, dir_fd: int, name: str, inode: int, flags: int
+    ) -> tuple[int, os.stat_result] | None:
+        """Open a listed entry of a held directory, or ``None`` if it is not (still) that entry on the root's mount.
+
+        ``O_NOFOLLOW`` on a single name: no symlink is followed. Mounts: ``readdir`` reports the inode of the
+        mount *point* while ``fstat`` reports the mounted object, so an open that crossed a mount shows a
+        different inode (or device). Equal inode and device prove no crossing for free; any difference gets the
+        exact check (mount id), so an odd filesystem costs time, never a wrong answer.
+        """
+        try:
+            fd = os.open(name, flags | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=dir_fd)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not self.boundary.cross_mounts and (st.st_ino != inode or st.st_dev != held.info.dev):
+                self.boundary._check_mount(held, fd)
+        except (OSError, RootsError):
+            os.close(fd)
+            return None
+        return fd, st
 
     def walk(
         self,
@@ -792,7 +816,14 @@ class RootedFS:
                 )
             except re.error:
                 raise InvalidPattern() from None
-        name_filter = re.compile(_translate_component(include)).fullmatch if include else None
+        name_filter = None
+        if include is not None:
+            if not include or len(include) > MAX_PATTERN_LENGTH or "/" in include:
+                raise InvalidPattern()
+            try:
+                name_filter = re.compile(_translate_component(include), re.DOTALL).fullmatch
+            except re.error:
+                raise InvalidPattern() from None
         boundary = self.boundary
         boundary._acquire()
         try:
@@ -806,27 +837,52 @@ class RootedFS:
                 raise
             if not stat.S_ISDIR(st.st_mode):
                 try:
-                    self._grep_fd(fd, st, boundary._display(held, parts), state)
+                    self._grep_fd(fd, st, str(boundary._display(held, parts)), state)
                 finally:
                     os.close(fd)
                 return state.result()
             base = held.prefix + ("/".join(parts) + "/" if parts else "")
-            for prefix, entry, dir_fd, _ in self._scan(held, fd, max_entries=max_entries, max_depth=max_depth):
+            # The hot loop (one pass per file of a tree): the steps of _open_entry and _grep_fd, inlined.
+            scan = self._scan(held, fd, max_entries=max_entries, max_depth=max_depth)
+            root_dev, check_mounts, check_mount = held.info.dev, not boundary.cross_mounts, boundary._check_mount
+            open_, fstat, read, close, is_reg = os.open, os.fstat, os.read, os.close, stat.S_ISREG
+            flags = _READ | _O_NOFOLLOW | _O_CLOEXEC
+            for prefix, entry, dir_fd, _ in scan:
                 if not entry.is_file(follow_symlinks=False):
                     if entry.is_symlink():
                         state.skipped += 1
                     continue
-                if name_filter is not None and name_filter(entry.name) is None:
+                name = entry.name
+                if name_filter is not None and name_filter(name) is None:
                     continue
                 try:
-                    file_fd = boundary._open_child(held, dir_fd, entry.name, _READ, self.resolver)
-                except (OSError, RootsError):
+                    file_fd = open_(name, flags, dir_fd=dir_fd)
+                except OSError:
                     state.skipped += 1
                     continue
                 try:
-                    self._grep_fd(file_fd, os.fstat(file_fd), Path(base + prefix + entry.name), state)
+                    st = fstat(file_fd)
+                    if check_mounts and (st.st_ino != entry.inode() or st.st_dev != root_dev):
+                        check_mount(held, file_fd)  # see _open_entry: a different inode may be a mount
+                    if st.st_nlink != 1 or not is_reg(st.st_mode):
+                        self._check_file(st, writing=False)
+                    size = st.st_size
+                    if size > max_file_size:
+                        state.skipped += 1
+                        continue
+                    data = read(file_fd, size + 1)
+                    if len(data) != size:  # changed since fstat, or no size reported: read to EOF, bounded
+                        data = self._read_rest(file_fd, data, max_file_size)
+                except (OSError, RootsError):
+                    state.skipped += 1
+                    continue
                 finally:
-                    os.close(file_fd)
+                    close(file_fd)
+                if not binary and data.find(b"\x00", 0, _BINARY_SNIFF) >= 0:
+                    state.skipped += 1
+                    continue
+                state.searched += 1
+                state.scan(data, base + prefix + name)
                 if state.full:
                     break
             return state.result()
@@ -835,21 +891,26 @@ class RootedFS:
         finally:
             boundary._release()
 
-    def _grep_fd(self, fd: int, st: os.stat_result, display: Path, state: _GrepState) -> None:
-        try:
-            self._check_file(st, writing=False)
-        except RootsError:
+    def _grep_fd(self, fd: int, st: os.stat_result, display: str, state: _GrepState) -> None:
+        if st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
+            try:
+                self._check_file(st, writing=False)
+            except RootsError:
+                state.skipped += 1
+                return
+        size = st.st_size
+        limit = state.max_file_size
+        if size > limit:
             state.skipped += 1
             return
-        if st.st_size > state.max_file_size:
-            state.skipped += 1
-            return
         try:
-            data = self._read_fd(fd, state.max_file_size)
+            data = os.read(fd, size + 1)
+            if len(data) != size:  # it changed since fstat, or reports no size (/proc): read to EOF, bounded
+                data = self._read_rest(fd, data, limit)
         except (OSError, RootsError):
             state.skipped += 1
             return
-        if not state.binary and b"\x00" in data[:_BINARY_SNIFF]:
+        if not state.binary and data.find(b"\x00", 0, _BINARY_SNIFF) >= 0:
             state.skipped += 1
             return
         state.searched += 1
@@ -898,8 +959,9 @@ class _GrepState:
         self.skipped = 0
         self.full = max_matches <= 0
 
-    def scan(self, data: bytes, display: Path) -> None:
+    def scan(self, data: bytes, display: str) -> None:
         """Record matching lines of one file (one record per line, like grep)."""
+        path: Path | None = None  # built on the first match only: most files do not match
         end = len(data)
         pos = 0
         line_number = 1
@@ -921,7 +983,9 @@ class _GrepState:
             line_number += data.count(b"\n", counted, line_start)
             counted = line_start
             text = data[line_start : min(line_end, line_start + 4 * self.max_line)].decode("utf-8", "replace")
-            self.matches.append(GrepMatch(display, line_number, text[: self.max_line]))
+            if path is None:
+                path = Path(display)
+            self.matches.append(GrepMatch(path, line_number, text[: self.max_line]))
             self.full = len(self.matches) >= self.max_matches
             if self.files_only:
                 return
