@@ -176,6 +176,20 @@ def _translate_component(component: str) -> str:
     return "".join(out)
 
 
+def _name_matcher(pattern: str) -> Callable[[str], object]:
+    """A predicate for one-component glob ``pattern``; ``*.ext``, ``prefix*`` and literals skip the regex engine."""
+    body = pattern[1:] if pattern.startswith("*") else pattern[:-1] if pattern.endswith("*") else pattern
+    if not _GLOB_MAGIC.search(body):
+        if pattern == "*":
+            return lambda name: True
+        if pattern.startswith("*"):
+            return lambda name: name.endswith(body)
+        if pattern.endswith("*"):
+            return lambda name: name.startswith(body)
+        return lambda name: name == body
+    return re.compile(_translate_component(pattern), re.DOTALL).fullmatch
+
+
 @dataclass(frozen=True)
 class _Glob:
     prefix: tuple[str, ...]
@@ -756,7 +770,7 @@ class RootedFS:
         if any(ch < " " or ch == "\x7f" for ch in pattern):
             raise InvalidPattern()
         try:
-            matcher = re.compile(_translate_component(pattern), re.DOTALL).fullmatch
+            matcher = _name_matcher(pattern)
         except re.error:
             raise InvalidPattern() from None
         boundary = self.boundary
@@ -766,7 +780,7 @@ class RootedFS:
             found: list[str] = []
             truncated = False
             for prefix, entry, _, _ in self._scan(held, fd, max_entries=max_entries, max_depth=max_depth):
-                if matcher(entry.name) is not None:
+                if matcher(entry.name):
                     if len(found) >= max_results:
                         truncated = True
                         break
