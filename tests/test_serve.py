@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -49,32 +49,22 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def http_serve(args: Sequence[str]) -> Iterator[str]:
-    port = _free_port()
+    """``rootbound serve --http 127.0.0.1:0`` as a subprocess; yields the URL it prints once listening."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "rootbound", "serve", "--http", f"127.0.0.1:{port}", *args],
+        [sys.executable, "-m", "rootbound", "serve", "--http", "127.0.0.1:0", *args],
         env=env,
         stderr=subprocess.PIPE,
+        text=True,
     )
     try:
-        with socket.socket() as probe:
-            for _ in range(200):
-                try:
-                    probe.connect(("127.0.0.1", port))
-                    break
-                except OSError:
-                    if process.poll() is not None:
-                        raise RuntimeError("rootbound serve exited") from None
-                    anyio_sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        assert process.stderr is not None
+        line = process.stderr.readline()  # the server prints its URL once it is listening
+        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+        assert match is not None, line
+        yield match.group(1)
     finally:
         process.terminate()
         try:
@@ -84,12 +74,6 @@ def http_serve(args: Sequence[str]) -> Iterator[str]:
             process.wait()
         if process.stderr is not None:
             process.stderr.close()
-
-
-def anyio_sleep(seconds: float) -> None:
-    import time
-
-    time.sleep(seconds)
 
 
 @contextlib.asynccontextmanager

@@ -317,6 +317,18 @@ async def test_application_state_survives_next_to_carried_roots() -> None:
         assert json.loads(round3["content"][0]["text"]) == {"roots": ["file:///work/s"], "state": "app-round-2"}
 
 
+async def test_require_inputs_carries_the_handlers_own_state() -> None:
+    async with make_env("http") as env:
+        assert env.base is not None
+        meta = _modern_meta({"roots": {}, "elicitation": {}})
+        round1 = await _raw_call(env.base, "stateful_inputs", meta)
+        assert set(round1["inputRequests"]) == {"roots", "confirm"}
+        assert round1["requestState"].startswith("v1.")  # the handler's state, sealed by the SDK
+        answers = {"roots": {"roots": [{"uri": "file:///work/st"}]}, "confirm": {"action": "accept", "content": {}}}
+        done = await _raw_call(env.base, "stateful_inputs", meta, answers, round1["requestState"])
+        assert json.loads(done["content"][0]["text"]) == {"roots": ["file:///work/st"], "state": "step-2"}
+
+
 async def test_modern_missing_answer_asks_again() -> None:
     async with make_env("http") as env:
         assert env.base is not None

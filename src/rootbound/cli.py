@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--state-key-env",
         metavar="NAME",
         help="environment variable holding the requestState key(s): comma-separated, newest first, each at "
-        "least 32 bytes; share them across instances that serve rounds of one call (default: a per-process key)",
+        "least 32 bytes (default: a per-process key). Instances behind one load balancer share them so any of "
+        "them can verify state another sealed; today's tools finish in two rounds and carry no state between "
+        "instances, so this matters for state-carrying rounds and key rotation",
     )
     serve.add_argument(
         "--max-read", metavar="BYTES", type=int, default=1024 * 1024, help="largest read per call (default 1 MiB)"
@@ -161,16 +163,40 @@ def http_app(server: Any, *, allowed_hosts: Sequence[str]) -> Any:
 
 
 def _serve_http(server: Any, host: str, port: int, extra_hosts: Sequence[str]) -> int:
+    import socket
+
+    import anyio
     import uvicorn
 
     bare = host.strip("[]")
-    hosts = [f"{host}:{port}", f"{host}:*"]
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((bare, port))
+    except OSError as error:
+        sock.close()
+        return _fail(f"cannot listen on {host}:{port} ({error.strerror})")
+    port = sock.getsockname()[1]  # the real port when 0 was asked for
+    shown = f"[{bare}]" if family == socket.AF_INET6 else bare
+    hosts = [f"{shown}:{port}", f"{shown}:*"]
     if bare in ("127.0.0.1", "localhost", "::1"):
         hosts += [f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"]
     hosts += list(extra_hosts)
     app = http_app(server, allowed_hosts=hosts)
-    print(f"rootbound serve: Streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
-    uvicorn.run(app, host=bare, port=port, log_level="warning")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+
+    async def run() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: web.serve(sockets=[sock]))
+            while not web.started and not web.should_exit:  # noqa: ASYNC110 - uvicorn exposes no event
+                await anyio.sleep(0.01)
+            # Printed once listening, with the bound port: a supervisor (or a test) can wait for this line.
+            print(f"rootbound serve: Streamable HTTP on http://{shown}:{port}/mcp", file=sys.stderr, flush=True)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(run)
     return 0
 
 

@@ -299,10 +299,16 @@ class RootsService:
         scope.pending[key] = request
         return MISSING
 
-    def require_inputs(self, ctx: Any = None) -> None:
+    def require_inputs(self, ctx: Any = None, *, state: str | None = None) -> None:
         """Raise if this round still lacks inputs: ``-32021`` (merged) for undeclared kinds, else
-        :class:`InputRequired` carrying every recorded request. Returns when nothing is pending."""
+        :class:`InputRequired` carrying every recorded request. Returns when nothing is pending.
+
+        ``state``: the handler's own ``requestState`` for the next round (sealed by the SDK with any roots rootbound
+        carries); the retry's ``params.request_state`` is that string again.
+        """
         scope, _ = self._scope(ctx)
+        if state is not None:
+            scope.app_state = state
         if scope.missing:
             raise mcp_error(missing_capability(scope.missing))
         if scope.pending:
@@ -566,7 +572,7 @@ class _RootsMiddleware:
                 if app_state is not None:
                     params["requestState"] = app_state
                 ctx = replace(ctx, params=params)
-                scope = _CallScope(ctx, modern, carried=carried, app_state=app_state)
+            scope = _CallScope(ctx, modern, carried=carried, app_state=app_state)
         token = _SCOPE.set(scope)
         try:
             result = await call_next(ctx)
