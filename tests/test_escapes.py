@@ -672,6 +672,9 @@ _BIND_SCRIPT = textwrap.dedent(
     with open(os.path.join(outside, "secret"), "wb") as f:
         f.write(SECRET)
     open(os.path.join(root, "f"), "wb").close()
+    with open(os.path.join(root, "plain.txt"), "wb") as f:
+        f.write(b"inside")
+    os.symlink("../plain.txt", os.path.join(outside, "back"))  # a link inside the mount leading back in
     run = lambda *a: subprocess.run(a, check=True)
     run("mount", "--bind", outside, os.path.join(root, "m"))            # same filesystem: same st_dev
     run("mount", "-t", "tmpfs", "tmpfs", os.path.join(root, "t"))       # another filesystem
@@ -682,7 +685,9 @@ _BIND_SCRIPT = textwrap.dedent(
     for resolver in ("openat2", "walk"):
         for cross in (False, True):
             fs = RootedFS(Boundary([root], resolver=resolver, cross_mounts=cross))
-            for kind, cand in (("dir-bind", "m/secret"), ("tmpfs", "t/secret"), ("file-bind", "f")):
+            kinds = (("dir-bind", "m/secret"), ("tmpfs", "t/secret"), ("file-bind", "f"),
+                     ("through-and-back-link", "m/back"), ("through-and-back-dotdot", "m/../plain.txt"))
+            for kind, cand in kinds:
                 for op in OPS if not cross else ["read"]:  # the opt-in would really write through
                     try:
                         out = run_op(fs, op, cand)
@@ -720,9 +725,10 @@ def bind_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("kind", ["dir-bind", "tmpfs", "file-bind"])
+@pytest.mark.parametrize("kind", ["dir-bind", "tmpfs", "file-bind", "through-and-back-link", "through-and-back-dotdot"])
 def test_bind_mount(bind_results: dict[str, str], resolver: str, kind: str, op: str) -> None:
-    """1.5: a mount inside a root (same-filesystem bind, other filesystem, file bind) is refused by default."""
+    """1.5: a mount inside a root (same-filesystem bind, other filesystem, file bind) is refused by default,
+    also when the path only passes through it (a link inside the mount, or ``..``, leading back into the root)."""
     outcome = bind_results[f"{resolver}/False/{kind}/{op}"]
     assert outcome.startswith("denied:"), outcome
     if op in ("write", "write_new", "mkdir") and kind == "file-bind":

@@ -805,9 +805,11 @@ class Boundary:
                         if target is None:
                             raise PathNotFound()
                 if target is None:
+                    if not assisted:
+                        # Every step on the root's mount, as RESOLVE_NO_XDEV does: with links or "..", a path could
+                        # otherwise pass through a foreign mount and come back.
+                        self._check_mount(held, fd)
                     if last:
-                        if not assisted:
-                            self._check_mount(held, fd)
                         result, fd = fd, -1
                         return result, (*names, name)
                     stack.append(fd)
