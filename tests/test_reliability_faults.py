@@ -1,0 +1,341 @@
+"""Faults: a client that never answers, a client that leaves mid-round, abandoned 2026-07-28 rounds, a
+``list_changed`` storm over a real pipe, connection churn over HTTP, and roots deleted or re-created under a
+running ``rootbound serve``.
+
+Already covered elsewhere (not repeated here): a ``roots/list`` timeout becomes a tool error
+(``test_server.py::test_roots_list_timeout_is_a_tool_error_and_server_keeps_serving``); 10,000 notifications in
+memory give one refresh (``test_server_integrations.py::test_raw_legacy_list_changed_storm_refreshes_at_most_twice``);
+10,000 in-memory connections leave no cache entry (``…::test_10000_connections_leave_no_cache_entries``); a root
+replaced by a symlink is denied (``test_serve.py::test_root_replaced_by_a_symlink_is_denied_not_followed``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import shutil
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.shared.memory import create_client_server_memory_streams
+from mcp.shared.message import SessionMessage
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+import rootbound.mcp.server as server_module
+from rootbound.mcp import RootsProvider, RootsService
+from tests.fixtures.hostile_wire import answer_line, modern_connection, stdio_peer
+from tests.fixtures.roots_server import build_server
+from tests.raw_peer import RawPeer, answer_with, raw_connection
+from tests.server_support import serve_http
+from tests.test_serve import serve, text_of
+
+pytestmark = pytest.mark.anyio
+
+GOOD = {"roots": [{"uri": "file:///work/ok"}]}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+class Outcomes:
+    """Outermost middleware: how each ``tools/call`` ended on the server (result text or exception type)."""
+
+    def __init__(self) -> None:
+        self.ended: list[tuple[str, float]] = []
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        started = time.perf_counter()
+        try:
+            result = await call_next(ctx)
+        except BaseException as error:
+            self.ended.append((type(error).__name__, time.perf_counter() - started))
+            raise
+        text = result["content"][0]["text"] if isinstance(result, dict) and result.get("content") else str(result)
+        self.ended.append((text, time.perf_counter() - started))
+        return result
+
+
+def make_server(**kwargs: Any) -> tuple[RootsService, Any, Outcomes]:
+    service = RootsService(warn_deprecated=False, **kwargs)
+    server = build_server(service)
+    outcomes = Outcomes()
+    server.middleware.insert(0, outcomes)
+    return service, server, outcomes
+
+
+def live(kind: type) -> int:
+    gc.collect()
+    return sum(1 for obj in gc.get_objects() if type(obj) is kind)
+
+
+# ------------------------------------------------------------------------------- a client that never answers
+
+
+async def test_a_silent_client_times_out_without_holding_up_other_connections() -> None:
+    service, server, _ = make_server(timeout=1.0)
+    latencies: list[float] = []
+    with anyio.fail_after(20):
+        async with (
+            raw_connection(server, answer=None) as silent,
+            raw_connection(server, answer=answer_with(GOOD)) as other,
+        ):
+            stuck: dict[str, Any] = {}
+
+            async def silent_call() -> None:
+                stuck.update(await silent.call_tool("roots"))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(silent_call)
+                await anyio.sleep(0.05)  # the silent client's roots/list is now pending
+                for _ in range(50):
+                    started = time.perf_counter()
+                    response = await other.call_tool("roots")
+                    latencies.append(time.perf_counter() - started)
+                    assert response["result"]["content"][0]["text"] == "file:///work/ok"
+                assert not stuck  # the other connection finished while the silent one still waited
+            text = "roots are unavailable (timed out)"
+            assert stuck["result"] == {"content": [{"type": "text", "text": text}], "isError": True}
+            assert silent.roots_requests == 1
+            silent.answer = answer_with(GOOD)  # it may still recover: the failure cached nothing
+            assert (await silent.call_tool("roots"))["result"]["content"][0]["text"] == "file:///work/ok"
+    assert max(latencies) < 0.5, max(latencies)
+    assert service.cache_size == 0
+
+
+# ------------------------------------------------------------------------------- leaving in the middle
+
+
+async def test_legacy_client_disconnects_while_the_server_awaits_roots_list() -> None:
+    service, server, outcomes = make_server(timeout=10.0)
+    with anyio.fail_after(10):
+        async with (
+            create_client_server_memory_streams() as ((c_read, c_write), (s_read, s_write)),
+            anyio.create_task_group() as tg,
+        ):
+            done = anyio.Event()
+
+            async def run() -> None:
+                await server.run(s_read, s_write, server.create_initialization_options())
+                done.set()
+
+            tg.start_soon(run)
+            peer = RawPeer(c_read, c_write, None)
+            await peer.initialize({"roots": {"listChanged": True}})
+            await peer.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "roots"}})
+            while True:
+                item = await c_read.receive()
+                if isinstance(item, SessionMessage) and item.message.model_dump().get("method") == "roots/list":
+                    break
+            assert service.cache_size == 1 and outcomes.ended == []
+            left = time.perf_counter()
+            await c_write.aclose()  # gone, mid-round
+            await done.wait()
+            ended_after = time.perf_counter() - left
+    # The pending roots/list ended with the connection (CONNECTION_CLOSED), not with the 10 s timeout.
+    assert [text for text, _ in outcomes.ended] == ["roots are unavailable (connection closed)"]
+    assert ended_after < 2.0
+    assert service.cache_size == 0
+    async with raw_connection(server, answer=answer_with(GOOD)) as peer:  # the server serves new connections
+        assert (await peer.call_tool("roots"))["result"]["content"][0]["text"] == "file:///work/ok"
+
+
+async def test_legacy_http_post_stream_closed_mid_round_then_session_deleted() -> None:
+    """Streamable HTTP: closing the POST's SSE stream is not leaving (the session may still POST its answer);
+    DELETE is, and the pending roots/list ends at once with the session."""
+    service, server, outcomes = make_server(timeout=10.0)
+    async with serve_http(_app(server)) as base, httpx2.AsyncClient(timeout=30) as http:
+        url = base + "/mcp"
+        with anyio.fail_after(20):
+            session = await _legacy_session(http, url)
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "roots", "arguments": {}}}
+            async with http.stream("POST", url, json=call, headers=session) as stream:
+                async for line in stream.aiter_lines():
+                    if "roots/list" in line:
+                        break
+            await anyio.sleep(0.3)
+            assert outcomes.ended == [] and service.cache_size == 1  # still waiting for an answer POST
+            left = time.perf_counter()
+            assert (await http.delete(url, headers=session)).status_code == 200
+            while not outcomes.ended or service.cache_size:
+                await anyio.sleep(0.01)
+            assert time.perf_counter() - left < 2.0
+    assert [text for text, _ in outcomes.ended] == ["roots are unavailable (connection closed)"]
+
+
+async def test_modern_rounds_never_retried_leave_nothing_behind() -> None:
+    """2026-07-28: the server keeps no per-request state, so 1,000 abandoned first rounds (and 1,000 abandoned
+    second rounds with roots sealed into requestState) leave no cache entry and no live scope object."""
+    service, server, _ = make_server()
+    baseline = live(server_module._CallScope)
+    both: dict[str, Any] = {"roots": {}, "elicitation": {}}
+    with anyio.fail_after(30):
+        async with modern_connection(server) as peer:
+            for _ in range(1000):
+                first = await peer.call("roots")
+                assert first["result"]["resultType"] == "input_required"
+            for _ in range(1000):
+                second = await peer.call("roots_then_confirm", {"roots": GOOD}, capabilities=both)
+                assert second["result"]["inputRequests"].keys() == {"confirm"}  # roots ride the sealed state
+            assert service.cache_size == 0
+            assert live(server_module._CallScope) == baseline
+    assert service.fetches == 0
+
+
+# ------------------------------------------------------------------------------- list_changed storm
+
+
+async def test_list_changed_storm_over_a_real_pipe_refreshes_at_most_twice() -> None:
+    """A burst of list_changed notifications written to a stdio subprocess (10,000 in memory are covered by
+    test_server_integrations.py; each costs ~1 ms of SDK dispatch over a pipe, so 3,000 here): one trailing
+    refresh, and the next call is served from the refreshed cache."""
+    good = json.dumps(GOOD).encode()
+
+    async def answer(request: dict[str, Any]) -> bytes:
+        return answer_line(request["id"], good)
+
+    with anyio.fail_after(30):
+        async with stdio_peer("--debounce", "0.05") as peer:
+            peer.on_request = answer  # the refresh's roots/list is answered inside whatever exchange sees it
+            await peer.initialize()
+            response = await peer.exchange("tools/call", {"name": "roots", "arguments": {}})
+            assert response["result"]["content"][0]["text"] == "file:///work/ok"
+            notification = b'{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}\n'
+            await peer.process.stdin.send(notification * STORM)  # type: ignore[union-attr]
+            seen: list[int] = []
+            while len(seen) < 4 or seen[-1] < 1 or len(set(seen[-4:])) > 1:  # settled: 0.3 s > the debounce
+                seen.append((await peer.probe())["refreshes"])
+                await anyio.sleep(0.1)
+            response = await peer.exchange("tools/call", {"name": "roots", "arguments": {}})
+            assert response["result"]["content"][0]["text"] == "file:///work/ok"
+            figures = await peer.probe()
+    print(f"\n[storm] {STORM:,} list_changed (stdio): refreshes {figures['refreshes']}, fetches {figures['fetches']}")
+    assert 1 <= figures["refreshes"] <= 2
+    assert figures["fetches"] == 1 + figures["refreshes"]  # the call after the storm was served from the cache
+
+
+STORM = 3_000
+
+
+# ------------------------------------------------------------------------------- connection churn over HTTP
+
+
+def _app(server: Any, *, idle: float | None = None) -> Starlette:
+    manager = StreamableHTTPSessionManager(app=server, stateless=False, session_idle_timeout=idle)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan)
+
+
+async def _legacy_session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"roots": {"listChanged": True}},
+        "clientInfo": {"name": "churn", "version": "0"},
+    }
+    response = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+                               headers=HEADERS)  # fmt: skip
+    session = {**HEADERS, "Mcp-Session-Id": response.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(url, json=initialized, headers=session)).status_code == 202
+    return session
+
+
+async def _call_answering_roots(http: httpx2.AsyncClient, url: str, session: dict[str, str]) -> str:
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "roots", "arguments": {}}}
+    async with http.stream("POST", url, json=call, headers=session) as stream:
+        async for line in stream.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            message = json.loads(line[5:])
+            if message.get("method") == "roots/list":
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": GOOD}
+                assert (await http.post(url, json=answer, headers=session)).status_code == 202
+            elif message.get("id") == 2:
+                return str(message["result"]["content"][0]["text"])
+    raise AssertionError("no result")
+
+
+async def test_http_session_churn_returns_the_cache_to_zero() -> None:
+    """100 handshake sessions over Streamable HTTP (initialize, a call that fetches roots, DELETE) plus 20
+    abandoned without DELETE: the deleted ones drop their entry at once, the abandoned ones when the SDK's idle
+    timeout reaps the session (30 min by default; 1 s here)."""
+    service, server, _ = make_server()
+    async with serve_http(_app(server, idle=1.0)) as base, httpx2.AsyncClient(timeout=30) as http:
+        url = base + "/mcp"
+        with anyio.fail_after(60):
+            peak = 0
+
+            async def one(delete: bool) -> None:
+                nonlocal peak
+                session = await _legacy_session(http, url)
+                assert await _call_answering_roots(http, url, session) == "file:///work/ok"
+                peak = max(peak, service.cache_size)
+                if delete:
+                    assert (await http.delete(url, headers=session)).status_code == 200
+
+            for batch in range(6):
+                async with anyio.create_task_group() as tg:
+                    for _ in range(20):
+                        tg.start_soon(one, batch < 5)
+            abandoned = service.cache_size
+            started = time.perf_counter()
+            while service.cache_size:
+                await anyio.sleep(0.05)
+            reaped_after = time.perf_counter() - started
+    print(f"\n[http churn] 120 sessions, peak cache {peak}, {abandoned} abandoned reaped after {reaped_after:.1f} s")
+    assert peak > 1
+    assert 0 < abandoned <= 20  # deleted sessions dropped their entry at once; some may already be reaped
+    assert service.cache_size == 0
+
+
+# ------------------------------------------------------------------------------- roots deleted under the server
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_roots_deleted_or_recreated_while_serving(tmp_path: Path, mode: str) -> None:
+    """``rootbound serve DIR`` over stdio. A client root deleted: denied. Re-created with a planted file: denied
+    in the handshake era (the held snapshot names the old directory until list_changed). A 2026-07-28 request
+    carries its roots afresh, so the new directory, inside DIR, is usually just that request's root; if an equal
+    earlier snapshot is still alive its held fd is found stale and the root is denied instead (both are safe:
+    never the old inode, never outside DIR). The operator DIR itself moved away and re-created: everything
+    denied in both eras (DIRs are held for the process)."""
+    base = tmp_path.resolve()
+    ws, app = base / "ws", base / "ws" / "app"
+    app.mkdir(parents=True)
+    (app / "a.txt").write_text("inside\n")
+    provider = RootsProvider([app])
+    with anyio.fail_after(60):
+        async with serve("stdio", [str(ws)], mode=mode, provider=provider) as client:
+            assert await text_of(client, "read_file", path="a.txt") == (False, "inside\n")
+            shutil.rmtree(app)
+            error, text = await text_of(client, "read_file", path="a.txt")
+            assert error and "inside" not in text, text
+            app.mkdir()
+            (app / "a.txt").write_text("PLANTED\n")
+            error, text = await text_of(client, "read_file", path=str(app / "a.txt"))
+            if mode == "legacy" or error:
+                assert error and "PLANTED" not in text, text
+            else:
+                assert text == "PLANTED\n"  # the new directory is this request's root, inside DIR
+            moved = base / "ws-moved"
+            ws.rename(moved)
+            (ws / "app").mkdir(parents=True)
+            (ws / "app" / "a.txt").write_text("PLANTED\n")
+            for path in ("a.txt", str(ws / "app" / "a.txt")):
+                error, text = await text_of(client, "read_file", path=path)
+                assert error and "PLANTED" not in text, text
+            error, text = await text_of(client, "list_roots")
+            assert (error, text) == (False, "(no roots: every path is denied)\nsource: client")
