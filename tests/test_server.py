@@ -106,6 +106,25 @@ async def test_legacy_single_flight_100_concurrent_calls_send_one_request(env: E
     assert roots.calls == 1
 
 
+async def test_single_flight_followers_get_the_leaders_failure() -> None:
+    async with make_env("memory") as env:
+        roots = ClientRoots(["file://remote.example/share"])  # the SDK client lets a host through; we do not
+        roots.delay = 0.2
+        async with env.connect("legacy", roots) as client:
+            results: list[types.CallToolResult] = []
+
+            async def one() -> None:
+                results.append(await client.call_tool("roots", {}))
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(5):
+                    tg.start_soon(one)
+        assert roots.calls == 1
+        assert [(r.is_error, first_text(r)) for r in results] == [
+            (True, "invalid roots answer (root uri is not a valid local file URI)")
+        ] * 5
+
+
 async def test_legacy_without_roots_capability_is_32021(env: Env) -> None:
     async with env.connect("legacy", None) as client:
         with pytest.raises(MCPError) as info:

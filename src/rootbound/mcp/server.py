@@ -397,7 +397,7 @@ class RootsService:
             else:
                 await flight.done.wait()
                 if flight.error is not None:
-                    raise RootsUnavailable(flight.error.reason)
+                    raise type(flight.error)(flight.error.reason)  # the leader's failure, as a fresh exception
                 if flight.abandoned or flight.result is None:
                     continue
                 result = flight.result
