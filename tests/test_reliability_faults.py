@@ -339,3 +339,47 @@ async def test_roots_deleted_or_recreated_while_serving(tmp_path: Path, mode: st
                 assert error and "PLANTED" not in text, text
             error, text = await text_of(client, "list_roots")
             assert (error, text) == (False, "(no roots: every path is denied)\nsource: client")
+
+
+# ------------------------------------------------------------------------------- HTTP latency under keep-alive
+
+
+def test_serve_http_responses_are_not_held_by_nagle(tmp_path: Path) -> None:
+    """uvicorn (h11) writes a response's headers and body separately; on a listening socket created with proto 0
+    asyncio leaves Nagle on, and the body then waits for the client's delayed ACK: ~40 ms per keep-alive response
+    (a 2026-07-28 call is two of them). Each request here is one segment from a client that keeps Nagle on too."""
+    import socket
+    import statistics
+
+    from tests.test_serve import http_serve
+
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_roots", "arguments": {},
+         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                   "io.modelcontextprotocol/clientCapabilities": {"roots": {}}}}}
+    ).encode()  # fmt: skip
+    with http_serve([str(tmp_path)]) as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+            f"Mcp-Method: tools/call\r\nMcp-Name: list_roots\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        timings = []
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            for _ in range(9):
+                started = time.perf_counter()
+                conn.sendall(head + body)
+                data = b""
+                while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < _length(data):
+                    data += conn.recv(65536)
+                timings.append(time.perf_counter() - started)
+                assert b'"input_required"' in data
+    median = statistics.median(timings[1:])
+    print(f"\n[keep-alive] median response {median * 1000:.1f} ms")
+    assert median < 0.025, [f"{t * 1000:.1f}" for t in timings]
+
+
+def _length(data: bytes) -> int:
+    head = data.split(b"\r\n\r\n", 1)[0].decode().lower()
+    return int(next(line.split(":")[1] for line in head.split("\r\n") if line.startswith("content-length")))
