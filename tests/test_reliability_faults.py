@@ -245,8 +245,9 @@ async def _legacy_session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
         "capabilities": {"roots": {"listChanged": True}},
         "clientInfo": {"name": "churn", "version": "0"},
     }
-    response = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
-                               headers=HEADERS)  # fmt: skip
+    response = await http.post(
+        url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}, headers=HEADERS
+    )
     session = {**HEADERS, "Mcp-Session-Id": response.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     assert (await http.post(url, json=initialized, headers=session)).status_code == 202
@@ -354,10 +355,20 @@ def test_serve_http_responses_are_not_held_by_nagle(tmp_path: Path) -> None:
     from tests.test_serve import http_serve
 
     body = json.dumps(
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_roots", "arguments": {},
-         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                   "io.modelcontextprotocol/clientCapabilities": {"roots": {}}}}}
-    ).encode()  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "list_roots",
+                "arguments": {},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
+                },
+            },
+        }
+    ).encode()
     with http_serve([str(tmp_path)]) as url:
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         head = (

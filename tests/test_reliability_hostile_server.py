@@ -279,18 +279,22 @@ async def test_modern_http_body_limit_parse_errors_and_over_count_answers() -> N
         url = base + "/mcp"
         with anyio.fail_after(60):
             # 10 MB: the SDK's 4 MiB body limit answers before any parsing (plain text, not JSON-RPC).
-            response = await http.post(url, content=modern_call_line(1, json.dumps(big_name).encode()),
-                                       headers=modern_headers())  # fmt: skip
+            response = await http.post(
+                url, content=modern_call_line(1, json.dumps(big_name).encode()), headers=modern_headers()
+            )
             assert (response.status_code, response.text) == (413, "Request body too large")
             # 3.5 MB, under the limit: refused by count before the SDK's schema check.
             started = time.perf_counter()
-            response = await http.post(url, content=modern_call_line(2, json.dumps(many).encode()),
-                                       headers=modern_headers())  # fmt: skip
+            response = await http.post(
+                url, content=modern_call_line(2, json.dumps(many).encode()), headers=modern_headers()
+            )
             elapsed = time.perf_counter() - started
             assert response.status_code == 400
             assert body_of(response)["error"] == {
-                "code": -32602, "message": "invalid roots answer", "data": {"reason": "too many roots"}
-            }  # fmt: skip
+                "code": -32602,
+                "message": "invalid roots answer",
+                "data": {"reason": "too many roots"},
+            }
             assert elapsed < 1.0, elapsed
             # Unparseable bodies: -32700 with a null id, nothing echoed.
             for content in (modern_call_line(3, deep), b"evil, not JSON"):
@@ -301,8 +305,9 @@ async def test_modern_http_body_limit_parse_errors_and_over_count_answers() -> N
             # And the endpoint keeps serving both rounds of a good call.
             response = await http.post(url, content=modern_call_line(4, None), headers=modern_headers())
             assert body_of(response)["result"]["resultType"] == "input_required"
-            response = await http.post(url, content=modern_call_line(5, json.dumps(GOOD).encode()),
-                                       headers=modern_headers())  # fmt: skip
+            response = await http.post(
+                url, content=modern_call_line(5, json.dumps(GOOD).encode()), headers=modern_headers()
+            )
             assert body_of(response)["result"]["content"][0]["text"] == "file:///work/ok"
     assert service.cache_size == 0
 
@@ -332,8 +337,11 @@ async def test_legacy_http_answer_over_the_body_limit_times_out_cleanly() -> Non
                 },
             }
             response = await http.post(url, json=init, headers=HEADERS)
-            session = {**HEADERS, "Mcp-Session-Id": response.headers["mcp-session-id"],
-                       "MCP-Protocol-Version": "2025-11-25"}  # fmt: skip
+            session = {
+                **HEADERS,
+                "Mcp-Session-Id": response.headers["mcp-session-id"],
+                "MCP-Protocol-Version": "2025-11-25",
+            }
             initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             assert (await http.post(url, json=initialized, headers=session)).status_code == 202
             call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "roots", "arguments": {}}}
@@ -360,6 +368,16 @@ def test_cases_cover_the_issue_list() -> None:
     """The issue's list, by name: non-file, remote host, %2F/%00/NUL, dot segments, wrong types, deep, 100,000
     roots, 10 MB."""
     names = " | ".join(case.name for case in WIRE_CASES + [c for c in LEGACY_CASES if not c.wire])
-    for needle in ("non-file", "remote host", "%2F", "%00", "raw NUL", "dot segment", "not a string", "deep",
-                   "100,000 roots", "10 MB"):  # fmt: skip
+    for needle in (
+        "non-file",
+        "remote host",
+        "%2F",
+        "%00",
+        "raw NUL",
+        "dot segment",
+        "not a string",
+        "deep",
+        "100,000 roots",
+        "10 MB",
+    ):
         assert needle in names
