@@ -17,7 +17,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 # The demo needs only the runtime dependencies (mcp): a fresh machine gets to the session sooner.
 $(RUNTIME): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install -qq --disable-pip-version-check -e .
 	touch $(RUNTIME)
 
 install: $(STAMP)
