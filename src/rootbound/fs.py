@@ -125,10 +125,18 @@ class GrepResult:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The paths :meth:`RootedFS.search` found (sorted); ``truncated`` when more matched than ``max_results``."""
+    """What :meth:`RootedFS.search` found, sorted; ``truncated`` when more matched than ``max_results``.
 
-    paths: tuple[Path, ...]
+    ``found`` holds the canonical paths as strings (what a tool prints); ``paths`` builds ``Path`` objects on demand,
+    which for thousands of hits is a quarter of the search's cost.
+    """
+
+    found: tuple[str, ...]
     truncated: bool
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        return tuple(map(Path, self.found))
 
 
 def _kind(entry: os.DirEntry[str]) -> EntryKind:
@@ -786,7 +794,7 @@ class RootedFS:
                         break
                     found.append(base + prefix + entry.name)
             found.sort()
-            return SearchResult(tuple(Path(p) for p in found), truncated)
+            return SearchResult(tuple(found), truncated)
         except OSError as exc:
             raise translate_error(exc) from None
         finally:

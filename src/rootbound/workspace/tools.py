@@ -245,24 +245,24 @@ def stat(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
 def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
     pattern = _str_arg(args, "pattern")
     assert pattern is not None
-    found: list[Path] = []
+    found: list[str] = []
     truncated = False
     for start in _targets(fs, _str_arg(args, "path", required=False)):
         room = limits.max_results - len(found)
         if "/" in pattern:
             try:
-                found.extend(fs.glob(pattern, start, max_results=room))
+                found.extend(map(str, fs.glob(pattern, start, max_results=room)))
             except LimitExceeded:
                 raise ToolError(f"more than {limits.max_results} matches; narrow the pattern or the path") from None
             continue
         result = fs.search(pattern, start, max_results=room)
-        found.extend(result.paths)
+        found.extend(result.found)
         if result.truncated:
             truncated = True
             break
     if not found:
         return "(no matches)"
-    return _bounded([str(p) for p in found], limits, more=truncated)
+    return _bounded(found, limits, more=truncated)
 
 
 def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
