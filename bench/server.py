@@ -5,7 +5,7 @@
 Handshake era: the SDK lowlevel tool that fetches no roots (baseline), the same + ``roots/list`` on every call,
 ``MCPServer`` + ``Resolve(ListRoots)``, and rootbound (cached). Targets: rootbound ≤ 1.15× baseline, and ≥ 1.8×
 faster than MCPServer + Resolve. Modern era: the raw SDK ``InputRequiredResult`` tool vs rootbound, two rounds per
-call each; target ≤ 1.10×. Each figure is the best of ``--repeat`` runs (the least disturbed by the machine).
+call each; target ≤ 1.10×. Each figure is the best of ``--repeat`` interleaved rounds (the least disturbed).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ async def measure(variant: str, transport: str, mode: str, calls: int) -> float:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     rows: list[tuple[str, str, dict[str, float]]] = [
         ("legacy", "baseline", {}),
@@ -63,9 +63,11 @@ async def main() -> None:
         ("2026-07-28", "rootbound", {}),
     ]
     for transport in ("memory", "stdio"):
-        for mode, variant, figures in rows:
-            best = min([await measure(variant, transport, mode, args.calls) for _ in range(args.repeat)])
-            figures[transport] = best
+        # Interleaved rounds: every variant runs once per round, so drift in the machine's load hits all alike.
+        for _ in range(args.repeat):
+            for mode, variant, figures in rows:
+                ms = await measure(variant, transport, mode, args.calls)
+                figures[transport] = min(ms, figures.get(transport, ms))
     print(f"{args.calls} calls per run, best of {args.repeat} (ms per tool call)\n")
     print(f"{'era':<11} {'server':<22} {'memory':>8} {'ratio':>7} {'stdio':>8} {'ratio':>7}")
     baselines = {"legacy": rows[0][2], "2026-07-28": rows[4][2]}
