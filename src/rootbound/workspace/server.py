@@ -14,7 +14,6 @@ none                         no                           none: tools answer ``-
 
 from __future__ import annotations
 
-import logging
 import threading
 import weakref
 from collections.abc import Sequence
@@ -36,8 +35,6 @@ from ..roots import RootSet
 from .tools import TOOLS, Limits, ToolError, run_tool
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
-
-logger = logging.getLogger("rootbound.serve")
 
 INSTRUCTIONS = (
     "File tools confined to your roots (intersected with the operator's directories). Paths may be absolute, "
@@ -145,9 +142,3 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
 
 def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
-def describe_policy(dirs: Sequence[Path]) -> str:
-    if dirs:
-        return "effective roots = client roots ∩ " + ", ".join(str(d) for d in dirs) + " (these alone without roots)"
-    return "effective roots = client roots as given ('/' refused); a client without roots gets -32021"

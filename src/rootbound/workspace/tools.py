@@ -14,7 +14,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
-from ..boundary import Boundary
 from ..errors import InvalidPath, LimitExceeded, NotText, RootsError
 from ..fs import RootedFS
 
@@ -347,7 +346,3 @@ def describe(error: RootsError) -> str:
     if isinstance(error, InvalidPath):
         return f"denied: invalid path ({error.reason})"
     return f"{error.message} ({error.reason})" if error.reason else error.message
-
-
-def build_fs(boundary: Boundary, *, writable: bool, max_read: int) -> RootedFS:
-    return RootedFS(boundary, read_only=not writable, max_read=max_read)
