@@ -24,9 +24,7 @@ import functools
 import json
 import os
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -43,7 +41,7 @@ from rootbound import Root, RootSet
 from rootbound.mcp import RootsService
 from rootbound.mcp.client import RootsProvider
 from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
-from tests.conformance.support import free_port, python_env, report, rootbound_http, stop, table
+from tests.conformance.support import free_port, python_env, report, rootbound_http, stop, table, wait_listening
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -140,14 +138,7 @@ def nginx(tmp: Path, a1: str, a2: str, b: str) -> Iterator[str]:
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + 15
-            while process.poll() is None and time.monotonic() < deadline:
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-                time.sleep(0.05)
-            else:
-                if process.poll() is None:
-                    raise TimeoutError("nginx did not start listening within 15 s")
+            if not wait_listening(process, port, 15, "nginx"):
                 continue
             yield f"http://127.0.0.1:{port}"
             return

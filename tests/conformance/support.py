@@ -161,6 +161,18 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_listening(process: subprocess.Popen[bytes], port: int, seconds: float, what: str) -> bool:
+    """True once 127.0.0.1:``port`` accepts, False if ``process`` exited first; TimeoutError after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while process.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+        time.sleep(0.05)
+    if process.poll() is None:
+        raise TimeoutError(f"{what} did not start listening within {seconds:g} s")
+    return False
+
+
 @contextlib.contextmanager
 def rootbound_http(*args: str, env: dict[str, str] | None = None, log: Path | None = None) -> Iterator[str]:
     """``rootbound serve --http 127.0.0.1:PORT`` on a free port; yields the endpoint URL once it accepts."""
@@ -176,14 +188,7 @@ def rootbound_http(*args: str, env: dict[str, str] | None = None, log: Path | No
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + 20
-            while process.poll() is None and time.monotonic() < deadline:
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-                time.sleep(0.05)
-            else:
-                if process.poll() is None:
-                    raise TimeoutError("rootbound serve did not start listening within 20 s")
+            if not wait_listening(process, port, 20, "rootbound serve"):
                 continue  # exited: most likely the port was taken in between; try another
             yield f"http://127.0.0.1:{port}/mcp"
             return
