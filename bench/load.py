@@ -4,7 +4,7 @@ lowlevel server, side by side.
     .venv/bin/python bench/load.py [--clients 8] [--calls 500]
 
 Both servers run as subprocesses on 127.0.0.1 behind the same Starlette + ``StreamableHTTPSessionManager`` setup
-(``rootbound.cli.http_app``) under uvicorn, listening on an ``IPPROTO_TCP`` socket (Nagle off). ``rootbound
+(``rootbound.workspace.http.http_app``) under uvicorn, listening on an ``IPPROTO_TCP`` socket (Nagle off). ``rootbound
 serve DIR`` answers ``list_roots`` (the client's roots ∩ DIR, each root held open); the baseline is a lowlevel
 ``Server`` with one tool that returns a constant. Each client
 is an ``mcp.Client`` with its own ``httpx2.AsyncClient`` (pool of 64) and a ``RootsProvider`` naming DIR. In the
@@ -34,9 +34,9 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types as types
-from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp import Client
 from rootbound.mcp import RootsProvider
 
 MODES = ("legacy", "2026-07-28")
@@ -51,7 +51,7 @@ def serve_baseline(port: int) -> None:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-    from rootbound.cli import http_app
+    from rootbound.workspace.http import http_app
 
     tool = types.Tool(name="echo", input_schema={"type": "object"})
 

@@ -18,8 +18,9 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+
+from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_servers import build

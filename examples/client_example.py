@@ -15,13 +15,13 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.memory import create_client_server_memory_streams
 
+from mcp import Client
 from rootbound import Root
 from rootbound.mcp import RootsService
 from rootbound.mcp.client import RootsProvider

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from mcp import Client
 from rootbound.mcp import RootsProvider
 
 

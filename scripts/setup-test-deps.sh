@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the independent-judge tests need, idempotently (seconds when already installed):
-#   .deps/conformance  the official MCP conformance runner + Node 22 (npm, pinned by tests/conformance/package-lock.json)
-#   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/interop/package-lock.json)
+#   .deps/conformance  the official MCP conformance runner + Node 22 (npm, pinned by tests/judges/conformance/package-lock.json)
+#   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/judges/interop/package-lock.json)
 #   nginx              Debian package, for the multi-instance test (tests/test_deploy_nginx.py starts its own
 #                      instance on loopback with its own config, pid and log paths; the system service is never
 #                      started)
@@ -15,9 +15,9 @@ mkdir -p "$DEPS"
 
 log() { printf 'setup-test-deps: %s\n' "$*" >&2; }
 
-# npm_tree NAME: `npm ci` tests/NAME/package{,-lock}.json into .deps/NAME unless the lockfile is unchanged.
+# npm_tree NAME: `npm ci` tests/judges/NAME/package{,-lock}.json into .deps/NAME unless the lockfile is unchanged.
 npm_tree() {
-    local name=$1 src="$ROOT/tests/$1" dst="$DEPS/$1"
+    local name=$1 src="$ROOT/tests/judges/$1" dst="$DEPS/$1"
     local want
     want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
     if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -d "$dst/node_modules" ]]; then
@@ -27,7 +27,7 @@ npm_tree() {
         log "npm is required (Node.js >= 20 with npm) to install the $name test dependencies"
         exit 1
     fi
-    log "installing npm packages for $name (pinned by tests/$name/package-lock.json)"
+    log "installing npm packages for $name (pinned by tests/judges/$name/package-lock.json)"
     rm -rf "$dst"
     mkdir -p "$dst"
     cp "$src/package.json" "$src/package-lock.json" "$dst/"
@@ -37,10 +37,10 @@ npm_tree() {
 
 npm_tree conformance
 npm_tree interop
-# Node resolves ES module imports from the script's own folder: point tests/interop/node_modules (git-ignored) at
+# Node resolves ES module imports from the script's own folder: point tests/judges/interop/node_modules (git-ignored) at
 # the installed tree, unless someone installed there directly.
-if [[ ! -e "$ROOT/tests/interop/node_modules" || -L "$ROOT/tests/interop/node_modules" ]]; then
-    ln -sfn ../../.deps/interop/node_modules "$ROOT/tests/interop/node_modules"
+if [[ ! -e "$ROOT/tests/judges/interop/node_modules" || -L "$ROOT/tests/judges/interop/node_modules" ]]; then
+    ln -sfn ../../../.deps/interop/node_modules "$ROOT/tests/judges/interop/node_modules"
 fi
 
 # The runner needs Node >= 22 (fs.globSync); the npm `node` package brings it beside the runner.

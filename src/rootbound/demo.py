@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 
+from mcp import Client, MCPError
 from rootbound import Root
 from rootbound.mcp import RootsProvider
 

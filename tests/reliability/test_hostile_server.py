@@ -37,8 +37,8 @@ from tests.fixtures.hostile_wire import (
     stdio_peer,
 )
 from tests.fixtures.roots_server import build_server
-from tests.raw_peer import answer_with, raw_connection
-from tests.server_support import http_app, serve_http
+from tests.helpers.mcp_server import http_app, serve_http
+from tests.helpers.raw_peer import answer_with, raw_connection
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from mcp import Client, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp import Client, MCPError
 from rootbound.mcp import RootsService
 from rootbound.mcp.client import RootsProvider
 from tests.fixtures.roots_server import build_server

@@ -10,10 +10,10 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, InputRequiredRoundsExceededError, MCPError
 from mcp.client.context import ClientRequestContext
 from pydantic import ValidationError
 
+from mcp import Client, InputRequiredRoundsExceededError, MCPError
 from rootbound.mcp import RootsProvider
 from tests.fixtures.hostile_server import HostileServer
 from tests.fixtures.hostile_wire import MARK

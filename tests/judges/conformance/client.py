@@ -1,6 +1,6 @@
 """Fixture client for the official conformance runner (`conformance client`), built on ``RootsProvider``.
 
-The runner starts ``python tests/conformance/client.py <url>`` (the URL is the last argument) with
+The runner starts ``python tests/judges/conformance/client.py <url>`` (the URL is the last argument) with
 ``MCP_CONFORMANCE_SCENARIO`` and ``MCP_CONFORMANCE_PROTOCOL_VERSION`` in the environment. The client is an
 ``mcp.Client`` whose roots come from a :class:`~rootbound.mcp.client.RootsProvider`, so every request carries the
 era-correct ``roots`` capability (``{"roots": {}}`` in each 2026-07-28 ``_meta``; ``{"roots": {"listChanged":
@@ -18,9 +18,9 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp import Client
 from mcp.client.session import ClientRequestContext
 
+from mcp import Client
 from rootbound import Root
 from rootbound.mcp.client import RootsProvider
 

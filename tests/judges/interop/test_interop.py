@@ -1,5 +1,5 @@
 """Interop with the TypeScript SDK v2 (``@modelcontextprotocol/client`` 2.4.0, ``/server`` 2.4.0, ``/node`` 2.1.2,
-pinned in ``tests/interop/package-lock.json``), on the system Node (>= 20).
+pinned in ``tests/judges/interop/package-lock.json``), on the system Node (>= 20).
 
 * TS client → ``rootbound serve`` (stdio and Streamable HTTP, handshake era and 2026-07-28): the tools see the TS
   client's roots, and after the client narrows them (``sendRootsListChanged()`` in the handshake era; simply the
@@ -26,12 +26,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from mcp import Client
 from rootbound import Root
 from rootbound.mcp.client import RootsProvider
-from tests.conformance.support import (
+from tests.helpers.processes import (
     DEPS,
     listening,
     python_env,
@@ -60,7 +60,7 @@ def node() -> str:
 @pytest.fixture(scope="module", autouse=True)
 def interop_deps(pytestconfig: pytest.Config) -> Iterator[None]:
     require(DEPS / "interop" / "node_modules" / "@modelcontextprotocol" / "client", "@modelcontextprotocol/client")
-    require(HERE / "node_modules", "tests/interop/node_modules (link to .deps/interop/node_modules)")
+    require(HERE / "node_modules", "tests/judges/interop/node_modules (link to .deps/interop/node_modules)")
     yield
     header = ("direction", "transport", "era", "result", "evidence")
     report(pytestconfig, "TypeScript SDK v2 interop matrix", table(header, sorted(MATRIX)))

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "client_example.py"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "client_example.py"
 
 
 def test_client_example_runs() -> None:

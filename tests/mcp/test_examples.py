@@ -8,11 +8,11 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from mcp import Client
 from rootbound.mcp import RootsProvider
-from tests.server_support import load_example
+from tests.helpers.mcp_server import load_example
 
 pytestmark = pytest.mark.anyio
 

@@ -22,16 +22,16 @@ from typing import Any
 
 import anyio
 import uvicorn
-from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters
 from mcp.server import Server
 from mcp.shared.memory import create_client_server_memory_streams
 
+from mcp import Client
 from rootbound.mcp.client import RootsProvider
 from tests.fixtures.recording_server import Recorder, build_server
 
-FIXTURE = Path(__file__).parent / "fixtures" / "recording_server.py"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "recording_server.py"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

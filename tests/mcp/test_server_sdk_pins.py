@@ -12,12 +12,12 @@ import mcp_types as types
 import pytest
 from fastmcp import Context as FastMCPContext
 from fastmcp import FastMCP
-from mcp import Client
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
 
+from mcp import Client
 from rootbound.mcp._sdk_server import connection_of, lowlevel_server_of, request_context_of
 
 pytestmark = pytest.mark.anyio
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_connection_is_stable_per_connection_and_has_state_and_exit_stack() -> None:
     seen: list[tuple[int, int]] = []
+    alive: list[object] = []  # hold every session so id() cannot be reused by a later one
     closed: list[int] = []
 
     async def call_tool(
@@ -37,6 +38,7 @@ async def test_connection_is_stable_per_connection_and_has_state_and_exit_stack(
         if "pinned" not in connection.state:
             connection.state["pinned"] = True
             connection.exit_stack.callback(closed.append, id(connection))
+        alive.append(ctx.session)
         seen.append((id(connection), id(ctx.session)))
         return types.CallToolResult(content=[])
 

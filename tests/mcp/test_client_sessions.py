@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client, MCPError
 from mcp.client.session import ClientRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp import Client, MCPError
 from rootbound import path_to_uri
 from rootbound.mcp.client import RootsProvider
 from tests.fixtures.recording_server import (
@@ -24,7 +24,7 @@ from tests.fixtures.recording_server import (
     declared_capabilities,
     declared_in_frames,
 )
-from tests.support_client import bare_session, fetch_roots, remote_snapshot, stdio_params, wait_until
+from tests.helpers.mcp_client import bare_session, fetch_roots, remote_snapshot, stdio_params, wait_until
 
 pytestmark = pytest.mark.anyio
 

@@ -10,15 +10,15 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 import rootbound.mcp.server as server_module
+from mcp import Client, MCPError
 from rootbound.mcp import RootsService
 from tests.fixtures.roots_server import build_server
-from tests.raw_peer import answer_with, raw_connection
-from tests.server_support import EXAMPLES, ClientRoots, first_text, load_example
+from tests.helpers.mcp_server import EXAMPLES, ClientRoots, first_text, load_example
+from tests.helpers.raw_peer import answer_with, raw_connection
 
 pytestmark = pytest.mark.anyio
 

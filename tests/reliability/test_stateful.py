@@ -27,12 +27,12 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
-from mcp import Client
 from mcp.client.context import ClientRequestContext
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
+from mcp import Client
 from rootbound import RootSet
 from rootbound.mcp import RootsProvider, RootsService
 from tests.fixtures.roots_server import build_server

@@ -34,9 +34,9 @@ import rootbound.mcp.server as server_module
 from rootbound.mcp import RootsProvider, RootsService
 from tests.fixtures.hostile_wire import answer_line, modern_connection, stdio_peer
 from tests.fixtures.roots_server import build_server
-from tests.raw_peer import RawPeer, answer_with, raw_connection
-from tests.server_support import serve_http
-from tests.test_serve import serve, text_of
+from tests.helpers.mcp_server import serve_http
+from tests.helpers.raw_peer import RawPeer, answer_with, raw_connection
+from tests.helpers.serve_process import serve, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -352,7 +352,7 @@ def test_serve_http_responses_are_not_held_by_nagle(tmp_path: Path) -> None:
     import socket
     import statistics
 
-    from tests.test_serve import http_serve
+    from tests.helpers.serve_process import http_serve
 
     body = json.dumps(
         {

@@ -33,15 +33,15 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary
 
+from mcp import Client
 from rootbound import Root, RootSet
 from rootbound.mcp import RootsService
 from rootbound.mcp.client import RootsProvider
 from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
-from tests.conformance.support import free_port, python_env, report, rootbound_http, stop, table, wait_listening
+from tests.helpers.processes import free_port, python_env, report, rootbound_http, stop, table, wait_listening
 
 pytestmark = pytest.mark.timeout(180)
 

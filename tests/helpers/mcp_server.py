@@ -17,7 +17,6 @@ import anyio
 import httpx2
 import mcp_types as types
 import uvicorn
-from mcp import Client
 from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -27,8 +26,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-FIXTURES = Path(__file__).parent / "fixtures"
-EXAMPLES = Path(__file__).parent.parent / "examples"
+from mcp import Client
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 TRANSPORTS = ("memory", "stdio", "http")
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp import Client
 from rootbound import Root, path_to_uri
 from rootbound.mcp.client import RootsProvider
 from tests.fixtures.recording_server import (
@@ -32,7 +32,7 @@ from tests.fixtures.recording_server import (
     declared_capabilities,
     declared_in_frames,
 )
-from tests.support_client import fetch_roots, http_server, remote_snapshot, stdio_params, wait_until
+from tests.helpers.mcp_client import fetch_roots, http_server, remote_snapshot, stdio_params, wait_until
 
 pytestmark = pytest.mark.anyio
 

@@ -16,12 +16,12 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client, MCPError
 from mcp.server.lowlevel import Server
 
+from mcp import Client, MCPError
 from rootbound.mcp import RootsService
 from tests.fixtures.roots_server import build_server
-from tests.server_support import TRANSPORTS, ClientRoots, connect, first_text, http_app, serve_http
+from tests.helpers.mcp_server import TRANSPORTS, ClientRoots, connect, first_text, http_app, serve_http
 
 pytestmark = pytest.mark.anyio
 

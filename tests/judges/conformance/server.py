@@ -1,6 +1,6 @@
 """Fixture server for the official conformance runner (`conformance server`), built on ``RootsService``.
 
-``python tests/conformance/server.py --port N`` serves Streamable HTTP on ``http://127.0.0.1:N/mcp`` (both eras:
+``python tests/judges/conformance/server.py --port N`` serves Streamable HTTP on ``http://127.0.0.1:N/mcp`` (both eras:
 stateful handshake sessions and stateless 2026-07-28 requests, as the SDK's session manager does). ``--port 0``
 picks a free port. Either way the first stdout line is ``listening on <url>``, printed once the socket listens.
 

@@ -1,8 +1,9 @@
 """The official MCP conformance runner (``@modelcontextprotocol/conformance@0.2.0-alpha.12``) judges rootbound.
 
-Server side: ``tests/conformance/server.py`` (``RootsService`` on the SDK's lowlevel ``Server``, Streamable HTTP on
-127.0.0.1) against every ``input-required-result-*`` scenario and ``server-stateless``, at 2026-07-28.
-Client side: ``tests/conformance/client.py`` (``mcp.Client`` + ``RootsProvider``) against ``request-metadata``,
+Server side: ``tests/judges/conformance/server.py`` (``RootsService`` on the SDK's lowlevel ``Server``,
+Streamable HTTP on 127.0.0.1) against every ``input-required-result-*`` scenario and ``server-stateless``,
+at 2026-07-28.
+Client side: ``tests/judges/conformance/client.py`` (``mcp.Client`` + ``RootsProvider``) against ``request-metadata``,
 ``sep-2322-client-request-state`` and ``tools_call`` at 2025-11-25 and 2026-07-28.
 
 Any FAILURE or WARNING fails the test; the only baseline entry (``expected-failures.yml``) is an SDK limitation,
@@ -25,7 +26,7 @@ import pytest
 from mcp_types import methods
 from pydantic import ValidationError
 
-from tests.conformance.support import DEPS, PYTHON, listening, python_env, report, require, table
+from tests.helpers.processes import DEPS, PYTHON, listening, python_env, report, require, table
 
 HERE = Path(__file__).resolve().parent
 EXPECTED_FAILURES = HERE / "expected-failures.yml"
@@ -180,7 +181,7 @@ def server_runs(
     problems = {f"{run.scenario}@{run.spec}": _server_problems(run) for run in runs}
     report(
         pytestconfig,
-        f"conformance runner: server scenarios against tests/conformance/server.py ({url})",
+        f"conformance runner: server scenarios against tests/judges/conformance/server.py ({url})",
         [*_table(runs, problems)],
     )
     return {run.scenario: run for run in runs}
@@ -207,7 +208,7 @@ def client_runs(
     for scenario, checks in sorted(BASELINED.items()):
         for check in sorted(checks):
             lines.append(f"baseline ({EXPECTED_FAILURES.name}): {scenario}:{check} (mcp 2.3.0 client limitation)")
-    report(pytestconfig, "conformance runner: client scenarios against tests/conformance/client.py", lines)
+    report(pytestconfig, "conformance runner: client scenarios against tests/judges/conformance/client.py", lines)
     return {f"{run.scenario}@{run.spec}": run for run in runs}
 
 

@@ -25,7 +25,7 @@ from rootbound import InvalidPath, path_to_uri
 from rootbound.mcp import _sdk_client
 from rootbound.mcp.client import RootsProvider
 from tests.fixtures.recording_server import Recorder, declared_capabilities
-from tests.support_client import bare_session
+from tests.helpers.mcp_client import bare_session
 
 pytestmark = pytest.mark.anyio
 

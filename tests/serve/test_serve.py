@@ -3,27 +3,18 @@ every tool, the root policy table, ``--writable``, and bounded output."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
-import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
-import httpx2
-import mcp_types as types
 import pytest
-from mcp import Client, MCPError
-from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
+from mcp import MCPError
 from rootbound import Root
 from rootbound.cli import main as cli_main
 from rootbound.mcp import RootsProvider
+from tests.helpers.serve_process import serve, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -47,62 +38,6 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (base / "secret.txt").write_text("SECRET\n")
     (work / "app" / "leak").symlink_to(base / "secret.txt")
     return base
-
-
-@contextlib.contextmanager
-def http_serve(args: Sequence[str]) -> Iterator[str]:
-    """``rootbound serve --http 127.0.0.1:0`` as a subprocess; yields the URL it prints once listening."""
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rootbound", "serve", "--http", "127.0.0.1:0", *args],
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()  # the server prints its URL once it is listening
-        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-        assert match is not None, line
-        yield match.group(1)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
-
-
-@contextlib.asynccontextmanager
-async def serve(
-    transport: str, args: Sequence[str], *, mode: str, provider: RootsProvider | None
-) -> AsyncIterator[Client]:
-    kwargs: dict[str, Any] = dict(provider.client_kwargs()) if provider is not None else {}
-    if transport == "stdio":
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "rootbound", "serve", *args],
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        )
-        async with Client(params, mode=mode, **kwargs) as client:
-            yield client
-        return
-    with http_serve(args) as url:
-        async with (
-            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
-            Client(streamable_http_client(url, http_client=http), mode=mode, **kwargs) as client,
-        ):
-            yield client
-
-
-async def text_of(client: Client, tool: str, **arguments: Any) -> tuple[bool, str]:
-    result = await client.call_tool(tool, arguments)
-    content = result.content[0]
-    assert isinstance(content, types.TextContent)
-    return bool(result.is_error), content.text
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
