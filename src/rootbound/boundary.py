@@ -383,8 +383,8 @@ class Boundary:
         try:
             intake = Intake(self.resolver, self._fds)
             if isinstance(allow, Boundary):
-                with allow._holding() as anchors:
-                    held = intake.roots(list(roots), anchors, dropped)
+                with allow.use():
+                    held = intake.roots(list(roots), allow._held, dropped)
             elif allow is not None:
                 scratch: list[int] = []
                 try:
@@ -463,7 +463,8 @@ class Boundary:
         if last:
             self._finalizer()  # idempotent: only the first call closes
 
-    def _holding(self) -> _Holding:
+    def use(self) -> _Holding:
+        """``with boundary.use():`` keeps the root fds open for the block (:meth:`close` waits for it)."""
         return _Holding(self)
 
     def without(self, stale: Iterable[EffectiveRoot]) -> Boundary:
@@ -479,8 +480,8 @@ class Boundary:
         new._inflight, new._closing = 0, False
         held: list[HeldRoot] = []
         try:
-            with self._holding() as mine:
-                for old in mine:
+            with self.use():
+                for old in self._held:
                     if old.info in gone:
                         continue
                     fd = os.dup(old.fd)
@@ -585,14 +586,14 @@ class Boundary:
 
 
 class _Holding:
-    """The held roots of a boundary, kept open (counted in flight) while another boundary is built from them."""
+    """A boundary kept open (counted in flight): while a caller uses it, or another boundary is built from it."""
 
     def __init__(self, boundary: Boundary) -> None:
         self._boundary = boundary
 
-    def __enter__(self) -> tuple[HeldRoot, ...]:
+    def __enter__(self) -> Boundary:
         self._boundary._acquire()
-        return self._boundary._held
+        return self._boundary
 
     def __exit__(self, *exc_info: object) -> None:
         self._boundary._release()
