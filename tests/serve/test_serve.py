@@ -116,7 +116,7 @@ POLICY = [
 @pytest.mark.parametrize("mode", MODES)
 async def test_root_policy_table(tree: Path, dirs: str, client: str, expected: str | int, mode: str) -> None:
     work = tree / "work"
-    args = [str(work / "app"), str(work / "lib")] if dirs == "dirs" else []
+    args = [str(work / "app"), str(work / "lib")] if dirs == "dirs" else ["--trust-client-roots"]
     provider = None
     if client == "roots":
         provider = RootsProvider([work / "app", work / "other"])
@@ -221,7 +221,7 @@ async def test_root_replaced_by_a_symlink_is_denied_not_followed(tmp_path: Path,
     (app / "a.txt").write_text("inside\n")
     (outside / "a.txt").write_text("SECRET\n")
     provider = RootsProvider([app])
-    args = [str(base / "ws")] if with_dirs else []
+    args = [str(base / "ws")] if with_dirs else ["--trust-client-roots"]
     with anyio.fail_after(60):
         async with serve("stdio", args, mode=mode, provider=provider) as client:
             assert await text_of(client, "read_file", path=str(app / "a.txt")) == (False, "inside\n")

@@ -17,8 +17,12 @@ Serve the files under the client's roots as MCP tools, confined at open time.
 Root policy (DIRs are the operator's allowlist; a client root is a claim, not a grant):
   DIRs given, client declares roots   effective roots = client roots ∩ DIRs (narrowed, never widened)
   DIRs given, client declares none    effective roots = DIRs
-  no DIRs,    client declares roots   effective roots = client roots; a root of / is refused
+  no DIRs,    client declares roots   effective roots = client roots ∩ your home directory
   no DIRs,    client declares none    every tool answers -32021 (missing roots capability)
+
+No DIRs: client roots are confined to the home directory of the user running the server (a client root of
+file:///etc is refused, / is narrowed to the home directory). --trust-client-roots lifts this: client roots are
+then taken anywhere this user can read, except / itself. Use it only with a client you trust as much as a shell.
 
 Tools: list_roots, list_directory, read_file, stat, search_files, grep, find_projects, and write_file
 (only with --writable). Paths are absolute, file:// URIs, or relative to the first root. A denied path is a
@@ -26,7 +30,9 @@ tool error naming the reason class, never echoing the input.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a
-load balancer; see docs/deploy.md).
+load balancer; see docs/deploy.md). Handshake-era sessions are capped (--max-sessions, default 256); one idle
+for --session-idle-timeout seconds (default 600) is closed and its id answers 404; one opened by initialize but
+never used again is reaped after --init-timeout seconds (default 10), and is the first to make room at the cap.
 """
 
 
@@ -62,6 +68,28 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="HOST[:PORT]",
         help="extra Host header value to accept over HTTP (behind a proxy); the bind address is always accepted",
     )
+    serve.add_argument(
+        "--trust-client-roots",
+        action="store_true",
+        help="with no DIRs, accept client roots anywhere but / (default: confined to your home directory)",
+    )
+    serve.add_argument(
+        "--max-sessions", metavar="N", type=int, default=256, help="open handshake-era HTTP sessions (default 256)"
+    )
+    serve.add_argument(
+        "--session-idle-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=600.0,
+        help="close an HTTP session idle this long (default 600)",
+    )
+    serve.add_argument(
+        "--init-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=10.0,
+        help="reap an HTTP session not used again this long after initialize (default 10)",
+    )
     serve.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
     return serve
 
@@ -69,6 +97,17 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def _fail(message: str) -> int:
     print(f"rootbound serve: {message}", file=sys.stderr)
     return 2
+
+
+def _home() -> Path | None:
+    """The serving user's home directory from the password database (not ``$HOME``), if it is a real one."""
+    import pwd
+
+    try:
+        home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+    except (KeyError, OSError):
+        return None
+    return home if home != Path("/") and home.is_dir() else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,6 +128,14 @@ def run(args: argparse.Namespace) -> int:
             return _fail("each requestState key must be at least 32 bytes")
     if args.max_read <= 0:
         return _fail("--max-read must be positive")
+    confine_only = False
+    if not dirs and not args.trust_client_roots:
+        home = _home()
+        if home is None:
+            return _fail("no DIRs and no usable home directory to confine client roots to: give DIRs")
+        dirs, confine_only = [home], True
+    if args.max_sessions <= 0 or not args.session_idle_timeout > 0 or not args.init_timeout > 0:
+        return _fail("--max-sessions, --session-idle-timeout and --init-timeout must be positive")
 
     from ..mcp.server import SILENCE_ENV
     from .server import WorkspaceConfig, build_workspace_server
@@ -101,15 +148,18 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(max_read=args.max_read),
         state_keys=keys,
         roots_timeout=args.roots_timeout,
+        dirs_confine_only=confine_only,
     )
     server, _service = build_workspace_server(config)
     if args.http:
         host, _, port = args.http.rpartition(":")
         if not host or not port.isdigit():
             return _fail("--http takes HOST:PORT")
+        from ._sessions import SessionLimits
         from .http import serve_http
 
-        return serve_http(server, host, int(port), args.allowed_host)
+        sessions = SessionLimits(args.max_sessions, args.session_idle_timeout, args.init_timeout)
+        return serve_http(server, host, int(port), args.allowed_host, sessions)
     from .stdio import serve_stdio
 
     return serve_stdio(server)

@@ -7,12 +7,15 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from ._deep_json import DepthGuard
+from ._sessions import SessionGuard, SessionLimits, session_manager
+
 __all__ = ["http_app", "serve_http"]
 
 
-def http_app(server: Any, *, allowed_hosts: Sequence[str]) -> Any:
+def http_app(server: Any, *, allowed_hosts: Sequence[str], sessions: SessionLimits | None = None) -> Any:
     """One Streamable HTTP endpoint at ``/mcp`` for both eras (modern requests are always stateless)."""
-    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
     from starlette.routing import Route
@@ -23,17 +26,27 @@ def http_app(server: Any, *, allowed_hosts: Sequence[str]) -> Any:
         allowed_hosts=hosts,
         allowed_origins=[f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts],
     )
-    manager = StreamableHTTPSessionManager(app=server, stateless=False, security_settings=security)
+    limits = sessions or SessionLimits()
+    manager = session_manager(server, limits, security_settings=security)
+    guard = SessionGuard(manager, limits)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
+        async with manager.run(), guard.running():
             yield
 
-    return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan)
+    endpoint = DepthGuard(guard, max_body=DEFAULT_MAX_REQUEST_BODY_SIZE)
+    return Starlette(routes=[Route("/mcp", endpoint=endpoint)], lifespan=lifespan)
 
 
-def serve_http(server: Any, host: str, port: int, extra_hosts: Sequence[str]) -> int:
+SHUTDOWN_GRACE = 2
+"""Seconds SIGTERM/SIGINT leave in-flight requests to finish before the process exits regardless."""
+
+
+def serve_http(
+    server: Any, host: str, port: int, extra_hosts: Sequence[str], sessions: SessionLimits | None = None
+) -> int:
+    import os
     import socket
 
     import anyio
@@ -57,13 +70,29 @@ def serve_http(server: Any, host: str, port: int, extra_hosts: Sequence[str]) ->
     if bare in ("127.0.0.1", "localhost", "::1"):
         hosts += [f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"]
     hosts += list(extra_hosts)
-    app = http_app(server, allowed_hosts=hosts)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    app = http_app(server, allowed_hosts=hosts, sessions=sessions)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE)
     web = uvicorn.Server(config)
+
+    async def exit_when_stuck() -> None:
+        # uvicorn's graceful shutdown is bounded, but the lifespan then waits for the session manager's task
+        # group, which waits for tool work running in worker threads (not cancellable): a long scan would hold
+        # SIGTERM off until it ends. Past the grace period the process exits without waiting for it.
+        while not web.should_exit:  # noqa: ASYNC110 - uvicorn exposes no event
+            await anyio.sleep(0.05)
+        await anyio.sleep(SHUTDOWN_GRACE + 1.0)
+        sys.stderr.flush()
+        os._exit(0)
 
     async def run() -> None:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: web.serve(sockets=[sock]))
+            tg.start_soon(exit_when_stuck)
+
+            async def serve_then_stop() -> None:
+                await web.serve(sockets=[sock])
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(serve_then_stop)
             while not web.started and not web.should_exit:  # noqa: ASYNC110 - uvicorn exposes no event
                 await anyio.sleep(0.01)
             # Printed once listening, with the bound port: a supervisor (or a test) can wait for this line.
@@ -71,4 +100,6 @@ def serve_http(server: Any, host: str, port: int, extra_hosts: Sequence[str]) ->
 
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)
-    return 0
+    # Worker threads still busy with abandoned tool work are not daemons: leave without joining them.
+    sys.stderr.flush()
+    os._exit(0)

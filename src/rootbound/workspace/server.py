@@ -53,6 +53,8 @@ class WorkspaceConfig:
     state_keys: tuple[bytes, ...] = ()
     roots_timeout: float = 10.0
     name: str = "rootbound-workspace"
+    dirs_confine_only: bool = False
+    """The DIRs only confine client roots (no-DIR mode's implicit home directory): never a fallback."""
 
 
 class HeldBoundaries:
@@ -97,7 +99,7 @@ class HeldBoundaries:
 
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
     """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
-    allow = list(config.dirs) or None
+    allow = list(config.dirs) if config.dirs and not config.dirs_confine_only else None
     held = HeldBoundaries(config.dirs)
     service = RootsService(
         fallback=allow,

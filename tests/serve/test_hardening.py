@@ -1,0 +1,311 @@
+"""Issue 16 regression tests over a real ``rootbound serve`` subprocess: stdio and Streamable HTTP, both eras.
+
+Each test names the item of the issue it covers. The raw-wire tests send exactly the bytes a hostile client
+would (the SDK client cannot be made to send them); the others drive the real SDK ``Client`` in both modes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import httpx2
+import pytest
+
+from rootbound import Root
+from rootbound.mcp import RootsProvider
+from tests.helpers.serve_process import http_serve, serve, text_of
+
+MODES = ("legacy", "2026-07-28")
+MODERN = "2026-07-28"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+}
+ACCEPT = "application/json, text/event-stream"
+
+
+def _deep(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def _deep_call(request_id: int | str, levels: int, *, modern: bool) -> str:
+    """A ``tools/call`` whose ``inputResponses`` nest ``levels`` deep (built as text: json.dumps would recurse)."""
+    deep = '{"a":' * levels + "1" + "}" * levels
+    meta = json.dumps({"_meta": ENVELOPE})[1:-1] + "," if modern else ""
+    return (
+        f'{{"jsonrpc":"2.0","id":{json.dumps(request_id)},"method":"tools/call","params":{{{meta}'
+        f'"name":"list_roots","arguments":{{}},"inputResponses":{{"k":{deep}}}}}}}'
+    )
+
+
+class StdioPeer:
+    """``rootbound serve`` over stdio with raw lines in and out (a reader thread, so reads can time out)."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rootbound", "serve", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        stdout = self.process.stdout
+        assert stdout is not None
+        threading.Thread(target=self._pump, args=(stdout,), daemon=True).start()
+
+    def _pump(self, stdout: IO[bytes]) -> None:
+        for line in stdout:
+            self.lines.put(line)
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+
+    def answer_to(self, request_id: Any, timeout: float = 10) -> dict[str, Any]:
+        """The next message with this id (a ``null`` id matches ``None``); fails after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no answer to id {request_id!r} within {timeout} s")
+            try:
+                message: dict[str, Any] = json.loads(self.lines.get(timeout=remaining))
+            except queue.Empty:
+                continue
+            if "method" not in message and message.get("id") == request_id:
+                return message
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+@contextmanager
+def stdio_peer(args: list[str], *, modern: bool) -> Iterator[StdioPeer]:
+    peer = StdioPeer(args)
+    try:
+        if not modern:
+            init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+            peer.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
+            assert "result" in peer.answer_to(0)
+            peer.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        yield peer
+    finally:
+        peer.close()
+
+
+# -- item 12: a request nested too deeply is answered ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("levels", [300, 5000])
+@pytest.mark.parametrize("mode", MODES)
+def test_item12_too_deep_request_is_answered_over_stdio(tmp_path: Path, mode: str, levels: int) -> None:
+    modern = mode == MODERN
+    with stdio_peer([str(tmp_path)], modern=modern) as peer:
+        peer.send(_deep_call(7, levels, modern=modern))
+        answer = peer.answer_to(7)
+        assert answer["error"]["code"] == -32602
+        assert "nested too deeply" in answer["error"]["message"]
+        # An unreadable id (the document is not even one object) gets a parse error with id null.
+        peer.send("[" * 5000 + "]" * 5000)
+        assert peer.answer_to(None)["error"]["code"] == -32700
+        # The connection still works afterwards.
+        if modern:
+            params = {"name": "list_roots", "arguments": {}, "_meta": ENVELOPE}
+            peer.send(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": params}))
+        else:
+            peer.send(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}))
+        assert "result" in peer.answer_to(8)
+
+
+@pytest.mark.parametrize("levels", [300, 5000])
+@pytest.mark.parametrize("mode", MODES)
+def test_item12_too_deep_request_is_answered_over_http(tmp_path: Path, mode: str, levels: int) -> None:
+    modern = mode == MODERN
+    headers = {"content-type": "application/json", "accept": ACCEPT}
+    if modern:
+        headers |= {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "list_roots"}
+    with http_serve([str(tmp_path)]) as url, httpx2.Client(timeout=10) as http:
+        response = http.post(url, content=_deep_call("deep-1", levels, modern=modern), headers=headers)
+        assert response.status_code == 400
+        body = response.json()
+        assert (body["id"], body["error"]["code"]) == ("deep-1", -32602)
+        response = http.post(url, content="[" * 5000 + "]" * 5000, headers=headers)
+        assert response.status_code == 400
+        assert (response.json()["id"], response.json()["error"]["code"]) == (None, -32700)
+
+
+# -- item 6: the HTTP session table cannot be locked by bare initialize requests ----------------------------------
+
+
+def _bare_initialize(http: httpx2.Client, url: str) -> str:
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "flood", "version": "0"}}
+    response = http.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        headers={"accept": ACCEPT, "mcp-protocol-version": "2025-11-25"},
+    )
+    assert response.status_code == 200, response.status_code
+    session = response.headers["mcp-session-id"]
+    assert isinstance(session, str)
+    return session
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_item6_initialize_flood_does_not_lock_out_real_clients(tmp_path: Path, mode: str) -> None:
+    args = [str(tmp_path), "--max-sessions", "8", "--init-timeout", "1"]
+    provider = RootsProvider([tmp_path])
+    with http_serve(args) as url, httpx2.Client(timeout=10) as http:
+        flood = [_bare_initialize(http, url) for _ in range(40)]  # 5x the cap: the oldest pending make room
+        # A real client of either era still gets in while the flood's sessions are pending.
+        async with serve_url(url, mode=mode, provider=provider) as client:
+            assert (await text_of(client, "list_roots"))[0] is False
+        # Pending sessions are reaped after --init-timeout: their ids answer 404.
+        await anyio.sleep(2.5)
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        headers = {"accept": ACCEPT, "mcp-protocol-version": "2025-11-25", "mcp-session-id": flood[-1]}
+        assert http.post(url, json=ping, headers=headers).status_code == 404
+
+
+@pytest.mark.anyio
+async def test_item6_taken_up_sessions_count_against_the_cap_and_idle_out(tmp_path: Path) -> None:
+    args = [str(tmp_path), "--max-sessions", "2", "--session-idle-timeout", "1.5", "--init-timeout", "30"]
+    with http_serve(args) as url, httpx2.Client(timeout=10) as http:
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        for _ in range(2):
+            session = _bare_initialize(http, url)
+            headers = {"accept": ACCEPT, "mcp-protocol-version": "2025-11-25", "mcp-session-id": session}
+            assert http.post(url, json=note, headers=headers).status_code == 202
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}
+        third = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+        assert http.post(url, json=third, headers={"accept": ACCEPT}).status_code == 503  # full of real sessions
+        await anyio.sleep(2.5)  # both idle out
+        assert http.post(url, json=third, headers={"accept": ACCEPT}).status_code == 200
+
+
+def serve_url(url: str, *, mode: str, provider: RootsProvider) -> Any:
+    """An SDK client on an already running HTTP server."""
+    from contextlib import asynccontextmanager
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    from mcp import Client
+
+    @asynccontextmanager
+    async def connect() -> Any:
+        async with (
+            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
+            Client(streamable_http_client(url, http_client=http), mode=mode, **provider.client_kwargs()) as client,
+        ):
+            yield client
+
+    return connect()
+
+
+# -- item 11: no DIRs: client roots confined to the serving user's home ------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", MODES)
+async def test_item11_no_dirs_refuses_system_locations(transport: str, mode: str) -> None:
+    home = Path(os.path.expanduser("~")).resolve()
+    if Path("/etc").resolve().is_relative_to(home):
+        pytest.skip("the home directory contains /etc")  # pragma: no cover - not on any CI image
+    provider = RootsProvider([Root.from_path(Path("/etc"))])
+    with anyio.fail_after(60):
+        async with serve(transport, [], mode=mode, provider=provider) as client:
+            error, text = await text_of(client, "read_file", path="/etc/passwd")
+            assert error, text
+            assert "root:" not in text
+            error, text = await text_of(client, "list_roots")
+            assert "refused a client root" in text
+            assert "file:///etc dir" not in text
+
+
+@pytest.mark.anyio
+async def test_item11_trust_client_roots_is_explicit() -> None:
+    provider = RootsProvider([Root.from_path(Path("/etc"))])
+    with anyio.fail_after(60):
+        async with serve("stdio", ["--trust-client-roots"], mode="legacy", provider=provider) as client:
+            error, text = await text_of(client, "list_roots")
+            assert (error, text.splitlines()[0]) == (False, "file:///etc dir")
+
+
+# -- item 1 (part): SIGTERM exits promptly over HTTP even with work in flight --------------------------------------
+
+
+@pytest.mark.parametrize("parked", ["tools/call waiting on roots/list", "open GET stream"])
+def test_item1_sigterm_exits_promptly_with_work_in_flight(tmp_path: Path, parked: str) -> None:
+    """A call parked on a client that never answers ``roots/list``, or a session's open SSE stream, must not hold
+    SIGTERM off: the process is gone within the grace period."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rootbound", "serve", "--http", "127.0.0.1:0", str(tmp_path), "--roots-timeout", "60"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    try:
+        assert process.stderr is not None
+        url = process.stderr.readline().split(" on ")[-1].strip()
+        assert url.startswith("http://127.0.0.1:")
+        with httpx2.Client(timeout=30) as http:
+            init = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"roots": {"listChanged": True}},
+                "clientInfo": {"name": "slow", "version": "0"},
+            }
+            opening = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+            response = http.post(url, json=opening, headers={"accept": ACCEPT})
+            session = response.headers["mcp-session-id"]
+            headers = {"accept": ACCEPT, "mcp-protocol-version": "2025-11-25", "mcp-session-id": session}
+            http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+            params = {"name": "list_roots", "arguments": {}}
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+            started = threading.Event()
+
+            def park() -> None:
+                try:
+                    if parked == "open GET stream":
+                        stream = http.stream("GET", url, headers={**headers, "accept": "text/event-stream"})
+                    else:
+                        stream = http.stream("POST", url, json=call, headers=headers)
+                    with stream as open_stream:
+                        started.set()
+                        for _ in open_stream.iter_bytes():
+                            pass
+                except httpx2.HTTPError:
+                    pass
+
+            threading.Thread(target=park, daemon=True).start()
+            assert started.wait(10)
+            time.sleep(0.5)
+            sent = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            process.wait(15)
+            assert time.monotonic() - sent < 5
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
