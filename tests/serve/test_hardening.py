@@ -309,3 +309,44 @@ def test_item1_sigterm_exits_promptly_with_work_in_flight(tmp_path: Path, parked
             process.wait()
         if process.stderr is not None:
             process.stderr.close()
+
+
+# -- item 2 (part): no log flood under an error storm ---------------------------------------------------------------
+
+
+def test_item2_accept_storm_does_not_flood_the_log(tmp_path: Path) -> None:
+    """Out of descriptors, asyncio logs a traceback per failed ``accept()`` (~1,100 a second): rate-limited."""
+    import resource
+    import socket
+
+    def few_fds() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rootbound", "serve", "--http", "127.0.0.1:0", str(tmp_path)],
+        stderr=subprocess.PIPE,
+        preexec_fn=few_fds,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    sockets: list[socket.socket] = []
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline().decode()
+        port = int(line.rsplit(":", 1)[1].split("/")[0])
+        logged = [0]
+
+        def drain(stderr: IO[bytes]) -> None:
+            while chunk := stderr.read1(65536):  # type: ignore[attr-defined]
+                logged[0] += len(chunk)
+
+        threading.Thread(target=drain, args=(process.stderr,), daemon=True).start()
+        sockets = [socket.create_connection(("127.0.0.1", port)) for _ in range(60)]
+        time.sleep(3)
+        assert 0 < logged[0] < 20_000, logged[0]
+    finally:
+        for sock in sockets:
+            sock.close()
+        process.kill()
+        process.wait()
+        if process.stderr is not None:
+            process.stderr.close()

@@ -112,6 +112,9 @@ def _home() -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    from .._log_limit import install
+
+    install()  # an error storm (EMFILE on accept, a flood of failing requests) costs a few lines, not the disk
     dirs: list[Path] = []
     for raw in args.dirs:
         path = Path(os.path.expanduser(str(raw))).resolve()  # operator input: ~ is expanded here, and only here

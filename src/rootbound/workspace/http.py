@@ -71,7 +71,10 @@ def serve_http(
         hosts += [f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"]
     hosts += list(extra_hosts)
     app = http_app(server, allowed_hosts=hosts, sessions=sessions)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE)
+    # log_config=None: uvicorn's records reach the root logger's rate-limited handler instead of its own.
+    config = uvicorn.Config(
+        app, log_level="warning", log_config=None, lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE
+    )
     web = uvicorn.Server(config)
 
     async def exit_when_stuck() -> None:
