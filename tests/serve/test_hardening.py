@@ -62,7 +62,7 @@ class StdioPeer:
             [sys.executable, "-m", "rootbound", "serve", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=None if os.environ.get("HARDENING_DEBUG") else subprocess.DEVNULL,
             env={**os.environ, "PYTHONWARNINGS": "ignore"},
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
@@ -79,7 +79,7 @@ class StdioPeer:
         self.process.stdin.write(line.encode() + b"\n")
         self.process.stdin.flush()
 
-    def answer_to(self, request_id: Any, timeout: float = 10) -> dict[str, Any]:
+    def answer_to(self, request_id: Any, timeout: float = 60) -> dict[str, Any]:
         """The next message with this id (a ``null`` id matches ``None``); fails after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         while True:
@@ -350,3 +350,16 @@ def test_item2_accept_storm_does_not_flood_the_log(tmp_path: Path) -> None:
         process.wait()
         if process.stderr is not None:
             process.stderr.close()
+
+
+def test_item6_private_sdk_access_is_pinned() -> None:
+    """``_sessions`` reaches into the SDK's session manager: its table and its discard method must still exist."""
+    import inspect
+
+    from mcp.server.lowlevel import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    manager = StreamableHTTPSessionManager(app=Server("pin"))
+    assert isinstance(manager._server_instances, dict)
+    assert inspect.iscoroutinefunction(manager._discard_session)
+    assert list(inspect.signature(manager._discard_session).parameters) == ["session_id", "transport"]

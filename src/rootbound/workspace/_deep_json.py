@@ -17,9 +17,13 @@ import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
+import anyio
+from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
+from pydantic import ValidationError
 from pydantic_core import from_json
 
-__all__ = ["TOO_DEEP_MESSAGE", "DepthGuard", "answer_too_deep", "readable_id", "too_deep"]
+__all__ = ["TOO_DEEP_MESSAGE", "AnsweringTooDeep", "DepthGuard", "answer_too_deep", "readable_id", "too_deep"]
 
 TOO_DEEP_MESSAGE: Final = "Invalid params: nested too deeply"
 _TOKEN: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s"{}\[\]:,]+|\s+', re.DOTALL)
@@ -62,6 +66,8 @@ def _scan(data: bytes) -> _Shape | None:
         if first in b"{[":
             if depth == 0 and first != b"{":
                 return None
+            if depth == 1 and after_colon and key is not None:
+                _note(shape, key, token)  # a container value: an id that cannot be echoed
             depth += 1
             expect_key = depth == 1
             after_colon = False
@@ -182,3 +188,57 @@ class DepthGuard:
             return buffered.pop(0) if buffered else await receive()
 
         await app(scope, replay, send)
+
+
+def _too_deep_input(item: object) -> str | None:
+    """The raw line behind a parse failure the SDK's stdio reader passed on, when nesting alone caused it."""
+    if not isinstance(item, ValidationError):
+        return None
+    for error in item.errors(include_url=False):
+        if error["type"] == "json_invalid" and "recursion limit exceeded" in str(error.get("ctx", {}).get("error")):
+            raw = error.get("input")
+            return raw if isinstance(raw, str) else None
+    return None
+
+
+class AnsweringTooDeep:
+    """A ``ReadStream`` over the SDK's stdio reader that answers too-deep lines instead of passing on the
+    exception the server loop would only log: the answer goes out through the same write stream as every
+    other message, so frames never interleave."""
+
+    def __init__(self, inner: Any, write: Any) -> None:
+        self._inner = inner
+        self._write = write
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            raw = _too_deep_input(item)
+            if raw is None:
+                return item
+            answer = answer_too_deep(raw)
+            if answer is not None:
+                message = jsonrpc_message_adapter.validate_json(answer)
+                await self._write.send(SessionMessage(message))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> AnsweringTooDeep:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> AnsweringTooDeep:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -12,9 +12,11 @@ def serve_stdio(server: Any) -> int:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from ._deep_json import AnsweringTooDeep
+
     async def run() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            await server.run(AnsweringTooDeep(read, write), write, server.create_initialization_options())
 
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)

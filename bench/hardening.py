@@ -1,0 +1,254 @@
+"""Issue 16: what one hostile request (or flood) costs everybody else, side by side with a baseline.
+
+For each scenario a fresh ``rootbound serve --http 127.0.0.1:0 DIR`` subprocess is started over a generated
+tree; an unrelated handshake-era session (the *probe*) calls ``list_roots`` every 20 ms while the attack runs,
+and the server's descriptors and RSS are sampled from ``/proc`` every 20 ms. Printed per scenario and variant:
+the probe's worst and median delay (target: worst <= 100 ms), how long the attack took (or that the client gave
+up at the cap and cancelled), and the server's peak fds and RSS.
+
+Scenarios (all bounded, loopback only):
+
+* pathological patterns: regexes ``(a+)+$`` (on a planted line) and ``(.+)+@@@`` (on an ordinary one), globs
+  ``*?``x9 ``Z`` on a 42-character name and ``**/``x17 on a deep path;
+* floods: ``list_directory`` of a directory of ``--entries`` entries by 4 sessions at once, a session declaring
+  ``--roots`` file roots (fds), and ``--sessions`` bare ``initialize`` POSTs.
+
+``--baseline SRC`` runs every scenario against another source tree too (its ``src`` directory, e.g. from
+``git archive main src | tar -x -C /tmp/base``), alternating variants so machine drift hits both alike.
+
+    .venv/bin/python bench/hardening.py --baseline /tmp/base/src
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp import Client
+from rootbound.mcp import RootsProvider
+
+ACCEPT = "application/json, text/event-stream"
+
+
+@dataclass
+class Sample:
+    fds: int = 0
+    rss_kib: int = 0
+    delays: list[float] = field(default_factory=list)
+
+
+def build_tree(base: Path, *, entries: int, roots: int, planted: int) -> None:
+    (base / "plant").mkdir()
+    (base / "plant" / "line.txt").write_text("a" * planted + "!\n")
+    (base / "plain").mkdir()
+    (base / "plain" / "text.txt").write_text("an ordinary line of text, nothing planted\n" * 4)
+    (base / "names").mkdir()
+    (base / "names" / ("n" * 41 + "a")).write_text("x")
+    deep = base / "deep"
+    for i in range(24):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (deep / "leaf.txt").write_text("x")
+    wide = base / "wide"
+    wide.mkdir()
+    for i in range(entries):
+        (wide / f"entry-{i:07}").touch()
+    many = base / "many"
+    many.mkdir()
+    for i in range(roots):
+        (many / f"r{i:05}").write_text("x")
+
+
+@contextlib.contextmanager
+def server(src: str | None, directory: Path) -> Iterator[tuple[str, int]]:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    if src is not None:
+        env["PYTHONPATH"] = src
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rootbound", "serve", "--http", "127.0.0.1:0", str(directory)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        url = None
+        while url is None:
+            line = process.stderr.readline()
+            if not line:
+                raise RuntimeError("server exited")
+            match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+            url = match.group(1) if match else None
+        threading.Thread(target=lambda: process.stderr.read() if process.stderr else None, daemon=True).start()
+        yield url, process.pid
+    finally:
+        process.kill()
+        process.wait()
+
+
+def sample_proc(pid: int, into: Sample) -> None:
+    with contextlib.suppress(OSError):
+        into.fds = max(into.fds, len(os.listdir(f"/proc/{pid}/fd")))
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                into.rss_kib = max(into.rss_kib, int(line.split()[1]))
+
+
+@contextlib.asynccontextmanager
+async def client(url: str, roots: list[Path]) -> AsyncIterator[Client]:
+    provider = RootsProvider(roots)
+    async with (
+        httpx2.AsyncClient(timeout=httpx2.Timeout(60, read=600)) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy", **provider.client_kwargs()) as c,
+    ):
+        yield c
+
+
+Attack = Callable[[str, Path], Awaitable[None]]
+
+
+def tool_attack(tool: str, arguments: dict[str, Any], root: str, *, parallel: int = 1) -> Attack:
+    async def attack(url: str, base: Path) -> None:
+        async def one() -> None:
+            async with client(url, [base / root]) as c:
+                await c.call_tool(tool, arguments)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(parallel):
+                tg.start_soon(one)
+
+    return attack
+
+
+async def fd_flood(url: str, base: Path) -> None:
+    roots = sorted((base / "many").iterdir())
+    async with client(url, roots) as c:
+        await c.call_tool("list_roots", {})
+
+
+async def session_flood(url: str, base: Path, count: int) -> None:
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "flood", "version": "0"}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for _ in range(count):
+            await http.post(url, json=body, headers={"accept": ACCEPT})
+        async with client(url, [base / "plain"]) as c:  # a real client after the flood
+            await c.call_tool("list_roots", {})
+
+
+async def run_one(url: str, pid: int, base: Path, attack: Attack, cap: float) -> tuple[Sample, str]:
+    sample = Sample()
+    done = anyio.Event()
+
+    in_flight: list[float] = []
+
+    async def probe() -> None:
+        async with client(url, [base / "plain"]) as c:
+            await c.call_tool("list_roots", {})
+            started.set()
+            while True:
+                in_flight[:] = [time.perf_counter()]
+                await c.call_tool("list_roots", {})
+                sample.delays.append(time.perf_counter() - in_flight.pop())
+                await anyio.sleep(0.02)
+
+    async def sampler() -> None:
+        while not done.is_set():
+            sample_proc(pid, sample)
+            await anyio.sleep(0.02)
+
+    started = anyio.Event()
+    outcome = "cap"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(probe)
+        tg.start_soon(sampler)
+        await started.wait()
+        t0 = time.perf_counter()
+        with anyio.move_on_after(cap):
+            try:
+                await attack(url, base)
+                outcome = f"{time.perf_counter() - t0:.2f}s"
+            except Exception as error:
+                outcome = f"error after {time.perf_counter() - t0:.2f}s ({type(error).__name__})"
+        await anyio.sleep(0.5)  # the probe keeps measuring right after a cancel
+        done.set()
+        if in_flight:  # a probe call still unanswered: it has waited at least this long
+            sample.delays.append(time.perf_counter() - in_flight[0])
+        tg.cancel_scope.cancel()
+    return sample, outcome
+
+
+def scenarios(args: argparse.Namespace) -> list[tuple[str, Attack]]:
+    return [
+        ("grep regex (a+)+$ on a planted line", tool_attack("grep", {"pattern": "(a+)+$", "regex": True}, "plant")),
+        ("grep regex (.+)+@@@ on plain text", tool_attack("grep", {"pattern": "(.+)+@@@", "regex": True}, "plain")),
+        ("search_files *?x9 Z on a 42-char name", tool_attack("search_files", {"pattern": "*?" * 9 + "Z"}, "names")),
+        ("search_files **/x17 on a deep path", tool_attack("search_files", {"pattern": "**/" * 17 + "Z"}, "deep")),
+        (
+            f"list_directory of {args.entries} entries x4",
+            tool_attack("list_directory", {"path": "."}, "wide", parallel=4),
+        ),
+        (f"fd flood: one session declaring {args.roots} file roots", fd_flood),
+        (
+            f"session flood: {args.sessions} bare initialize POSTs",
+            lambda url, base: session_flood(url, base, args.sessions),
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baseline", metavar="SRC", help="a baseline source tree (its src/ directory)")
+    parser.add_argument("--cap", type=float, default=12.0, help="seconds an attack may run before it is cancelled")
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--roots", type=int, default=512)
+    parser.add_argument("--sessions", type=int, default=2_000)
+    parser.add_argument("--planted", type=int, default=24, help="length of the planted run of 'a' (issue: 27)")
+    parser.add_argument("--only", help="run only scenarios whose name contains this")
+    args = parser.parse_args()
+    variants: list[tuple[str, str | None]] = [("this", None)]
+    if args.baseline:
+        variants.append(("baseline", str(Path(args.baseline).resolve())))
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp).resolve()
+        build_tree(base, entries=args.entries, roots=args.roots, planted=args.planted)
+        header = (
+            f"{'scenario':<48} {'variant':<9} {'worst':>8} {'median':>8} {'calls':>6} {'attack':>22} "
+            f"{'fds':>5} {'RSS':>8}"
+        )
+        print(header)
+        print("-" * len(header))
+        for name, attack in scenarios(args):
+            if args.only and args.only not in name:
+                continue
+            for variant, src in variants:
+                with server(src, base) as (url, pid):
+                    sample, outcome = anyio.run(run_one, url, pid, base, attack, args.cap)
+                worst = max(sample.delays) * 1000 if sample.delays else float("nan")
+                median = statistics.median(sample.delays) * 1000 if sample.delays else float("nan")
+                flag = "" if worst <= 100 else "  > 100 ms"
+                print(
+                    f"{name:<48} {variant:<9} {worst:7.0f}ms {median:7.1f}ms {len(sample.delays):>6} "
+                    f"{outcome:>22} {sample.fds:>5} {sample.rss_kib / 1024:6.0f}MiB{flag}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
