@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import mcp_types as types
@@ -37,12 +37,23 @@ class _RawResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+_DECLARED_ROOTS: Final = "rootbound.declared_roots"
+
+
 def handshake_supports_roots(rctx: ServerRequestContext[Any, Any]) -> bool:
-    """Whether the client declared ``roots`` in ``initialize`` (read through the core rule)."""
+    """Whether the client declared ``roots`` in ``initialize``, by the core rule, read once per connection
+    (the declaration cannot change after ``initialize``, and dumping the model costs more than a tool call's
+    cached roots)."""
     capabilities = rctx.session.client_capabilities
     if capabilities is None:
-        return False
-    return client_supports_roots(capabilities.model_dump(by_alias=True, exclude_none=True, include={"roots"}))
+        return False  # not initialized yet: nothing to remember
+    state = connection_of(rctx).state
+    declared = state.get(_DECLARED_ROOTS)
+    if not isinstance(declared, bool):
+        declared = state[_DECLARED_ROOTS] = client_supports_roots(
+            capabilities.model_dump(by_alias=True, exclude_none=True, include={"roots"})
+        )
+    return declared
 
 
 class _Connection:
