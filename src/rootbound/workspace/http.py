@@ -14,7 +14,7 @@ __all__ = ["http_app", "serve_http"]
 
 
 def http_app(server: Any, *, allowed_hosts: Sequence[str], sessions: SessionLimits | None = None) -> Any:
-    """One Streamable HTTP endpoint at ``/mcp`` for both eras (modern requests are always stateless)."""
+    """One Streamable HTTP endpoint at ``/mcp`` for both eras (2026-07-28 requests are always stateless)."""
     from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
