@@ -363,3 +363,34 @@ def test_item6_private_sdk_access_is_pinned() -> None:
     assert isinstance(manager._server_instances, dict)
     assert inspect.iscoroutinefunction(manager._discard_session)
     assert list(inspect.signature(manager._discard_session).parameters) == ["session_id", "transport"]
+
+
+# -- item 8: special files are type-checked before any reading open ------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", MODES)
+async def test_item8_fifo_with_a_blocked_writer_is_never_opened(tmp_path: Path, transport: str, mode: str) -> None:
+    """A writer blocked on a FIFO in a root stays blocked through read_file, grep, search_files and stat: the
+    server never opens the FIFO for reading (opening it would release the writer, then kill it with EPIPE)."""
+    root = tmp_path.resolve()
+    fifo = root / "pipe"
+    os.mkfifo(fifo)
+    (root / "plain.txt").write_text("needle\n")
+    writer = subprocess.Popen([sys.executable, "-c", f"open({str(fifo)!r}, 'w').write('released')"])
+    try:
+        provider = RootsProvider([root])
+        with anyio.fail_after(120):
+            async with serve(transport, [str(root)], mode=mode, provider=provider) as client:
+                error, text = await text_of(client, "read_file", path="pipe")
+                assert error, text
+                error, text = await text_of(client, "grep", pattern="needle")
+                assert "plain.txt" in text
+                await text_of(client, "search_files", pattern="*")
+                await text_of(client, "stat", path="pipe")
+                await anyio.sleep(0.5)
+        assert writer.poll() is None, "the FIFO was opened for reading: its blocked writer was released"
+    finally:
+        writer.kill()
+        writer.wait()
