@@ -157,9 +157,9 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Co
     other = python_env(**{KEY_ENV: b",".join(OTHER_KEYS).decode()})
     log = tmp / "instances.log"
     with (
-        rootbound_http("--state-key-env", KEY_ENV, env=shared, log=log) as a1,
-        rootbound_http("--state-key-env", KEY_ENV, env=shared, log=log) as a2,
-        rootbound_http("--state-key-env", KEY_ENV, env=other, log=log) as b,
+        rootbound_http("--trust-client-roots", "--state-key-env", KEY_ENV, env=shared, log=log) as a1,
+        rootbound_http("--trust-client-roots", "--state-key-env", KEY_ENV, env=shared, log=log) as a2,
+        rootbound_http("--trust-client-roots", "--state-key-env", KEY_ENV, env=other, log=log) as b,
         nginx(tmp, a1, a2, b) as proxy,
     ):
         yield {"a1": a1, "a2": a2, "b": b, "proxy": proxy, "tmp": tmp, "workspace": workspace}

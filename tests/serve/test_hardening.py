@@ -368,6 +368,11 @@ def test_item6_private_sdk_access_is_pinned() -> None:
 # -- item 8: special files are type-checked before any reading open ------------------------------------------------
 
 
+def _fifo_writer(fifo: Path) -> subprocess.Popen[bytes]:
+    """A process blocked in ``open(fifo, "w")`` until some reader opens the FIFO."""
+    return subprocess.Popen([sys.executable, "-c", f"open({str(fifo)!r}, 'w').write('released')"])
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("mode", MODES)
@@ -378,7 +383,7 @@ async def test_item8_fifo_with_a_blocked_writer_is_never_opened(tmp_path: Path, 
     fifo = root / "pipe"
     os.mkfifo(fifo)
     (root / "plain.txt").write_text("needle\n")
-    writer = subprocess.Popen([sys.executable, "-c", f"open({str(fifo)!r}, 'w').write('released')"])
+    writer = _fifo_writer(fifo)
     try:
         provider = RootsProvider([root])
         with anyio.fail_after(120):

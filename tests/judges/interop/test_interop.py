@@ -129,9 +129,9 @@ def test_ts_client_to_rootbound_serve(transport: str, era: str, workspace: tuple
 def check_ts_client_to_rootbound(transport: str, era: str, a: Path, b: Path, log: Path, row: dict[str, str]) -> None:
     with contextlib.ExitStack() as stack:
         if transport == "stdio":
-            target = ["--stdio", *rootbound_command()]
+            target = ["--stdio", *rootbound_command(), "--trust-client-roots"]  # the TS client's roots are in tmp
         else:
-            target = ["--http", stack.enter_context(rootbound_http(log=log))]
+            target = ["--http", stack.enter_context(rootbound_http("--trust-client-roots", log=log))]
         lines = run_ts_client(era, [a, b], [b], a / "secret.txt", target)
     version = row["era"] = lines[0]["protocolVersion"]
     assert version == ("2026-07-28" if era == "modern" else "2025-11-25")

@@ -1,0 +1,101 @@
+"""Tool arguments checked against the tool's declared input schema before any of them is used.
+
+The schemas already say what a tool accepts (``additionalProperties: false``, ``maxLength`` on ``write_file``'s
+content, ``minimum`` on offsets); nothing enforced them, so a 20 MiB body passed a 16 MiB limit and
+``offset=2**63`` reached ``os.pread`` ("Python int too large to convert to C long"). Here every call is checked
+with ``jsonschema`` (already a dependency of the ``mcp`` SDK), and integers are held to the signed 64-bit range
+every OS call takes.
+
+Messages never echo the client's values or unknown argument names: only names the schema declares, and the
+limit the schema states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+__all__ = ["MAX_INT", "InvalidArguments", "checker"]
+
+MAX_INT: Final = 2**63 - 1
+
+
+class InvalidArguments(ValueError):
+    """The arguments do not match the tool's input schema; the message is fixed text safe to show."""
+
+
+def checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], None]:
+    """A check for ``schema`` (compiled once): raises :class:`InvalidArguments` for the first violation."""
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    declared = _declared_names(schema)
+
+    def check(arguments: Mapping[str, Any]) -> None:
+        error = next(validator.iter_errors(arguments), None)
+        if error is not None:
+            raise InvalidArguments(_describe(error, declared))
+        _check_ints(arguments)
+
+    return check
+
+
+def _declared_names(schema: Mapping[str, Any]) -> frozenset[str]:
+    names: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        properties = node.get("properties")
+        if isinstance(properties, Mapping):
+            names.update(properties)
+            stack.extend(value for value in properties.values() if isinstance(value, Mapping))
+        items = node.get("items")
+        if isinstance(items, Mapping):
+            stack.append(items)
+    return frozenset(names)
+
+
+def _where(path: Any, declared: frozenset[str]) -> str:
+    parts = [str(p) if isinstance(p, int) or p in declared else "?" for p in path]
+    return f"argument '{'.'.join(parts)}'" if parts else "arguments"
+
+
+def _describe(error: ValidationError, declared: frozenset[str]) -> str:
+    where = _where(error.absolute_path, declared)
+    keyword, limit = error.validator, error.validator_value
+    if keyword == "required":
+        missing = [name for name in limit if isinstance(error.instance, Mapping) and name not in error.instance]
+        return f"invalid arguments: missing required argument '{missing[0]}'" if missing else "invalid arguments"
+    if keyword == "additionalProperties":
+        return f"invalid arguments: unexpected argument in {where}"
+    if keyword == "type":
+        expected = limit if isinstance(limit, str) else " or ".join(limit)
+        return f"invalid arguments: {where} must be of type {expected}"
+    phrases = {
+        "maxLength": f"is longer than {limit} characters",
+        "minLength": f"is shorter than {limit} characters",
+        "maximum": f"is greater than {limit}",
+        "minimum": f"is less than {limit}",
+        "maxItems": f"has more than {limit} items",
+        "minItems": f"has fewer than {limit} items",
+        "enum": "is not one of the allowed values",
+        "pattern": "is not in the expected form",
+    }
+    return f"invalid arguments: {where} {phrases.get(str(keyword), 'is not valid')}"
+
+
+def _check_ints(value: Any) -> None:
+    """Integers beyond the signed 64-bit range (no OS call takes them), anywhere in the arguments."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int) and not -MAX_INT - 1 <= item <= MAX_INT:
+            raise InvalidArguments("invalid arguments: an integer is out of range (signed 64-bit)")
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
