@@ -13,7 +13,7 @@ limit the schema states.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
@@ -64,7 +64,7 @@ def _where(path: Any, declared: frozenset[str]) -> str:
 
 def _describe(error: ValidationError, declared: frozenset[str]) -> str:
     where = _where(error.absolute_path, declared)
-    keyword, limit = error.validator, error.validator_value
+    keyword, limit = error.validator, cast(Any, error.validator_value)
     if keyword == "required":
         missing = [name for name in limit if isinstance(error.instance, Mapping) and name not in error.instance]
         return f"invalid arguments: missing required argument '{missing[0]}'" if missing else "invalid arguments"
