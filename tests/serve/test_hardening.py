@@ -399,3 +399,51 @@ async def test_item8_fifo_with_a_blocked_writer_is_never_opened(tmp_path: Path, 
     finally:
         writer.kill()
         writer.wait()
+
+
+# -- item 1: a pathological pattern does not freeze the server -------------------------------------------------------
+
+PATHOLOGICAL = [
+    # (tool, arguments): each takes hours on a backtracking engine over the planted tree below
+    ("grep", {"pattern": "(a+)+$", "regex": True}),
+    ("grep", {"pattern": "(.+)+@@@", "regex": True}),
+    ("search_files", {"pattern": "*?" * 12 + "Z"}),
+    ("search_files", {"pattern": "**/" * 17 + "Z"}),
+]
+
+
+def _planted(base: Path) -> Path:
+    root = base.resolve() / "planted"
+    (root / "names").mkdir(parents=True)
+    (root / "line.txt").write_text("a" * 40 + "!\n")
+    (root / "text.txt").write_text("an ordinary line of text with nothing planted in it at all, really\n")
+    (root / "names" / ("n" * 41 + "a")).write_text("x")
+    deep = root
+    for i in range(20):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (deep / "leaf.txt").write_text("x")
+    return root
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", MODES)
+async def test_item1_pathological_patterns_do_not_freeze_the_server(tmp_path: Path, transport: str, mode: str) -> None:
+    """While each catastrophic pattern runs, a trivial call on the same server still answers, and the pattern's
+    own call answers too (a result or the deadline's error): on a backtracking engine holding the GIL neither
+    would, for hours."""
+    root = _planted(tmp_path)
+    provider = RootsProvider([root])
+    with anyio.fail_after(240):
+        async with serve(transport, [str(root)], mode=mode, provider=provider) as client:
+            for tool, arguments in PATHOLOGICAL:
+
+                async def hostile(tool: str = tool, arguments: dict[str, Any] = arguments) -> None:
+                    await client.call_tool(tool, arguments)  # a result or a tool error: answered either way
+
+                async with anyio.create_task_group() as tg:  # waits for the hostile call's answer too
+                    tg.start_soon(hostile)
+                    await anyio.sleep(0.2)
+                    error, text = await text_of(client, "list_roots")
+                    assert not error and root.as_uri() in text
