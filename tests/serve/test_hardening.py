@@ -403,7 +403,7 @@ async def test_item8_fifo_with_a_blocked_writer_is_never_opened(tmp_path: Path, 
 
 # -- item 1: a pathological pattern does not freeze the server -------------------------------------------------------
 
-PATHOLOGICAL = [
+PATHOLOGICAL: list[tuple[str, dict[str, Any]]] = [
     # (tool, arguments): each takes hours on a backtracking engine over the planted tree below
     ("grep", {"pattern": "(a+)+$", "regex": True}),
     ("grep", {"pattern": "(.+)+@@@", "regex": True}),
