@@ -447,3 +447,33 @@ async def test_item1_pathological_patterns_do_not_freeze_the_server(tmp_path: Pa
                     await anyio.sleep(0.2)
                     error, text = await text_of(client, "list_roots")
                     assert not error and root.as_uri() in text
+
+
+# -- item 9: arguments checked against the input schema; no raw exception text ---------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", MODES)
+async def test_item9_arguments_are_checked_before_use(tmp_path: Path, transport: str, mode: str) -> None:
+    root = tmp_path.resolve()
+    (root / "a.txt").write_text("hello\n")
+    provider = RootsProvider([root])
+    with anyio.fail_after(120):
+        async with serve(transport, [str(root), "--writable"], mode=mode, provider=provider) as client:
+            error, text = await text_of(client, "read_file", path="a.txt", offset=2**63)
+            assert (error, text) == (True, "invalid arguments: an integer is out of range (signed 64-bit)")
+            error, text = await text_of(client, "read_file", path="a.txt", SECRET_NAME=1)
+            assert (error, text) == (True, "invalid arguments: unexpected argument in arguments")
+            error, text = await text_of(client, "read_file", path="a.txt", offset=-1)
+            assert (error, text) == (True, "invalid arguments: argument 'offset' is less than 0")
+            error, text = await text_of(client, "list_directory")
+            assert (error, text) == (True, "invalid arguments: missing required argument 'path'")
+            if transport == "stdio":  # over HTTP the SDK refuses a body past 4 MiB before any tool (413)
+                error, text = await text_of(client, "write_file", path="big.txt", content="x" * (20 * 1024 * 1024))
+                assert (error, text) == (
+                    True,
+                    "invalid arguments: argument 'content' is longer than 16777216 characters",
+                )
+                assert not (root / "big.txt").exists()
+            assert await text_of(client, "read_file", path="a.txt") == (False, "hello\n")

@@ -33,6 +33,7 @@ from ..boundary import Boundary
 from ..fs import RootedFS
 from ..mcp import RootsService
 from ..roots import RootSet
+from ._tool_guard import ToolGuard
 from .tools import TOOLS, Limits, ToolError, run_tool
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
@@ -145,6 +146,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         get_tool_input_schema=lambda name: next((t.input_schema for t in tools if t.name == name), None),
     )
     service.install(server)
+    server.middleware.append(ToolGuard({tool.name: tool.input_schema for tool in tools}))  # issue 16: #3, #9
     return server, service
 
 

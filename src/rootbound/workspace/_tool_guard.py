@@ -1,0 +1,64 @@
+"""What every ``tools/call`` passes before a tool sees it, and what no tool's failure may show.
+
+A server middleware (``Server.middleware``, innermost), so it holds for every tool and both eras:
+
+* the arguments are checked against the tool's declared input schema (:mod:`._arguments`): a violation is a
+  tool error with a fixed message, before any argument is used;
+* each session runs at most a few calls at once (:mod:`._fairness`): one session's backlog of slow calls cannot
+  take every worker thread;
+* an unexpected exception from a tool becomes a fixed message (``internal error``), logged once by type (the
+  log is rate-limited), never its text or traceback on the wire. Protocol errors (:class:`MCPError`, e.g. the
+  missing roots capability) and malformed params (the SDK's own ``-32602``) pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from ._arguments import InvalidArguments, checker
+from ._fairness import SessionSlots
+
+__all__ = ["INTERNAL_ERROR_TEXT", "ToolGuard"]
+
+logger = logging.getLogger("rootbound.serve.tools")
+
+INTERNAL_ERROR_TEXT: Final = "internal error: the tool failed unexpectedly (the server log has the details)"
+
+
+def _tool_error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+class ToolGuard:
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any]], *, per_session: int = 4) -> None:
+        self._checks: dict[str, Callable[[Mapping[str, Any]], None]] = {
+            name: checker(schema) for name, schema in schemas.items()
+        }
+        self._slots = SessionSlots(per_session)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call" or not isinstance(ctx.params, Mapping):
+            return await call_next(ctx)
+        name = ctx.params.get("name")
+        arguments = ctx.params.get("arguments")
+        check = self._checks.get(name) if isinstance(name, str) else None
+        if check is not None:
+            try:
+                check(arguments if arguments is not None else {})
+            except InvalidArguments as error:
+                return _tool_error(str(error))
+        async with self._slots.slot(ctx.session):
+            try:
+                return await call_next(ctx)
+            except (MCPError, ValidationError):
+                raise
+            except Exception as error:
+                logger.error("tool %s failed: %s", name if check is not None else "?", type(error).__name__)
+                return _tool_error(INTERNAL_ERROR_TEXT)
