@@ -477,3 +477,30 @@ async def test_item9_arguments_are_checked_before_use(tmp_path: Path, transport:
                 )
                 assert not (root / "big.txt").exists()
             assert await text_of(client, "read_file", path="a.txt") == (False, "hello\n")
+
+
+# -- item 2: a cap on roots per snapshot, with a clear refusal -------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", MODES)
+async def test_item2_too_many_roots_are_refused_clearly(tmp_path: Path, transport: str, mode: str) -> None:
+    """300 file roots (each one or two held fds) against the default cap of 256: refused whole, with a message
+    saying why; the same server still serves a client with a few roots."""
+    root = tmp_path.resolve()
+    files = []
+    for i in range(300):
+        path = root / f"r{i:03}.txt"
+        path.write_text("x")
+        files.append(path)
+    with anyio.fail_after(180):
+        async with serve(transport, [str(root)], mode=mode, provider=RootsProvider(files)) as client:
+            error, text = await text_of(client, "list_roots")
+            assert error
+            assert text == (
+                "refused: the client declared 300 roots; this server holds at most 256 per client (--max-roots)"
+            )
+        async with serve(transport, [str(root), "--max-roots", "4"], mode=mode, provider=RootsProvider(files[:4])) as c:
+            error, text = await text_of(c, "list_roots")
+            assert not error and files[3].as_uri() in text

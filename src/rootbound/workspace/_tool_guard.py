@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from ._arguments import InvalidArguments, checker
 from ._fairness import SessionSlots
+from ._fd_budget import RootsRefused
 
 __all__ = ["INTERNAL_ERROR_TEXT", "ToolGuard"]
 
@@ -59,6 +60,8 @@ class ToolGuard:
                 return await call_next(ctx)
             except (MCPError, ValidationError):
                 raise
+            except RootsRefused as refused:
+                return _tool_error(str(refused))
             except Exception as error:
                 logger.error("tool %s failed: %s", name if check is not None else "?", type(error).__name__)
                 return _tool_error(INTERNAL_ERROR_TEXT)

@@ -33,6 +33,10 @@ endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sti
 load balancer; see docs/deploy.md). Handshake-era sessions are capped (--max-sessions, default 256); one idle
 for --session-idle-timeout seconds (default 600) is closed and its id answers 404; one opened by initialize but
 never used again is reaped after --init-timeout seconds (default 10), and is the first to make room at the cap.
+
+Limits: every effective root is held open (a descriptor) while its client's roots are current. A client declaring
+more than --max-roots roots (default 256) gets a tool error instead of being served; a new set of roots is also
+refused while the process's open descriptors are past 75% of its limit (raised to the hard limit at start).
 """
 
 
@@ -72,6 +76,13 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--trust-client-roots",
         action="store_true",
         help="with no DIRs, accept client roots anywhere but / (default: confined to your home directory)",
+    )
+    serve.add_argument(
+        "--max-roots",
+        metavar="N",
+        type=int,
+        default=256,
+        help="roots one client may have the server hold; a larger set is refused whole (default 256)",
     )
     serve.add_argument(
         "--max-sessions", metavar="N", type=int, default=256, help="open handshake-era HTTP sessions (default 256)"
@@ -137,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
         if home is None:
             return _fail("no DIRs and no usable home directory to confine client roots to: give DIRs")
         dirs, confine_only = [home], True
+    if args.max_roots <= 0:
+        return _fail("--max-roots must be positive")
     if args.max_sessions <= 0 or not args.session_idle_timeout > 0 or not args.init_timeout > 0:
         return _fail("--max-sessions, --session-idle-timeout and --init-timeout must be positive")
 
@@ -152,7 +165,11 @@ def run(args: argparse.Namespace) -> int:
         state_keys=keys,
         roots_timeout=args.roots_timeout,
         dirs_confine_only=confine_only,
+        max_roots=args.max_roots,
     )
+    from ._fd_budget import raise_fd_limit
+
+    raise_fd_limit()  # held roots are descriptors: use the room the hard limit allows
     server, _service = build_workspace_server(config)
     if args.http:
         host, _, port = args.http.rpartition(":")

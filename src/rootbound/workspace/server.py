@@ -33,6 +33,7 @@ from ..boundary import Boundary
 from ..fs import RootedFS
 from ..mcp import RootsService
 from ..roots import RootSet
+from ._fd_budget import RootBudget
 from ._tool_guard import ToolGuard
 from .tools import TOOLS, Limits, ToolError, run_tool
 
@@ -54,6 +55,8 @@ class WorkspaceConfig:
     state_keys: tuple[bytes, ...] = ()
     roots_timeout: float = 10.0
     name: str = "rootbound-workspace"
+    max_roots: int = 256
+    """Roots one snapshot may hold (``--max-roots``); a larger one is refused whole."""
     dirs_confine_only: bool = False
     """The DIRs only confine client roots (no-DIR mode's implicit home directory): never a fallback."""
 
@@ -69,8 +72,9 @@ class HeldBoundaries:
     replaced by a symlink) is dropped from then on: denied, never followed to its new target.
     """
 
-    def __init__(self, dirs: Sequence[Path]) -> None:
+    def __init__(self, dirs: Sequence[Path], budget: RootBudget | None = None) -> None:
         self.allowlist = Boundary(dirs) if dirs else None
+        self.budget = budget or RootBudget()  # issue 16 #2: roots per snapshot, and the process's fds
         self._held: weakref.WeakKeyDictionary[RootSet, Boundary] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
@@ -82,6 +86,7 @@ class HeldBoundaries:
         with self._lock:
             boundary = self._held.get(roots)
             if boundary is None or boundary.closed:
+                self.budget.admit(len(roots))  # RootsRefused: a clear tool error (see _tool_guard)
                 boundary = Boundary(roots, allow=self.allowlist)
                 self._held[roots] = boundary
             stale = boundary.verify()
@@ -101,7 +106,7 @@ class HeldBoundaries:
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
     """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
     allow = list(config.dirs) if config.dirs and not config.dirs_confine_only else None
-    held = HeldBoundaries(config.dirs)
+    held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots))
     service = RootsService(
         fallback=allow,
         timeout=config.roots_timeout,
