@@ -19,7 +19,7 @@ from typing import Any, Literal
 import anyio
 
 from .classes import by_id, severity_for
-from .judge import control_evidence, judge
+from .judge import control_evidence, judge, result_text
 from .probes import Probe, Shape, Style, catalogue, control_paths
 from .report import Finding, ModeRun, Report, ToolStatus
 from .session import CallOutcome, CountingProvider, Peer, ServerSpec, StartFailed, open_peer
@@ -31,6 +31,7 @@ __all__ = ["AuditOptions", "run_audit"]
 ModeName = Literal["args", "roots", "both"]
 STYLES: tuple[Style, ...] = ("absolute", "relative", "uri")
 PATTERNS = ("rbt", "*rbt*", "**/*rbt*")
+PARALLEL = 4  # read probes in flight at once
 # Classes whose own evidence stands apart from "no check at all" (kept even when outside-absolute fired).
 _INDEPENDENT = {"hardlink", "fifo-block", "stale-roots", "ignores-roots"}
 
@@ -213,8 +214,8 @@ class _Auditor:
     async def learn(self, ctx: _ModeCtx, plan: ToolPlan) -> ToolPlan:
         """An empty schema: call with no arguments and read the parameter names from the validation error."""
         out = await ctx.peer.call(plan.name, {})
-        text = (out.error or "") + " " + str(out.result)
-        names = learn_params(text) if out.is_error else []
+        text = (out.error or "") + "\n" + result_text(out.result)
+        names = learn_params(text) if out.is_error else {}
         return plan_learnt(plan.name, names, plan.access)
 
     async def control(self, ctx: _ModeCtx, plan: ToolPlan) -> _Learnt | None:
@@ -281,6 +282,9 @@ class _Auditor:
             other = (
                 self.scratch(item.style) if item.shape == "new" else control_paths(self.trap, "new", item.style, new)
             )
+        if plan.access != "write":
+            await self.fire_reads(ctx, item, probes, other)
+            return len(probes)
         count = 0
         for index, probe in enumerate(probes):
             if self.hung(ctx):
@@ -289,13 +293,31 @@ class _Auditor:
             args = plan.arguments(item.param, probe.path, other, item.pattern, self.content())
             out = await ctx.peer.call(plan.name, args)
             count += 1
-            if plan.access == "write":
-                changes = self.diff()
-                self.judge_write(ctx, plan.name, item.param, probe.class_id, probe, out, changes)
-                self.restore(changes)
-            else:
-                self.judge_read(ctx, plan.name, item.param, probe, out)
+            changes = self.diff()
+            self.judge_write(ctx, plan.name, item.param, probe.class_id, probe, out, changes)
+            self.restore(changes)
         return count
+
+    async def fire_reads(self, ctx: _ModeCtx, item: _Learnt, probes: list[Probe], other: str) -> None:
+        """Read probes change nothing, so a few run at once (writes stay one at a time, between snapshots)."""
+        plan = item.plan
+        limiter = anyio.CapacityLimiter(PARALLEL)
+        done = 0
+
+        async def one(probe: Probe) -> None:
+            nonlocal done
+            async with limiter:
+                if self.hung(ctx):
+                    return
+                args = plan.arguments(item.param, probe.path, other, item.pattern, "")
+                out = await ctx.peer.call(plan.name, args)
+                done += 1
+                self.say(f"{ctx.name}: {plan.name} {done}/{len(probes)}")
+                self.judge_read(ctx, plan.name, item.param, probe, out)
+
+        async with anyio.create_task_group() as group:
+            for probe in probes:
+                group.start_soon(one, probe)
 
     def judge_read(self, ctx: _ModeCtx, tool: str, param: str, probe: Probe, out: CallOutcome) -> None:
         found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed))

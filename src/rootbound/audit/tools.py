@@ -268,27 +268,34 @@ _QUOTED = re.compile(r"""["'`]([A-Za-z_][A-Za-z0-9_]{0,40})["'`]""")
 _LOC = re.compile(r"""(?:path|loc)["']?\s*[:=]\s*\[\s*["']([A-Za-z_][A-Za-z0-9_]{0,40})["']""")
 
 
-def learn_params(error_text: str) -> list[str]:
-    """Parameter names a validation error names: zod's ``"path": ["file"]`` and pydantic's ``loc`` first; else
-    quoted words that look like a path, pattern or content parameter (an error's other words are not names)."""
-    names: list[str] = []
-    for match in _LOC.finditer(error_text):
-        if match.group(1) not in names:
-            names.append(match.group(1))
+_CHUNK = re.compile(r"\{[^{}]*\}")
+_EXPECTED = re.compile(r"""["']?expected["']?\s*[:=]\s*["'](\w+)["']""")
+
+
+def learn_params(error_text: str) -> dict[str, str]:
+    """Parameter names (and JSON types, when said) that a validation error names: zod's
+    ``{"expected": "array", "path": ["paths"]}`` and pydantic's ``loc`` first; else quoted words that look like a
+    path, pattern or content parameter (an error's other words are not names)."""
+    names: dict[str, str] = {}
+    for chunk in [*_CHUNK.findall(error_text), error_text]:
+        for match in _LOC.finditer(chunk):
+            expected = _EXPECTED.search(chunk)
+            names.setdefault(match.group(1), expected.group(1) if expected and chunk != error_text else "string")
     if names:
         return names
     for match in _QUOTED.finditer(error_text):
         word = match.group(1)
-        if word not in names and (_PATHY.search(word) or _PATTERN.fullmatch(word) or _CONTENT.fullmatch(word)):
-            names.append(word)
+        if _PATHY.search(word) or _PATTERN.fullmatch(word) or _CONTENT.fullmatch(word):
+            names.setdefault(word, "string")
     return names
 
 
-def plan_learnt(name: str, learnt: list[str], access: Access) -> ToolPlan:
-    """A plan for a tool with an empty schema, from the parameter names its errors revealed."""
+def plan_learnt(name: str, learnt: dict[str, str], access: Access) -> ToolPlan:
+    """A plan for a tool with an empty schema, from the parameter names (and types) its errors revealed."""
     plan = ToolPlan(name, access, [])
-    for pname in learnt:
-        _place(plan, pname, {"type": "string"}, learnt)
+    for pname, ptype in learnt.items():
+        schema = {"type": "array", "items": {"type": "string"}} if ptype == "array" else {"type": "string"}
+        _place(plan, pname, schema, list(learnt))
     plan.fillers.clear()  # only names the server itself asked for, and only the kinds the audit knows how to fill
     if not plan.path_params:
         plan.access, plan.reason = "skip", "no path parameter (schema empty, errors named none)"
