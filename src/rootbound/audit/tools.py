@@ -230,8 +230,10 @@ def plan_tool(tool: dict[str, Any], allow: frozenset[str], write: bool) -> ToolP
     if name not in allow and words & _DANGEROUS:
         plan.access, plan.reason = "skip", "looks like exec/shell/fetch/send (name it with --allow-tool)"
         return plan
-    read_only = annotations.get("readOnlyHint") is True or (
-        bool(words & _READ_VERB) and not words & _WRITE_VERB and annotations.get("readOnlyHint") is not False
+    read_only = (
+        annotations.get("readOnlyHint") is True
+        or (name in allow and not words & _WRITE_VERB)
+        or (bool(words & _READ_VERB) and not words & _WRITE_VERB and annotations.get("readOnlyHint") is not False)
     )
     if not read_only:
         plan.access = "write"
