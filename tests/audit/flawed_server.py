@@ -4,7 +4,7 @@ Raw JSON-RPC over stdio, handshake era only (``server/discover`` gets -32601, so
 ``initialize``). Roots: the directories on the command line, else the client's roots (asked after
 ``initialized`` and again on every ``notifications/roots/list_changed``, unless ``--stale``). With
 ``--ignore-roots`` it never asks and serves everything. Every tool but ``read_safe``, ``read_echo`` and
-``read_sloppy`` has exactly one bug; ``read_echo``'s errors repeat the request and name symlink targets, and must
+``read_sloppy`` has exactly one bug (``--hang`` makes every call block and ignore SIGTERM); ``read_echo``'s errors repeat the request and name symlink targets, and must
 produce no finding. ``exec_command`` must never be called (it records a call in ``$FLAWED_EXEC_LOG``).
 """
 
@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import time
 import unicodedata
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 STALE = "--stale" in sys.argv
 IGNORE_ROOTS = "--ignore-roots" in sys.argv
+HANG = "--hang" in sys.argv  # every tools/call blocks forever, and SIGTERM is ignored: only SIGKILL ends it
 DIRS = [os.path.realpath(a) for a in sys.argv[1:] if not a.startswith("--")]
 
 roots: list[str] = list(DIRS)
@@ -288,6 +291,9 @@ def handle(msg: dict[str, Any]) -> None:
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
     elif method == "tools/call":
+        if HANG:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            time.sleep(3600)
         if roots_pending:
             queued.append(msg)
             return

@@ -99,3 +99,11 @@ def test_ignored_roots_reported_once(module_dir: Path) -> None:
     report = run_and_check(module_dir / "traps", flawed_spec("--ignore-roots", workspace=False), modes="roots")
     assert [f.class_id for f in report.findings] == ["ignores-roots"]
     assert report.modes[0].status == "ignores roots"
+
+
+def test_hung_server_is_reported_and_killed(module_dir: Path) -> None:
+    """Calls time out, the audit stops calling, and the child (which ignores SIGTERM) is killed: nothing remains."""
+    report = run_and_check(module_dir / "traps", flawed_spec("--hang"), modes="args", timeout=1.0)
+    assert report.modes[0].status == "hung", (report.modes[0].status, report.modes[0].detail)
+    assert report.modes[0].calls == 2  # two timeouts in a row, then no more calls
+    assert report.incomplete and report.exit_code("low") == 2
