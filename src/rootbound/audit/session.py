@@ -183,6 +183,15 @@ class Peer:
         return outcome
 
 
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups (duck-typed: Python 3.10 has no built-in groups)."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -255,13 +264,16 @@ async def open_peer(
                 http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(call_timeout + 5))
                 await stack.enter_async_context(http)
                 transport = streamable_http_client(url, http_client=http)
-            client = Client(transport, mode=era, read_timeout_seconds=call_timeout, **kwargs)
+            # The session default bounds the handshake (a slow-starting server gets start_timeout); every tool
+            # call passes its own, shorter timeout.
+            client = Client(transport, mode=era, read_timeout_seconds=start_timeout, **kwargs)
             try:
                 # No cancel scope around this: the client opens task groups that outlive the call. The handshake
                 # is bounded by the client's read timeout instead.
                 await stack.enter_async_context(client)
             except Exception as exc:
-                raise StartFailed(_tail(log) or f"{type(exc).__name__}: {exc}") from exc
+                leaf = _leaf(exc)
+                raise StartFailed(_tail(log) or f"{type(leaf).__name__}: {leaf}") from exc
             yield Peer(client, call_timeout, log)
     finally:
         if proc is not None:
