@@ -4,8 +4,9 @@ Raw JSON-RPC over stdio, handshake era only (``server/discover`` gets -32601, so
 ``initialize``). Roots: the directories on the command line, else the client's roots (asked after
 ``initialized`` and again on every ``notifications/roots/list_changed``, unless ``--stale``). With
 ``--ignore-roots`` it never asks and serves everything. Every tool but ``read_safe``, ``read_echo`` and
-``read_sloppy`` has exactly one bug (``--hang`` makes every call block and ignore SIGTERM); ``read_echo``'s errors repeat the request and name symlink targets, and must
-produce no finding. ``exec_command`` must never be called (it records a call in ``$FLAWED_EXEC_LOG``).
+``read_sloppy`` has exactly one bug; ``read_echo``'s errors repeat the request and name symlink targets, and must
+produce no finding. ``--hang`` makes every call block and ignore SIGTERM. ``exec_command`` must never be called
+(it records a call in ``$FLAWED_EXEC_LOG``).
 """
 
 from __future__ import annotations

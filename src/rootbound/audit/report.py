@@ -17,6 +17,10 @@ from .classes import CLASSES, SEVERITIES, Kind, Severity, by_id
 
 __all__ = ["EXIT_FINDINGS", "EXIT_INCOMPLETE", "EXIT_OK", "Finding", "ModeRun", "Report", "ToolStatus"]
 
+# Classes whose own evidence stands apart from "no check at all" (kept even when outside-absolute fired).
+_INDEPENDENT = {"hardlink", "fifo-block", "stale-roots", "ignores-roots"}
+WORKSPACE = "ws"  # the trap's workspace location: siblings sharing its prefix are "ws-evil", "ws.", "ws "
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_INCOMPLETE = 2
@@ -89,6 +93,48 @@ class Report:
                 old.also += 1
                 return
         self.findings.append(finding)
+
+    def fold_causes(self) -> None:
+        """Fold findings into the root cause that explains them, per mode, tool and kind.
+
+        No check at all (``outside-absolute``) explains every other escape. A string-prefix check
+        (``prefix-bypass``) explains every other probe that landed in a sibling sharing W's prefix (``ws-evil``,
+        ``ws.``, ``ws ``), except ``symlink-prefix``, which is its own bug (a link followed, then prefix-compared).
+        """
+
+        def cause(f: Finding) -> str | None:
+            if f.class_id == "stale-roots" and any(
+                k[:2] == (f.mode, f.tool) and k[3] == "outside-absolute" for k in present
+            ):
+                return "outside-absolute"  # a tool with no check serves a removed root too: not a roots bug
+            if f.class_id in _INDEPENDENT:
+                return None
+            if f.class_id != "outside-absolute" and (f.mode, f.tool, f.kind, "outside-absolute") in present:
+                return "outside-absolute"
+            shares_prefix = f.location.startswith(WORKSPACE) and f.location != WORKSPACE
+            if (
+                shares_prefix
+                and f.class_id not in ("prefix-bypass", "symlink-prefix", "outside-absolute")
+                and (f.mode, f.tool, f.kind, "prefix-bypass") in present
+            ):
+                return "prefix-bypass"
+            return None
+
+        present = {(f.mode, f.tool, f.kind, f.class_id) for f in self.findings}
+        kept: list[Finding] = []
+        folded: list[tuple[Finding, str]] = []
+        for f in self.findings:
+            target = cause(f)
+            if target is None:
+                kept.append(f)
+            else:
+                folded.append((f, target))
+        for f, target in folded:
+            for r in kept:
+                if (r.mode, r.tool, r.class_id) == (f.mode, f.tool, target) and (r.kind == f.kind or f.kind == "roots"):
+                    r.also += 1 + f.also
+                    break
+        self.findings = kept
 
     @property
     def incomplete(self) -> bool:

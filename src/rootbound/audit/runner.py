@@ -24,7 +24,7 @@ from .probes import Probe, Shape, Style, catalogue, control_paths
 from .report import Finding, ModeRun, Report, ToolStatus
 from .session import CallOutcome, CountingProvider, Peer, ServerSpec, StartFailed, open_peer
 from .tools import ToolPlan, learn_params, plan_learnt, plan_tool
-from .trap import WS, Change, Snapshot, Trap, build_trap, remove
+from .trap import Change, Snapshot, Trap, build_trap, remove
 
 __all__ = ["AuditOptions", "run_audit"]
 
@@ -32,8 +32,6 @@ ModeName = Literal["args", "roots", "both"]
 STYLES: tuple[Style, ...] = ("absolute", "relative", "uri")
 PATTERNS = ("rbt", "*rbt*", "**/*rbt*")
 PARALLEL = 4  # read probes in flight at once
-# Classes whose own evidence stands apart from "no check at all" (kept even when outside-absolute fired).
-_INDEPENDENT = {"hardlink", "fifo-block", "stale-roots", "ignores-roots"}
 
 
 @dataclass
@@ -184,7 +182,6 @@ class _Auditor:
                 ctx,
                 "ignores-roots",
                 "roots",
-                None,
                 first,
                 "",
                 ctx.last or CallOutcome("{}"),
@@ -323,7 +320,7 @@ class _Auditor:
         found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed))
         for ev in found:
             class_id = "hardlink" if ev.location == "hardlink" else probe.class_id
-            self.finding(ctx, class_id, ev.kind, None, tool, param, out, ev.detail, probe.path, ev.location)
+            self.finding(ctx, class_id, ev.kind, tool, param, out, ev.detail, probe.path, ev.location)
 
     def judge_write(
         self, ctx: _ModeCtx, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
@@ -340,7 +337,6 @@ class _Auditor:
                 ctx,
                 class_id,
                 "write",
-                None,
                 tool,
                 param,
                 out,
@@ -355,7 +351,6 @@ class _Auditor:
         ctx: _ModeCtx,
         class_id: str,
         kind: Any,
-        learnt: _Learnt | None,
         tool: str,
         param: str,
         out: CallOutcome,
@@ -428,7 +423,6 @@ class _Auditor:
                         ctx,
                         "stale-roots",
                         "roots",
-                        None,
                         item.plan.name,
                         item.param,
                         out,
@@ -465,56 +459,12 @@ class _Auditor:
             ctx,
             "fifo-block",
             "hang",
-            None,
             item.plan.name,
             item.param,
             out,
             f"the call blocked for {out.seconds:.1f}s with the server holding the FIFO open for reading",
             spelling,
         )
-
-
-def _subsume(report: Report) -> None:
-    """Fold findings into the root cause that explains them, per mode, tool and kind.
-
-    No check at all (``outside-absolute``) explains every other escape. A string-prefix check
-    (``prefix-bypass``) explains every other probe that landed in a sibling sharing W's prefix (``ws-evil``,
-    ``ws.``, ``ws ``), except ``symlink-prefix``, which is its own bug (a link followed, then prefix-compared).
-    """
-
-    def cause(f: Finding) -> str | None:
-        if f.class_id == "stale-roots" and any(
-            k[:2] == (f.mode, f.tool) and k[3] == "outside-absolute" for k in present
-        ):
-            return "outside-absolute"  # a tool with no check serves a removed root too: not a roots bug
-        if f.class_id in _INDEPENDENT:
-            return None
-        if f.class_id != "outside-absolute" and (f.mode, f.tool, f.kind, "outside-absolute") in present:
-            return "outside-absolute"
-        shares_prefix = f.location.startswith(WS) and f.location != WS
-        if (
-            shares_prefix
-            and f.class_id not in ("prefix-bypass", "symlink-prefix", "outside-absolute")
-            and (f.mode, f.tool, f.kind, "prefix-bypass") in present
-        ):
-            return "prefix-bypass"
-        return None
-
-    present = {(f.mode, f.tool, f.kind, f.class_id) for f in report.findings}
-    kept: list[Finding] = []
-    folded: list[tuple[Finding, str]] = []
-    for f in report.findings:
-        target = cause(f)
-        if target is None:
-            kept.append(f)
-        else:
-            folded.append((f, target))
-    for f, target in folded:
-        for r in kept:
-            if (r.mode, r.tool, r.class_id) == (f.mode, f.tool, target) and (r.kind == f.kind or f.kind == "roots"):
-                r.also += 1 + f.also
-                break
-    report.findings = kept
 
 
 async def run_audit(options: AuditOptions) -> Report:
@@ -528,7 +478,7 @@ async def run_audit(options: AuditOptions) -> Report:
             await auditor.run()
         if scope.cancelled_caught:
             report.incomplete_reason = f"the server used up its {options.budget:.0f}s budget"
-        _subsume(report)
+        report.fold_causes()
     finally:
         if not options.keep_trap:
             remove(trap.base)
