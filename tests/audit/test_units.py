@@ -209,3 +209,58 @@ def test_severity_by_kind() -> None:
     assert severity_for("symlink-parent", "list") == "medium"
     assert severity_for("symlink-leaf", "meta") == "low"
     assert severity_for("hardlink", "write") == "info"
+
+
+def _outside(tmp_path: Path) -> Path:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("keep")
+    return precious
+
+
+def test_restore_does_not_follow_a_directory_swapped_for_a_link(tmp_path: Path) -> None:
+    """A server deletes a canary, then swaps its directory for a link out of the trap: restore must not write
+    (or delete) through the link."""
+    (tmp_path / "t").mkdir()
+    trap = build_trap(tmp_path / "t")
+    precious = _outside(tmp_path)
+    before = trap.snapshot()
+    far = trap.base / "far"
+    secret = trap.canaries["far"].path
+    secret.unlink()
+    (far / "created.txt").write_text("x")
+    changes = before.diff(trap.snapshot())
+    far.rename(trap.base / "far-moved")
+    os.symlink(precious, far)  # the race: swapped between diff and restore
+    (precious / "created.txt").write_text("not ours")
+    before.restore(changes, {})
+    assert sorted(os.listdir(precious)) == ["created.txt", "keep.txt"]  # nothing written, nothing deleted
+    assert (precious / "created.txt").read_text() == "not ours"
+    assert os.path.islink(far)  # left alone: the next diff still shows it
+    assert any(c.path == far for c in before.diff(trap.snapshot()))
+    remove(trap.base)
+    assert (precious / "keep.txt").read_text() == "keep"
+
+
+def test_remove_survives_a_trap_replaced_by_a_link(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()
+    trap = build_trap(tmp_path / "t")
+    precious = _outside(tmp_path)
+    moved = tmp_path / "moved-trap"
+    trap.base.rename(moved)
+    os.symlink(precious, trap.base)
+    remove(trap.base)  # unlinks the link, never empties what it points to
+    assert not os.path.lexists(trap.base)
+    assert (precious / "keep.txt").read_text() == "keep"
+    remove(moved)
+
+
+def test_remove_resets_permissions_a_server_took_away(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()
+    trap = build_trap(tmp_path / "t")
+    (trap.base / "far" / "locked").mkdir()
+    (trap.base / "far" / "locked" / "f").write_text("x")
+    os.chmod(trap.base / "far" / "locked", 0)
+    os.chmod(trap.base / "far", 0o500)
+    remove(trap.base)
+    assert not trap.base.exists()

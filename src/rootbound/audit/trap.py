@@ -16,8 +16,9 @@ Layout (``A`` is the trap's base, ``W = A/ws``)::
     A/ws/fifo                    a FIFO
     A/far/  A/ws-evil/  A/ws./  "A/ws "/  A/WS/  A/ｗｓ/  A/second/  A/home/  A/cwd/   outside canaries
 
-The server runs with cwd ``A/cwd`` (and, if asked, HOME ``A/home``). :func:`remove` deletes the tree with
-``shutil.rmtree``, which unlinks symlinks and never follows them.
+The server runs with cwd ``A/cwd`` (and, if asked, HOME ``A/home``). :func:`remove` and
+:meth:`Snapshot.restore` work relative to directory fds opened with ``O_NOFOLLOW``: symlinks are unlinked, never
+followed, and a directory swapped for a link mid-audit cannot steer them out of the trap.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import contextlib
 import hashlib
 import os
 import secrets
-import shutil
 import stat
 import tempfile
 import time
@@ -161,22 +161,17 @@ def _safe(loc: str) -> str:
 
 
 def remove(base: Path) -> None:
-    """Delete the trap. ``rmtree`` unlinks symlinks without following them; permissions a server changed are reset."""
-
-    def fix(func: object, path: str, _exc: object) -> None:
-        try:
-            os.chmod(os.path.dirname(path), 0o700)
-            st = os.lstat(path)
-            if stat.S_ISDIR(st.st_mode):
-                os.chmod(path, 0o700)
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
-
-    if os.path.lexists(base) and not os.path.islink(base):
-        shutil.rmtree(base, onerror=fix)
+    """Delete the trap, every step relative to a directory fd: symlinks are unlinked, never followed (even if a
+    server replaced the trap's own directory with one), and permissions a server changed are reset first."""
+    try:
+        parent = os.open(base.parent, _DIR_FLAGS)
+    except OSError:
+        return
+    try:
+        if _exists_at(parent, base.name):
+            _remove_at(parent, base.name)
+    finally:
+        os.close(parent)
 
 
 # -- snapshot / diff / restore --------------------------------------------------------------------------
@@ -234,39 +229,122 @@ class Snapshot:
         return changes
 
     def restore(self, changes: list[Change], hardlinks: dict[str, Path]) -> None:
-        """Undo ``changes`` (deepest first for removals, shallowest first for re-creation)."""
+        """Undo ``changes`` (deepest first for removals, shallowest first for re-creation).
+
+        Every operation is relative to a directory fd reached from the trap base one component at a time with
+        ``O_NOFOLLOW``: a server that swaps a trap directory for a symlink cannot steer a restore outside the trap
+        (such an entry is left alone, and the next diff still shows it).
+        """
         for change in sorted(changes, key=lambda c: -len(c.path.parts)):
             rel = change.path.relative_to(self.base).as_posix()
             old = self.entries.get(rel)
-            if old is not None and old.kind == "d" and change.path.is_dir() and not change.path.is_symlink():
-                os.chmod(change.path, old.mode)  # a directory whose mode changed keeps its contents
-                continue
-            if change.what in ("created", "modified") and os.path.lexists(change.path):
-                _unlink_any(change.path)
+            with _at(self.base, rel) as where:
+                if where is None:
+                    continue
+                parent, leaf = where
+                if old is not None and old.kind == "d" and _is_dir_at(parent, leaf):
+                    _chmod_dir_at(parent, leaf, old.mode)  # a directory whose mode changed keeps its contents
+                elif change.what in ("created", "modified") and _exists_at(parent, leaf):
+                    _remove_at(parent, leaf)
         for change in sorted(changes, key=lambda c: len(c.path.parts)):
             rel = change.path.relative_to(self.base).as_posix()
             old = self.entries.get(rel)
-            if old is None or os.path.lexists(change.path):
+            if old is None:
                 continue
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            if old.kind == "d":
-                change.path.mkdir(mode=old.mode)
-            elif old.kind == "l":
-                os.symlink(os.fsdecode(old.data), change.path)
-            elif old.kind == "p":
-                os.mkfifo(change.path, old.mode)
-            elif old.kind == "f" and rel in hardlinks and hardlinks[rel].exists():
-                os.link(hardlinks[rel], change.path)
-            elif old.kind == "f":
-                fd = os.open(change.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, old.mode)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(old.data)
-                os.utime(change.path, ns=(old.mtime_ns, old.mtime_ns), follow_symlinks=False)
+            with _at(self.base, rel) as where:
+                if where is None or _exists_at(*where):
+                    continue
+                parent, leaf = where
+                if old.kind == "d":
+                    os.mkdir(leaf, old.mode, dir_fd=parent)
+                elif old.kind == "l":
+                    os.symlink(os.fsdecode(old.data), leaf, dir_fd=parent)
+                elif old.kind == "p":
+                    os.mkfifo(leaf, old.mode, dir_fd=parent)
+                elif old.kind == "f" and rel in hardlinks and os.path.lexists(hardlinks[rel]):
+                    os.link(hardlinks[rel], leaf, dst_dir_fd=parent, follow_symlinks=False)
+                elif old.kind == "f":
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+                    fd = os.open(leaf, flags, old.mode, dir_fd=parent)
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(old.data)
+                        fh.flush()
+                        os.utime(fh.fileno(), ns=(old.mtime_ns, old.mtime_ns))
         # Directory mtimes move when entries come and go; put them back so the next diff starts clean.
         for rel, old in self.entries.items():
             if old.kind == "d":
-                with contextlib.suppress(OSError):
-                    os.utime(self.base / rel, ns=(old.mtime_ns, old.mtime_ns), follow_symlinks=False)
+                with _at(self.base, rel) as where, contextlib.suppress(OSError):
+                    if where is not None:
+                        fd = os.open(where[1], _DIR_FLAGS, dir_fd=where[0])
+                        try:
+                            os.utime(fd, ns=(old.mtime_ns, old.mtime_ns))
+                        finally:
+                            os.close(fd)
+
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+
+
+@contextlib.contextmanager
+def _at(base: Path, rel: str) -> Iterator[tuple[int, str] | None]:
+    """``(fd of rel's parent, leaf name)``, the parent reached from ``base`` without following any symlink;
+    ``None`` when a component is missing or is not a real directory."""
+    parts = rel.split("/")
+    fds: list[int] = []
+    try:
+        try:
+            fds.append(os.open(base, _DIR_FLAGS))
+            for part in parts[:-1]:
+                fds.append(os.open(part, _DIR_FLAGS, dir_fd=fds[-1]))
+        except OSError:
+            yield None
+            return
+        yield fds[-1], parts[-1]
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _exists_at(parent: int, leaf: str) -> bool:
+    try:
+        os.stat(leaf, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _is_dir_at(parent: int, leaf: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(leaf, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _chmod_dir_at(parent: int, leaf: str, mode: int) -> None:
+    fd = os.open(leaf, _DIR_FLAGS, dir_fd=parent)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _remove_at(parent: int, leaf: str) -> None:
+    """Remove ``leaf`` (a whole tree if it is a directory) relative to ``parent``; links are unlinked, never
+    followed, and a directory a server made unreadable is made readable first."""
+    st = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(leaf, dir_fd=parent)
+        return
+    fd = os.open(leaf, _DIR_FLAGS, dir_fd=parent)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o700)
+        for child in os.listdir(fd):
+            _remove_at(fd, child)
+    finally:
+        os.close(fd)
+    os.rmdir(leaf, dir_fd=parent)
 
 
 def _content(entry: Entry) -> tuple[str, int, bytes]:
@@ -302,12 +380,3 @@ def _read_nofollow(path: Path) -> bytes:
     with os.fdopen(fd, "rb") as fh:
         data = fh.read(1 << 20)
     return hashlib.sha256(data).digest() + data if len(data) > 65536 else data
-
-
-def _unlink_any(path: Path) -> None:
-    st = os.lstat(path)
-    if stat.S_ISDIR(st.st_mode):
-        os.chmod(path, 0o700)
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
