@@ -106,6 +106,7 @@ def test_json_report_to_file_and_exit_code(tmp_path: Path) -> None:
     assert report["incomplete"] is False
     finding = next(f for f in report["findings"] if f["tool"] == "read_prefix" and f["class_id"] == "prefix-bypass")
     assert finding["severity"] == "high" and finding["mode"] == "args" and finding["kind"] == "read"
+    assert finding["class"] == "prefix-bypass"
     assert finding["request"]["method"] == "tools/call"
     assert finding["request"]["params"]["name"] == "read_prefix"
     assert list(traps.iterdir()) == []

@@ -107,3 +107,9 @@ def test_hung_server_is_reported_and_killed(module_dir: Path) -> None:
     assert report.modes[0].status == "hung", (report.modes[0].status, report.modes[0].detail)
     assert report.modes[0].calls == 2  # two timeouts in a row, then no more calls
     assert report.incomplete and report.exit_code("low") == 2
+
+
+def test_budget_stops_the_audit_and_kills_the_server(module_dir: Path) -> None:
+    report = run_and_check(module_dir / "traps", flawed_spec("--hang"), modes="args", timeout=30.0, budget=2.0)
+    assert "budget" in report.incomplete_reason
+    assert report.exit_code("low") == 2

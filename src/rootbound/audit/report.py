@@ -172,7 +172,12 @@ class Report:
             "incompleteReason": self.incomplete_reason or None,
             "modes": [asdict(m) for m in self.modes],
             "findings": [
-                {**asdict(f), "request": json.loads(f.request), "fingerprint": f.fingerprint(self.server)}
+                {
+                    "class": f.class_id,
+                    **asdict(f),
+                    "request": json.loads(f.request),
+                    "fingerprint": f.fingerprint(self.server),
+                }
                 for f in self.findings
             ],
         }
