@@ -112,6 +112,7 @@ def test_control_evidence_kinds(trap: Trap) -> None:
     assert control_evidence(trap, json.dumps(m.name), {"x": m.name}, False) is None
     assert control_evidence(trap, "{}", {"mtime": m.mtime}, False) is None  # numbers are not text
     assert control_evidence(trap, "{}", {"mtime": str(m.mtime)}, False) == "meta"
+    assert control_evidence(trap, "{}", {"size": f"9{m.mtime}1"}, False) is None  # inside a longer number
 
 
 def test_catalogue_covers_every_probe_class(trap: Trap) -> None:

@@ -59,6 +59,11 @@ def result_text(result: Any) -> str:
     return "\n".join(parts)
 
 
+def _has_time(text: str, spelling: str) -> bool:
+    """The timestamp as a whole token: epoch seconds inside a longer number (a size, an inode) do not count."""
+    return re.search(rf"(?<![0-9]){re.escape(spelling)}(?![0-9])", text) is not None
+
+
 def _in_request(needle: str, request: str) -> bool:
     return needle in request or json.dumps(needle)[1:-1] in request
 
@@ -79,7 +84,7 @@ def judge(trap: Trap, request: str, result: Any, is_error: bool, allowed: frozen
             found.append(Evidence("list", loc, f"listing-only name {entry!r} of {loc}/ in the result"))
     for canary in trap.outside(allowed):
         for spelling in canary.mtime_spellings():
-            if spelling in text and not _in_request(spelling, request):
+            if _has_time(text, spelling) and not _in_request(spelling, request):
                 found.append(Evidence("meta", canary.location, f"mtime of {_rel(trap, canary)} ({spelling})"))
                 break
     return found
@@ -95,7 +100,7 @@ def control_evidence(trap: Trap, request: str, result: Any, is_error: bool) -> K
         return "read"
     if marker.name in text and not _in_request(marker.name, request):
         return "list"
-    if any(s in text and not _in_request(s, request) for s in marker.mtime_spellings()):
+    if any(_has_time(text, s) and not _in_request(s, request) for s in marker.mtime_spellings()):
         return "meta"
     return None
 
