@@ -80,6 +80,7 @@ class _Auditor:
         self.fifo_done = False
         env = dict(os.environ)
         env["PWD"] = str(trap.cwd)
+        env["TZ"] = "UTC"  # timestamps in answers are matched in UTC
         if options.trap_home:
             env["HOME"] = str(trap.home)
         self.env = env
