@@ -6,7 +6,7 @@ Raw JSON-RPC over stdio, handshake era only (``server/discover`` gets -32601, so
 ``--ignore-roots`` it never asks and serves everything. Every tool but ``read_safe``, ``read_echo`` and
 ``read_sloppy`` has exactly one bug; ``read_echo``'s errors repeat the request and name symlink targets, and must
 produce no finding. ``--hang`` makes every call block and ignore SIGTERM. ``exec_command`` must never be called
-(it records a call in ``$FLAWED_EXEC_LOG``).
+(it records a call in ``$FLAWED_EXEC_LOG``); ``$FLAWED_CALL_LOG`` records every tool call by name.
 """
 
 from __future__ import annotations
@@ -239,6 +239,10 @@ TOOLS.append({"name": "exec_command", "inputSchema": PATH_SCHEMA})
 
 
 def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    calls = os.environ.get("FLAWED_CALL_LOG")
+    if calls:
+        with open(calls, "a", encoding="utf-8") as fh:
+            fh.write(name + "\n")
     if name == "exec_command":
         log = os.environ.get("FLAWED_EXEC_LOG")
         if log:

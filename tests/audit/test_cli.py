@@ -91,7 +91,9 @@ def test_server_that_does_not_start_in_process(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_json_report_to_file_and_exit_code(tmp_path: Path) -> None:
+def test_json_report_to_file_and_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = tmp_path / "calls.log"
+    monkeypatch.setenv("FLAWED_CALL_LOG", str(calls))
     out = tmp_path / "report.json"
     traps = tmp_path / "traps"
     traps.mkdir()
@@ -110,6 +112,10 @@ def test_json_report_to_file_and_exit_code(tmp_path: Path) -> None:
     assert finding["request"]["method"] == "tools/call"
     assert finding["request"]["params"]["name"] == "read_prefix"
     assert list(traps.iterdir()) == []
+    called = set(calls.read_text().split())
+    assert "read_prefix" in called
+    assert not called & {"write_dangling", "exec_command"}, "without --write no tool that may modify is called"
+    calls.unlink()
     # --fail-on critical: read escapes are high, so nothing at or above critical (no --write) -> 0
     again = run(
         "--trap-dir", str(traps), "--mode", "args", "-q", "--fail-on", "critical",
