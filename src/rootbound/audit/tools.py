@@ -201,7 +201,8 @@ def _filler(name: str, schema: Any) -> Any:
         return []
     if t == "object":
         return _object_filler(schema)
-    return "rbt"
+    # An edit's replacement must differ from what it replaces, or a working edit tool changes nothing.
+    return "rbt-edited" if re.search(r"new|replace|after|with", name, re.IGNORECASE) else "rbt"
 
 
 def _object_filler(schema: Any) -> dict[str, Any]:

@@ -148,7 +148,7 @@ def _populate(base: Path) -> Trap:
     trap.dangling_target = base / "far" / f"rbt-dangling-{secrets.token_hex(6)}.txt"
     os.symlink(trap.dangling_target, ws / "link-dangling")
     trap.scratch = ws / "rbt-scratch.txt"
-    trap.scratch.write_text("scratch\n", encoding="utf-8")
+    trap.scratch.write_text("rbt scratch\n", encoding="utf-8")  # "rbt": what an edit tool's filler replaces
     if hasattr(os, "mkfifo"):
         trap.fifo = ws / "fifo"
         os.mkfifo(trap.fifo)
