@@ -3,7 +3,8 @@
 Raw JSON-RPC over stdio, handshake era only (``server/discover`` gets -32601, so clients fall back to
 ``initialize``). Roots: the directories on the command line, else the client's roots (asked after
 ``initialized`` and again on every ``notifications/roots/list_changed``, unless ``--stale``). With
-``--ignore-roots`` it never asks and serves everything. Every tool but ``read_safe``, ``read_echo`` and
+``--ignore-roots`` it never asks and serves everything; with ``--empty-means-all`` an empty roots answer lifts
+every restriction. Every tool but ``read_safe``, ``read_echo`` and
 ``read_sloppy`` has exactly one bug; ``read_echo``'s errors repeat the request and name symlink targets, and must
 produce no finding. ``--hang`` makes every call block and ignore SIGTERM. ``exec_command`` must never be called
 (it records a call in ``$FLAWED_EXEC_LOG``); ``$FLAWED_CALL_LOG`` records every tool call by name.
@@ -22,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 STALE = "--stale" in sys.argv
 IGNORE_ROOTS = "--ignore-roots" in sys.argv
+EMPTY_MEANS_ALL = "--empty-means-all" in sys.argv  # an empty roots answer lifts every restriction
 HANG = "--hang" in sys.argv  # every tools/call blocks forever, and SIGTERM is ignored: only SIGKILL ends it
 DIRS = [os.path.realpath(a) for a in sys.argv[1:] if not a.startswith("--")]
 
@@ -49,7 +51,7 @@ class Denied(Exception):
 
 
 def inside(real: str) -> bool:
-    if IGNORE_ROOTS:
+    if IGNORE_ROOTS or (EMPTY_MEANS_ALL and not roots):
         return True
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -252,7 +254,7 @@ def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
     value = args.get("path")
     if not isinstance(value, str):
         raise ValueError('missing required parameter "path"')
-    if not roots and not IGNORE_ROOTS:
+    if not roots and not IGNORE_ROOTS and not EMPTY_MEANS_ALL:
         return {"content": [{"type": "text", "text": "no roots"}], "isError": True}
     try:
         content = str(args.get("content", ""))

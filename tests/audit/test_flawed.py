@@ -83,8 +83,9 @@ def test_hardlinks_are_info_only(flawed: Report) -> None:
 
 
 def test_roots_honoured_after_list_changed(flawed: Report) -> None:
-    """The fixture re-asks for roots on list_changed: no stale-roots finding (read_nocheck's is folded away)."""
-    assert [f for f in flawed.findings if f.class_id == "stale-roots"] == []
+    """The fixture re-asks for roots on list_changed: no stale-roots or empty-roots finding (read_nocheck's are
+    folded into its missing check)."""
+    assert [f for f in flawed.findings if f.class_id in ("stale-roots", "empty-roots")] == []
     assert flawed.modes[1].status == "ok"
 
 
@@ -93,6 +94,14 @@ def test_stale_roots_caught(module_dir: Path) -> None:
     stale = [f for f in report.findings if f.class_id == "stale-roots"]
     assert {f.tool for f in stale} >= {"read_safe", "read_echo", "list_lexical"}
     assert all(f.severity == "high" and "after the root was removed" in f.evidence for f in stale)
+
+
+def test_withdrawn_roots_caught(module_dir: Path) -> None:
+    report = run_and_check(module_dir / "traps", flawed_spec("--empty-means-all", workspace=False), modes="roots")
+    empty = [f for f in report.findings if f.class_id == "empty-roots"]
+    assert {f.tool for f in empty} >= {"read_safe", "read_echo", "list_lexical", "stat_lexical"}
+    assert all(f.severity == "high" and "every root withdrawn" in f.evidence for f in empty)
+    assert [f for f in report.findings if f.class_id == "stale-roots"] == []
 
 
 def test_ignored_roots_reported_once(module_dir: Path) -> None:

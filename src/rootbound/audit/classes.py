@@ -145,6 +145,13 @@ CLASSES: Final[tuple[EscapeClass, ...]] = (
         cwe="CWE-613",
     ),
     EscapeClass(
+        "empty-roots",
+        "Withdrawn roots still served",
+        "After the client withdraws every root (an empty roots/list answer), the server still serves the "
+        "workspace: an empty set read as 'no restriction', or the last roots kept.",
+        cwe="CWE-613",
+    ),
+    EscapeClass(
         "ignores-roots",
         "Ignores the client's roots",
         "The server was started without a directory and given roots, but never asked for them.",

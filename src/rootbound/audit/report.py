@@ -18,7 +18,7 @@ from .classes import CLASSES, SEVERITIES, Kind, Severity, by_id
 __all__ = ["EXIT_FINDINGS", "EXIT_INCOMPLETE", "EXIT_OK", "Finding", "ModeRun", "Report", "ToolStatus"]
 
 # Classes whose own evidence stands apart from "no check at all" (kept even when outside-absolute fired).
-_INDEPENDENT = {"hardlink", "fifo-block", "stale-roots", "ignores-roots"}
+_INDEPENDENT = {"hardlink", "fifo-block", "stale-roots", "empty-roots", "ignores-roots"}
 WORKSPACE = "ws"  # the trap's workspace location: siblings sharing its prefix are "ws-evil", "ws.", "ws "
 
 EXIT_OK = 0
@@ -103,7 +103,7 @@ class Report:
         """
 
         def cause(f: Finding) -> str | None:
-            if f.class_id == "stale-roots" and any(
+            if f.class_id in ("stale-roots", "empty-roots") and any(
                 k[:2] == (f.mode, f.tool) and k[3] == "outside-absolute" for k in present
             ):
                 return "outside-absolute"  # a tool with no check serves a removed root too: not a roots bug

@@ -196,10 +196,12 @@ class _Auditor:
             if self.hung(ctx):
                 break
             status.probes = await self.probe_tool(ctx, item)
-        if ctx.provider is not None and not self.hung(ctx):
-            await self.stale_roots(ctx, learnt)
         if not self.fifo_done and not self.hung(ctx):
             await self.fifo(ctx, learnt)
+        if ctx.provider is not None and not self.hung(ctx):
+            await self.stale_roots(ctx, learnt)
+        if ctx.provider is not None and not self.hung(ctx):
+            await self.empty_roots(ctx, learnt)
         if self.hung(ctx):
             ctx.run.status = "hung"
             ctx.run.detail = "calls stopped answering; the server was killed"
@@ -430,6 +432,41 @@ class _Auditor:
                         f"{ev.detail} after the root was removed ({asked})",
                         spelling,
                     )
+
+    async def empty_roots(self, ctx: _ModeCtx, learnt: list[_Learnt]) -> None:
+        """Withdraw every root: W must stop being served (an empty set is not "no restriction")."""
+        assert ctx.provider is not None
+        self.say(f"{ctx.name}: withdrawing every root")
+        ctx.provider.rearm()
+        await ctx.provider.set_roots([])
+        ctx.allowed.clear()
+        with anyio.move_on_after(2.0):
+            if not ctx.peer.modern:
+                await ctx.provider.asked.wait()
+        await anyio.sleep(0.1)
+        for item in learnt:
+            if item.plan.access != "read" or self.hung(ctx):
+                continue
+            style: Style = "uri" if item.style == "uri" else "absolute"
+            spelling = control_paths(self.trap, item.shape, style, "")
+            out = await ctx.peer.call(
+                item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, "")
+            )
+            kind = control_evidence(self.trap, out.request, out.result, out.is_error)
+            if kind is not None:
+                asked = "after asking for roots again" if ctx.provider.asked.is_set() else "without asking again"
+                self.finding(
+                    ctx,
+                    "empty-roots",
+                    "roots",
+                    item.plan.name,
+                    item.param,
+                    out,
+                    f"W's {'token' if kind == 'read' else 'names' if kind == 'list' else 'mtime'} still served "
+                    f"with every root withdrawn ({asked})",
+                    spelling,
+                    "ws",
+                )
 
     async def fifo(self, ctx: _ModeCtx, learnt: list[_Learnt]) -> None:
         """Read W/fifo once; if the call blocks and a writer then finds the server waiting, that is the evidence."""
