@@ -56,3 +56,14 @@ def test_rootbound_serve_is_clean(request: pytest.FixtureRequest, tmp_path: Path
     assert [m.status for m in result.modes] == ["ok", "ok", "ok"], [(m.mode, m.status, m.detail) for m in result.modes]
     tested = {t.name for t in result.modes[2].tools if t.tested}
     assert {"read_file", "list_directory", "stat", "write_file"} <= tested
+
+
+def test_latest_release_findings(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """server-filesystem 2026.8.31 (pinned): a trailing-space sibling is listable, and withdrawn roots stay served."""
+    result = _scan(request, tmp_path, "server-filesystem 2026.8.31 (roots)", peer_spec("2026.8.31"), modes="roots")
+    found = {(f.tool, f.class_id, f.kind) for f in result.findings}
+    assert ("list_directory", "normaliser", "list") in found
+    listing = next(f for f in result.findings if (f.tool, f.class_id) == ("list_directory", "normaliser"))
+    assert listing.location == "ws " and listing.probe.endswith("/ws ")
+    assert ("read_text_file", "empty-roots", "roots") in found
+    assert {f.severity for f in result.findings} <= {"info", "medium", "high"}
