@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 STALE = "--stale" in sys.argv
 IGNORE_ROOTS = "--ignore-roots" in sys.argv
 EMPTY_MEANS_ALL = "--empty-means-all" in sys.argv  # an empty roots answer lifts every restriction
+BROKEN_LIST = "--broken-list" in sys.argv  # tools/list answers an error
 HANG = "--hang" in sys.argv  # every tools/call blocks forever, and SIGTERM is ignored: only SIGKILL ends it
 DIRS = [os.path.realpath(a) for a in sys.argv[1:] if not a.startswith("--")]
 
@@ -295,6 +296,8 @@ def handle(msg: dict[str, Any]) -> None:
     elif method == "notifications/roots/list_changed":
         if not STALE and not IGNORE_ROOTS:
             ask_roots()
+    elif method == "tools/list" and BROKEN_LIST:
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32603, "message": "tools are on holiday"}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
     elif method == "tools/call":

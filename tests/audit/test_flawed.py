@@ -122,3 +122,10 @@ def test_budget_stops_the_audit_and_kills_the_server(module_dir: Path) -> None:
     report = run_and_check(module_dir / "traps", flawed_spec("--hang"), modes="args", timeout=30.0, budget=2.0)
     assert "budget" in report.incomplete_reason
     assert report.exit_code("low") == 2
+
+
+def test_a_broken_tools_list_fails_the_mode_not_the_audit(module_dir: Path) -> None:
+    report = run_and_check(module_dir / "traps", flawed_spec("--broken-list"))
+    assert [m.status for m in report.modes[:2]] == ["failed", "failed"]
+    assert "holiday" in report.modes[0].detail
+    assert report.exit_code("low") == 2

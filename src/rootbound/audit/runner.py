@@ -22,7 +22,7 @@ from .classes import by_id, severity_for
 from .judge import control_evidence, judge, result_text
 from .probes import Probe, Shape, Style, catalogue, control_paths
 from .report import Finding, ModeRun, Report, ToolStatus
-from .session import CallOutcome, CountingProvider, Peer, ServerSpec, StartFailed, open_peer
+from .session import CallOutcome, CountingProvider, Peer, ServerSpec, StartFailed, leaf_error, open_peer
 from .tools import ToolPlan, learn_params, plan_learnt, plan_tool
 from .trap import Change, Snapshot, Trap, build_trap, remove
 
@@ -113,6 +113,9 @@ class _Auditor:
                     run.status, run.detail = "roots unsupported", f"exited or failed without a workspace: {detail}"
                 else:
                     run.status, run.detail = "did not start", detail
+            except Exception as exc:  # a server that breaks the session mid-mode: report it, audit the next mode
+                leaf = leaf_error(exc)
+                run.status, run.detail = "failed", f"{type(leaf).__name__}: {str(leaf)[:200]}"
             finally:
                 run.seconds = time.monotonic() - started
                 self.restore_all()
@@ -170,6 +173,9 @@ class _Auditor:
                 continue
             status.tested, status.style, status.shape, status.evidence = True, got.style, got.shape, got.kind
             learnt.append(got)
+        if self.hung(ctx):
+            ctx.run.status, ctx.run.detail = "hung", "calls stopped answering; the server was killed"
+            return
         if ctx.provider is not None and ctx.provider.requests == 0 and not learnt:
             ctx.run.status = "roots unsupported"
             ctx.run.detail = f"never asked for roots and served nothing in {ctx.peer.calls} calls"
@@ -190,7 +196,7 @@ class _Auditor:
             )
             return
         if not learnt:
-            ctx.run.status = "hung" if self.hung(ctx) else "no testable tool"
+            ctx.run.status = "no testable tool"
             return
         for item, status in zip(learnt, [s for s in ctx.run.tools if s.tested], strict=True):
             if self.hung(ctx):

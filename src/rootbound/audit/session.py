@@ -39,7 +39,7 @@ from mcp import Client
 from ..mcp import RootsProvider
 from . import _sdk
 
-__all__ = ["CallOutcome", "CountingProvider", "Peer", "ServerSpec", "StartFailed", "open_peer"]
+__all__ = ["CallOutcome", "CountingProvider", "Peer", "ServerSpec", "StartFailed", "leaf_error", "open_peer"]
 
 Era = Literal["auto", "legacy"]
 PLACEHOLDER = "{workspace}"
@@ -183,7 +183,7 @@ class Peer:
         return outcome
 
 
-def _leaf(exc: BaseException) -> BaseException:
+def leaf_error(exc: BaseException) -> BaseException:
     """The first real error inside (nested) exception groups (duck-typed: Python 3.10 has no built-in groups)."""
     inner = getattr(exc, "exceptions", None)
     while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
@@ -272,7 +272,7 @@ async def open_peer(
                 # is bounded by the client's read timeout instead.
                 await stack.enter_async_context(client)
             except Exception as exc:
-                leaf = _leaf(exc)
+                leaf = leaf_error(exc)
                 raise StartFailed(_tail(log) or f"{type(leaf).__name__}: {leaf}") from exc
             yield Peer(client, call_timeout, log)
     finally:
