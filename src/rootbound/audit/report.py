@@ -227,7 +227,6 @@ class Report:
                         "driver": {
                             "name": "rootbound-audit",
                             "version": __version__,
-                            "informationUri": "https://github.com/rootbound/rootbound/blob/main/docs/audit.md",
                             "rules": rules,
                         }
                     },
