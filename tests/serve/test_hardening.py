@@ -6,6 +6,7 @@ would (the SDK client cannot be made to send them); the others drive the real SD
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import queue
@@ -23,6 +24,7 @@ import anyio
 import httpx2
 import pytest
 
+import rootbound.boundary
 from rootbound import Root
 from rootbound.mcp import RootsProvider
 from tests.helpers.serve_process import http_serve, serve, text_of
@@ -373,6 +375,11 @@ def _fifo_writer(fifo: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", f"open({str(fifo)!r}, 'w').write('released')"])
 
 
+@pytest.mark.xfail(
+    not getattr(rootbound.boundary.READ, "precheck", False),
+    reason="needs the READ intent to type-check on an O_PATH fd first (confine, issue 11)",
+    strict=True,
+)
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("mode", MODES)
@@ -426,6 +433,12 @@ def _planted(base: Path) -> Path:
     return root
 
 
+@pytest.mark.xfail(
+    importlib.util.find_spec("re2") is None,
+    reason="needs the reading side's RE2 matchers (issue 12); without them each call takes hours",
+    run=False,
+    strict=True,
+)
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("mode", MODES)
