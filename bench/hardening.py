@@ -218,7 +218,7 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=12.0, help="seconds an attack may run before it is cancelled")
     parser.add_argument("--entries", type=int, default=100_000)
     parser.add_argument("--roots", type=int, default=512)
-    parser.add_argument("--sessions", type=int, default=2_000)
+    parser.add_argument("--sessions", type=int, default=600, help="bare initialize POSTs (the cap is 256)")
     parser.add_argument("--planted", type=int, default=24, help="length of the planted run of 'a' (issue: 27)")
     parser.add_argument("--only", help="run only scenarios whose name contains this")
     args = parser.parse_args()
