@@ -517,3 +517,26 @@ async def test_item2_too_many_roots_are_refused_clearly(tmp_path: Path, transpor
         async with serve(transport, [str(root), "--max-roots", "4"], mode=mode, provider=RootsProvider(files[:4])) as c:
             error, text = await text_of(c, "list_roots")
             assert not error and files[3].as_uri() in text
+
+
+# -- item 4: no existence oracle through list_roots -------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("mode", MODES)
+async def test_item4_roots_outside_the_allowlist_get_one_reason(tmp_path: Path, transport: str, mode: str) -> None:
+    """An existing file, a missing path and a device outside the DIRs are refused alike: nothing tells them apart."""
+    work = tmp_path.resolve() / "work"
+    work.mkdir()
+    outside = tmp_path.resolve() / "outside"
+    outside.mkdir()
+    (outside / "exists.txt").write_text("x")
+    probes = [outside / "exists.txt", outside / "missing.txt", Path("/dev/null"), outside]
+    provider = RootsProvider([work, *probes])
+    with anyio.fail_after(120):
+        async with serve(transport, [str(work)], mode=mode, provider=provider) as client:
+            error, text = await text_of(client, "list_roots")
+    assert not error
+    refusals = [line for line in text.splitlines() if line.startswith("refused a client root")]
+    assert refusals == ["refused a client root: not in allowlist"] * len(probes)

@@ -29,11 +29,12 @@ from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateSecurity
 
 from .. import __version__
-from ..boundary import Boundary
+from ..boundary import Boundary, Dropped
 from ..fs import RootedFS
 from ..mcp import RootsService
 from ..roots import RootSet
 from ._fd_budget import RootBudget
+from ._lexical_allow import split_lexically
 from ._tool_guard import ToolGuard
 from .tools import TOOLS, Limits, ToolError, run_tool
 
@@ -73,6 +74,7 @@ class HeldBoundaries:
     """
 
     def __init__(self, dirs: Sequence[Path], budget: RootBudget | None = None) -> None:
+        self.dirs = tuple(dirs)
         self.allowlist = Boundary(dirs) if dirs else None
         self.budget = budget or RootBudget()  # issue 16 #2: roots per snapshot, and the process's fds
         self._held: weakref.WeakKeyDictionary[RootSet, Boundary] = weakref.WeakKeyDictionary()
@@ -87,7 +89,10 @@ class HeldBoundaries:
             boundary = self._held.get(roots)
             if boundary is None or boundary.closed:
                 self.budget.admit(len(roots))  # RootsRefused: a clear tool error (see _tool_guard)
-                boundary = Boundary(roots, allow=self.allowlist)
+                kept, refused = split_lexically(roots, self.dirs) if self.allowlist else (list(roots), [])
+                boundary = Boundary(kept, allow=self.allowlist)
+                # Refused by spelling alone, with the reason every refusal outside the allowlist gives (issue 16 #4).
+                boundary.dropped = tuple(Dropped(root, "not in allowlist") for root in refused) + boundary.dropped
                 self._held[roots] = boundary
             stale = boundary.verify()
             if stale:
