@@ -124,7 +124,14 @@ WRITE: Final = Intent("write", DIR_READ, parent=True, named=True)
 """Like :data:`CREATE`, but an in-root symlink at the final name is followed to the existing object it names."""
 
 _PROC_FD: Final = "/proc/self/fd/"
-_KIND_ERRORS: Final = {"file": NotAFile, "dir": NotADirectory}
+_LOCATED_MAX: Final = 1024
+_KIND_BITS: Final = {"file": stat.S_IFREG, "dir": stat.S_IFDIR}
+
+
+def _refuse_kind(mode: int, kind: str) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectory()
+    raise NotAFile() if kind == "file" else NotADirectory()
 
 
 class Handle:
@@ -156,11 +163,9 @@ class Handle:
         self._boundary = boundary
         self._candidate = candidate
         self._below = below
-        self._rel: tuple[str, ...] = ()
         self._intent = intent
         self._beneath = beneath
         self._held: HeldRoot | None = None
-        self._parts: tuple[str, ...] = ()
         self._released = True
         self.fd = -1
         self.name: str | None = None
@@ -170,7 +175,10 @@ class Handle:
 
     def __enter__(self) -> Handle:
         boundary = self._boundary
-        boundary._acquire()
+        with boundary._lock:  # counted in flight before the root fds are used; close() waits for the count
+            if boundary._closing:
+                raise RootsUnavailable("boundary closed")
+            boundary._inflight += 1
         self._released = False
         try:
             held, rel = boundary._locate(self._candidate)
@@ -180,8 +188,14 @@ class Handle:
             intent = self._intent
             if intent.parent:
                 self._open_parent(held, rel, intent)
-            else:
+            elif intent.named or intent.precheck:
                 self._open_object(held, rel, intent)
+            else:  # the hot path (read, stat), inline
+                self.fd = self._beneath.open(held, rel, intent.flags, follow=intent.follow)
+                if intent.kind is not None:
+                    self.st = st = os.fstat(self.fd)
+                    if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
+                        _refuse_kind(st.st_mode, intent.kind)
         except BaseException as exc:
             self._finish()
             if isinstance(exc, (OSError, ValueError, UnicodeError)) and not isinstance(exc, RootsError):
@@ -190,7 +204,18 @@ class Handle:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._finish()
+        fd = self.fd
+        if fd >= 0:
+            self.fd = -1
+            os.close(fd)
+        if not self._released:
+            self._released = True
+            boundary = self._boundary
+            with boundary._lock:
+                boundary._inflight -= 1
+                last = boundary._closing and boundary._inflight == 0
+            if last:
+                boundary._finalizer()
         if exc is not None and isinstance(exc, (OSError, UnicodeError)) and not isinstance(exc, RootsError):
             raise translate_error(exc) from None  # what the caller did on the fd fails with a fixed denial too
 
@@ -273,11 +298,8 @@ class Handle:
             self.fd = beneath.open(held, rel, flags, follow=intent.follow)
         if intent.kind is not None:
             self.st = st = os.fstat(self.fd)
-            mode = st.st_mode
-            if not (stat.S_ISREG(mode) if intent.kind == "file" else stat.S_ISDIR(mode)):
-                if stat.S_ISDIR(mode):
-                    raise IsADirectory()
-                raise _KIND_ERRORS[intent.kind]()
+            if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
+                _refuse_kind(st.st_mode, intent.kind)
         if intent.precheck and intent.flags != O_PATH:
             fd = self.reopen(intent.flags)
             os.close(self.fd)
@@ -399,6 +421,7 @@ class Boundary:
             raise
         self._held: tuple[HeldRoot, ...] = tuple(held)
         self._trie = RootTrie(held)
+        self._located: dict[str, tuple[HeldRoot, tuple[str, ...]]] = {}
         self.roots: tuple[EffectiveRoot, ...] = tuple(h.info for h in held)
         self.dropped: tuple[Dropped, ...] = tuple(dropped)
         self.allow_dropped: tuple[Dropped, ...] = tuple(allow_dropped)
@@ -498,6 +521,7 @@ class Boundary:
             raise
         new._held = tuple(held)
         new._trie = RootTrie(held)
+        new._located = {}
         new.roots = tuple(h.info for h in held)
         new.dropped = self.dropped + tuple(Dropped(root.source, "root changed") for root in self.roots if root in gone)
         new.allow_dropped = self.allow_dropped
@@ -572,7 +596,23 @@ class Boundary:
     # -- internals of the entry point (Handle is part of this module) --------------------------------------------
 
     def _locate(self, candidate: object) -> tuple[HeldRoot, tuple[str, ...]]:
-        """Map a candidate to ``(held root, components below it)`` lexically; nothing is resolved yet."""
+        """Map a candidate to ``(held root, components below it)`` lexically; nothing is resolved yet.
+
+        Pure string work on an immutable trie, so the answers for recent ``str`` candidates are remembered (a
+        bounded map): a server reads the same few paths again and again.
+        """
+        if type(candidate) is str:
+            known = self._located.get(candidate)
+            if known is not None:
+                return known
+            found = self._locate_new(candidate)
+            if len(self._located) >= _LOCATED_MAX:
+                self._located.clear()
+            self._located[candidate] = found
+            return found
+        return self._locate_new(candidate)
+
+    def _locate_new(self, candidate: object) -> tuple[HeldRoot, tuple[str, ...]]:
         absolute, parts = parse_candidate(candidate)
         if not absolute:
             if not self._held:
