@@ -323,8 +323,10 @@ class Beneath:
             if follow and flags & O_PATH and not flags & O_DIRECTORY and stat.S_ISLNK(os.fstat(fd).st_mode):
                 os.close(fd)
                 return None
-            if not assisted and not self.cross_mounts:
-                self.check_mount(held, fd)  # one check covers every component (see above)
+            if not assisted and not self.cross_mounts:  # one check covers every component (see above)
+                mnt = held.mnt
+                if mnt is None or _o2.mount_id(fd) != mnt:
+                    self.check_mount(held, fd)  # the exact answer (st_dev where no mount id is known)
         except BaseException:
             os.close(fd)
             raise

@@ -83,6 +83,7 @@ __all__ = [
 
 
 _LOCATED_MAX: Final = 1024
+_KIND_BITS: Final = {"file": stat.S_IFREG, "dir": stat.S_IFDIR}
 
 
 class Handle:
@@ -144,7 +145,9 @@ class Handle:
             else:  # the hot path (read, stat), inline
                 self.fd = self._beneath.open(held, rel, intent.flags, follow=intent.follow)
                 if intent.kind is not None:
-                    self.st = check_kind(self.fd, intent.kind)
+                    self.st = st = os.fstat(self.fd)
+                    if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
+                        check_kind(self.fd, intent.kind)  # raises the denial for the wrong type
         except BaseException as exc:
             self._finish()
             if isinstance(exc, (OSError, ValueError, UnicodeError)) and not isinstance(exc, RootsError):
