@@ -359,7 +359,7 @@ class Boundary:
 
     def without(self, stale: Iterable[EffectiveRoot]) -> Boundary:
         """A new boundary holding this one's roots except ``stale`` (their fds duplicated; nothing is resolved by
-        name). The dropped ones are reported as ``root changed``."""
+        name)."""
         gone = set(stale)
         new = Boundary.__new__(Boundary)
         new.resolver, new.cross_mounts, new.version = self.resolver, self.cross_mounts, self.version
@@ -390,7 +390,7 @@ class Boundary:
         new._trie = RootTrie(held)
         new._located = {}
         new.roots = tuple(h.info for h in held)
-        new.dropped = self.dropped + tuple(Dropped(root.source, "root changed") for root in self.roots if root in gone)
+        new.dropped = self.dropped  # a root that went stale was taken in; it is simply no longer held
         new.allow_dropped = self.allow_dropped
         return new
 
