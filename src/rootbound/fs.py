@@ -127,7 +127,7 @@ class RootedFS:
 
     def read_bytes(self, path: object, *, max_size: int | None = None) -> bytes:
         """The content of a regular file, refused if over ``max_size`` (default: the ``max_read`` limit)."""
-        with self._open(path, READ) as handle:
+        with self.boundary.open(path, READ, resolver=self.resolver) as handle:
             st = handle.fstat()
             if st.st_nlink != 1:
                 check_file(st, self.hardlinks, writing=False)
