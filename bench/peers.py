@@ -134,7 +134,8 @@ class Pipe:
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0
         )
-        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
         self.ids = 0
         self.buffer = os.fdopen(os.dup(self.stdout.fileno()), "rb", buffering=1 << 20)  # fast readline
@@ -265,9 +266,9 @@ def check_search(pipes: dict[str, Pipe], servers: list[Peer]) -> None:
     for peer in servers:
         text = json.loads(pipes[peer.name].call(peer, "name search"))["result"]["content"][0]["text"]
         found[peer.name] = sorted(line for line in text.splitlines() if line.endswith(".txt"))
-    assert found["rootbound"] == found["reference"] and len(found["rootbound"]) == HITS, {
-        k: len(v) for k, v in found.items()
-    }
+    counts = {name: len(paths) for name, paths in found.items()}
+    assert found["rootbound"] == found["reference"], counts
+    assert len(found["rootbound"]) == HITS, counts
 
 
 def bench_lifecycle(servers: list[Peer], rounds: int) -> None:
