@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +83,7 @@ class Peer:
     calls: dict[str, tuple[str, dict[str, Any]]]  # operation -> (tool, arguments); "noop" is a ping
 
 
-def peers(tree: Path) -> list[Peer]:
+def peers(tree: Path, rootbound_src: str | None = None) -> list[Peer]:
     small, big = tree / "small", tree / "big"
     ours = {
         "read 4 KiB": ("read_file", {"path": str(small / "r4k.txt")}),
@@ -99,9 +100,16 @@ def peers(tree: Path) -> list[Peer]:
         "name search": ("search_files", {"pattern": "**/needle_*.txt", "path": str(big)}),
     }
     return [
-        Peer("rootbound", [sys.executable, "-m", "rootbound", "serve", str(tree)], ours),
+        Peer("rootbound", [*_python(rootbound_src), "-m", "rootbound", "serve", str(tree)], ours),
         Peer("reference", ["node", str(reference_entry()), str(tree)], reference),
     ]
+
+
+def _python(src: str | None) -> list[str]:
+    """This interpreter; with ``--rootbound-src``, importing rootbound from that tree (e.g. an older checkout)."""
+    if src is None:
+        return [sys.executable]
+    return ["env", f"PYTHONPATH={Path(src).resolve()}", sys.executable]
 
 
 def make_tree(root: Path, files: int) -> None:
@@ -326,23 +334,26 @@ def _params(peer: Peer) -> StdioServerParameters:
 
 
 def main() -> None:
+    warnings.filterwarnings("ignore", "ping is removed")  # the handshake era still has it; both servers answer
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=200, help="calls per round for the fast operations")
     parser.add_argument("--files", type=int, default=50_000)
     parser.add_argument("--only", default="client,raw,start,exit")
+    parser.add_argument("--rootbound-src", help="import rootbound from this src/ directory (a before/after run)")
     args = parser.parse_args()
     parts = set(args.only.split(","))
     with tempfile.TemporaryDirectory(prefix="rootbound-peers-") as temp:
         tree = Path(temp) / "tree"
         make_tree(tree, args.files)
-        servers = peers(tree)
+        servers = peers(tree, args.rootbound_src)
         load = os.getloadavg()
         print(
             f"rootbound serve vs @modelcontextprotocol/server-filesystem {REFERENCE_VERSION} "
             f"(node {subprocess.run(['node', '--version'], capture_output=True, text=True).stdout.strip()}, "
             f"python {sys.version.split()[0]}); {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f}; "
             f"{args.rounds} interleaved rounds, {args.calls} calls per round, {args.files} files"
+            + (f"; rootbound from {args.rootbound_src}" if args.rootbound_src else "")
         )
         steps: list[tuple[str, Callable[[], Any]]] = [
             ("client", lambda: anyio.run(bench_client, servers, args.rounds, args.calls)),
