@@ -294,3 +294,14 @@ def test_pipe_streams_restores_the_standard_descriptors() -> None:
     assert json.loads(lines[0]) == json.loads(ping(1))  # echoed back through the writer, one frame
     assert lines[1:] == [b"restored"]
     assert PARSE_ERROR_LINE.endswith(b"\n")
+
+
+def test_a_client_that_stops_reading_does_not_crash_the_server(served: Served) -> None:
+    """stdout closed by the client: answers fail with EPIPE (dropped), and stdin's EOF still ends the server."""
+    served.stdout.close()
+    served.write(ping(1) + ping(2))
+    assert served.process.stdin is not None
+    served.process.stdin.close()
+    assert served.process.wait(timeout=30) == 0
+    assert served.process.stderr is not None
+    assert b"Traceback" not in served.process.stderr.read()
