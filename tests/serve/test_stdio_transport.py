@@ -18,6 +18,8 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
 
 from rootbound.workspace._stdio_transport import (
     INVALID_REQUEST_LINE,
@@ -25,6 +27,7 @@ from rootbound.workspace._stdio_transport import (
     PARSE_ERROR_LINE,
     PipeReader,
     PipeWriter,
+    encode,
     servable,
 )
 
@@ -305,3 +308,17 @@ def test_a_client_that_stops_reading_does_not_crash_the_server(served: Served) -
     assert served.process.wait(timeout=30) == 0
     assert served.process.stderr is not None
     assert b"Traceback" not in served.process.stderr.read()
+
+
+def test_answers_are_encoded_exactly_as_the_sdk_transport_encodes_them() -> None:
+    """``encode`` takes a shortcut to the model's serializer; the bytes must not change."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": "x", "method": "tools/call", "params": {"name": "t", "arguments": {"a": [1, None]}}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "ü\u2028\x00"}], "isError": False}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+    ]
+    for raw in messages:
+        item = SessionMessage(jsonrpc_message_adapter.validate_python(raw))
+        assert encode(item) == item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()

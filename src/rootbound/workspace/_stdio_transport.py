@@ -41,6 +41,7 @@ __all__ = [
     "PARSE_ERROR_LINE",
     "PipeReader",
     "PipeWriter",
+    "encode",
     "pipe_streams",
     "servable",
 ]
@@ -65,6 +66,14 @@ _ADAPTER: Final = types.jsonrpc_message_adapter
 
 def _json_invalid(error: ValidationError) -> bool:
     return any(item["type"] == "json_invalid" for item in error.errors(include_url=False, include_input=False))
+
+
+def encode(item: SessionMessage) -> bytes:
+    """The message as the SDK's transport writes it (``model_dump_json(by_alias=True, exclude_unset=True)``), as
+    UTF-8 bytes straight from the model's serializer: a fifth of the cost for a small answer, no re-encoding of a
+    large one."""
+    message = item.message
+    return type(message).__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
 
 
 def pollable(fd: int) -> bool:
@@ -92,8 +101,7 @@ class PipeWriter:
         self._broken = False
 
     async def send(self, item: SessionMessage, /) -> None:
-        data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
-        await self.send_bytes(data)
+        await self.send_bytes(encode(item) + b"\n")
 
     async def send_bytes(self, data: bytes) -> None:
         """Write one whole frame (a line ending in ``\\n``)."""
