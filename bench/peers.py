@@ -10,6 +10,7 @@ each answer on the wire. Four parts:
 * ``client``: the same Python ``mcp`` ``Client`` over stdio for both (handshake era): no-op (``ping``), read
   4 KiB, read 1 MiB, list a 40-entry directory, stat, and name search on a tree of ``--files`` files (40 hits).
 * ``raw``: the same calls as raw JSON-RPC lines on the pipes (no client cost: what each server costs per call),
+  with each server's own CPU time per call (all threads, from ``/proc``: the figure to trust on a busy machine),
   then each server's peak RSS (``VmHWM``) after the name search.
 * ``start``: cold start to the first ``tools/list`` answer (process start, ``initialize``, ``tools/list``).
 * ``exit``: from closing stdin to the process having exited.
@@ -176,6 +177,16 @@ class Pipe:
         assert b'"isError":true' not in line, line[:300]
         return line
 
+    def cpu_seconds(self) -> float:
+        """CPU time of every thread of the server so far (schedstat, ns): robust to how busy the machine is."""
+        total = 0
+        for task in Path(f"/proc/{self.process.pid}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue  # a thread that just ended
+        return total / 1e9
+
     def peak_rss_kib(self) -> int:
         for row in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
             if row.startswith("VmHWM:"):
@@ -237,7 +248,7 @@ def calls_for(operation: str, calls: int) -> int:
 
 
 def bench_raw(servers: list[Peer], rounds: int, calls: int) -> None:
-    figures = Figures()
+    figures, cpu = Figures(), Figures()
     pipes = {peer.name: Pipe(peer.command) for peer in servers}
     try:
         for pipe in pipes.values():
@@ -252,11 +263,15 @@ def bench_raw(servers: list[Peer], rounds: int, calls: int) -> None:
             for op in OPERATIONS:
                 for peer in servers:
                     pipe, n = pipes[peer.name], calls_for(op, calls)
+                    used = pipe.cpu_seconds()
                     started = time.perf_counter()
                     for _ in range(n):
                         pipe.call(peer, op)
                     figures.add(op, peer.name, (time.perf_counter() - started) / n * 1000)
+                    cpu.add(op, peer.name, (pipe.cpu_seconds() - used) / n * 1000)
         figures.table("raw JSON-RPC on the pipes (ms per call)", OPERATIONS, RAW_TARGETS)
+        cpu.sizes = figures.sizes
+        cpu.table("server CPU time per call on raw pipes (ms, all threads; less sensitive to load)", OPERATIONS, {})
         rss = {name: pipe.peak_rss_kib() for name, pipe in pipes.items()}
         ratio = rss["rootbound"] / rss["reference"]
         print(
