@@ -62,7 +62,7 @@ class HeldBoundaries:
     The operator's DIRs are taken in at start and held for the life of the process (:attr:`allowlist`); they are
     never resolved by name again: a client's roots are opened *beneath* their held fds, so the kernel keeps them
     inside the DIRs the operator gave even while a DIR's path is swapped for a symlink. A client's roots snapshot
-    (the ``RootSet`` the service cached for a connection, or a modern request's own) gets one :class:`Boundary`,
+    (the ``RootSet`` the service cached for a connection, or a 2026-07-28 request's own) gets one :class:`Boundary`,
     held as long as the snapshot lives. A root whose path stops naming the held directory (deleted, moved,
     replaced by a symlink) is dropped from then on: denied, never followed to its new target.
     """
