@@ -17,7 +17,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from pathlib import Path, PurePath, PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Literal, TypeAlias
 
 from . import _openat2 as _o2
@@ -25,11 +25,10 @@ from ._candidate import split_path
 from ._held import Dropped, EffectiveRoot, HeldRoot
 from ._resolve import DIR_PATH, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_PATH, Beneath, close_all, proc_name
 from .errors import InvalidPath, InvalidRootURI, RootsError
-from .roots import Root
+from .roots import Root, RootLike
 
 __all__ = ["Intake", "RootLike", "RootTrie"]
 
-RootLike: TypeAlias = "Root | PurePath | str"
 Kind: TypeAlias = Literal["dir", "file"]
 
 
@@ -67,8 +66,15 @@ def _within(inner: tuple[str, ...], outer: tuple[str, ...]) -> bool:
     return inner[: len(outer)] == outer
 
 
-def _open_error(exc: OSError) -> _Drop:
-    return _Drop("too many open files" if exc.errno in (errno.EMFILE, errno.ENFILE) else "cannot open")
+def _open_failure(exc: BaseException) -> _Drop:
+    """Why opening a root failed, as a drop reason (a denial while resolving it means it moved meanwhile)."""
+    if isinstance(exc, _Drop):
+        return exc
+    if isinstance(exc, RootsError):
+        return _Drop("changed during intake")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        return _Drop("too many open files")
+    return _Drop("cannot open")
 
 
 class Intake:
@@ -178,12 +184,9 @@ class Intake:
                 again = os.stat(parts[-1], dir_fd=parent_fd, follow_symlinks=False)
                 if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
                     raise _Drop("changed during intake")
-        except OSError as exc:
+        except (OSError, RootsError, _Drop) as exc:
             close_all(opened)
-            raise _open_error(exc) from None
-        except _Drop:
-            close_all(opened)
-            raise
+            raise _open_failure(exc) from None
         self._fds.extend(opened)
         info = EffectiveRoot(Path(text), kind, root, narrowed, st.st_dev, st.st_ino)
         return HeldRoot(info, parts, fd, parent_fd, _o2.mount_id(fd))
@@ -222,15 +225,9 @@ class Intake:
                 expected = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
                 if landed != rel or not expected(st.st_mode):
                     raise _Drop("changed during intake")
-        except OSError as exc:
+        except (OSError, RootsError, _Drop) as exc:
             close_all(opened)
-            raise _open_error(exc) from None
-        except RootsError:
-            close_all(opened)
-            raise _Drop("changed during intake") from None
-        except _Drop:
-            close_all(opened)
-            raise
+            raise _open_failure(exc) from None
         self._fds.extend(opened)
         path = Path("/" + "/".join(parts))
         info = EffectiveRoot(path, kind, root, narrowed, st.st_dev, st.st_ino)

@@ -182,4 +182,4 @@ def run(args: argparse.Namespace) -> int:
         return serve_http(server, host, int(port), args.allowed_host, sessions)
     from .stdio import serve_stdio
 
-    return serve_stdio(server)
+    return serve_stdio(server, exit_process=True)
