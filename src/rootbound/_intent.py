@@ -77,8 +77,10 @@ class Intent:
         return Intent(self.name, self.flags, self.follow, self.kind, self.precheck, self.parent, mode, self.named)
 
 
-READ: Final = Intent("read", _READ_FLAGS, kind="file")
-"""A regular file opened for reading (``O_NONBLOCK``: a planted FIFO cannot hang it; its type is then refused)."""
+READ: Final = Intent("read", _READ_FLAGS, kind="file", precheck=True)
+"""A regular file opened for reading: resolved to an ``O_PATH`` fd, its type checked, and only a regular file is
+then reopened for reading through that fd (never by name). A FIFO or device is never opened for reading, so a
+FIFO's blocked writer is not released and a device's ``open()`` side effects never fire (issue 16 #8)."""
 LIST: Final = Intent("list", DIR_READ, named=True)
 """A directory opened for listing."""
 STAT: Final = Intent("stat", O_PATH)

@@ -24,7 +24,6 @@ import anyio
 import httpx2
 import pytest
 
-import rootbound.boundary
 from rootbound import Root
 from rootbound.mcp import RootsProvider
 from tests.helpers.serve_process import http_serve, serve, text_of
@@ -375,11 +374,6 @@ def _fifo_writer(fifo: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", f"open({str(fifo)!r}, 'w').write('released')"])
 
 
-@pytest.mark.xfail(
-    not getattr(rootbound.boundary.READ, "precheck", False),
-    reason="needs the READ intent to type-check on an O_PATH fd first (confine, issue 11)",
-    strict=True,
-)
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("mode", MODES)

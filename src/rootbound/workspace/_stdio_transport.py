@@ -35,6 +35,8 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import from_json
 
+from ._deep_json import answer_too_deep, too_deep
+
 __all__ = [
     "INVALID_REQUEST_LINE",
     "MAX_LINE",
@@ -248,6 +250,11 @@ class PipeReader:
                 except ValidationError as error:
                     failure = error
             if _json_invalid(failure):
+                if too_deep(data):  # issue 16 #12: the request's id when readable, not silence or a bare -32700
+                    answer = answer_too_deep(data)
+                    if answer is not None:
+                        await self._answer(answer + b"\n")
+                    return None
                 await self._answer(PARSE_ERROR_LINE)
                 return None
         document = from_json(data)

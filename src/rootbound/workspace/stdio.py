@@ -26,9 +26,8 @@ def serve_stdio(server: Any, *, exit_process: bool = False) -> int:
     """
     import anyio
 
-    from ._stdio_transport import pipe_streams, servable
-
     from ._deep_json import AnsweringTooDeep
+    from ._stdio_transport import pipe_streams, servable
 
     async def run() -> None:
         if servable():
