@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
+from ._glob_nfa import LinearGlob, Token, component_tokens
 from .errors import InvalidPattern
 
 __all__ = ["MAX_PATTERN_LENGTH", "Glob", "compile_glob", "name_matcher"]
@@ -64,6 +65,20 @@ def _translate_component(component: str) -> str:
     return "".join(out)
 
 
+class Matcher(Protocol):
+    def fullmatch(self, string: str, /) -> object: ...
+
+
+def _stars(component: str) -> int:
+    return sum(1 for token in component_tokens(component) if token.kind == "star")
+
+
+def _component_matcher(component: str) -> Matcher:
+    """``re`` while it runs in linear time (at most one ``*``), else the NFA (issue 16 #1: ``*?*?*?…Z``)."""
+    compiled = re.compile(_translate_component(component), re.DOTALL)  # also validates: a bad range raises
+    return LinearGlob(component_tokens(component)) if _stars(component) > 1 else compiled
+
+
 def name_matcher(pattern: object) -> Callable[[str], object]:
     """A predicate for a one-component glob; ``*.ext``, ``prefix*`` and literals skip the regex engine."""
     pattern = _check_pattern(pattern, component=True)
@@ -77,7 +92,7 @@ def name_matcher(pattern: object) -> Callable[[str], object]:
             return lambda name: name.startswith(body)
         return lambda name: name == body
     try:
-        return re.compile(_translate_component(pattern), re.DOTALL).fullmatch
+        return _component_matcher(pattern).fullmatch
     except re.error:
         raise InvalidPattern() from None
 
@@ -87,8 +102,8 @@ class Glob:
     """A compiled relative glob: a literal ``prefix`` to open directly, then a regex over the rest."""
 
     prefix: tuple[str, ...]
-    regex: re.Pattern[str]
-    levels: tuple[re.Pattern[str] | None, ...]  # per-level name patterns before the first "**" (for pruning)
+    regex: Matcher
+    levels: tuple[Matcher | None, ...]  # per-level name patterns before the first "**" (for pruning)
     depth: int | None  # deepest level that can match, None with "**"
 
     def descend(self, level: int, name: str) -> bool:
@@ -108,21 +123,29 @@ def compile_glob(pattern: object) -> Glob:
     while literal < len(parts) - 1 and parts[literal] != "**" and not _GLOB_MAGIC.search(parts[literal]):
         literal += 1
     prefix, rest = tuple(parts[:literal]), parts[literal:]
+    # "**/**" matches what "**" does; collapsed, "**/" x17 is one piece, not 17 ambiguous ones (issue 16 #1).
+    rest = [part for i, part in enumerate(rest) if not (part == "**" and i and rest[i - 1] == "**")]
+    linear = sum(1 for part in rest if part == "**") > 2 or any(_stars(p) > 1 for p in rest if p != "**")
     pieces: list[str] = []
-    levels: list[re.Pattern[str] | None] = []
+    tokens: list[Token] = []
+    levels: list[Matcher | None] = []
     recursive = False
     for index, part in enumerate(rest):
         last = index == len(rest) - 1
         if part == "**":
             recursive = True
             pieces.append(".*" if last else "(?:[^/]+/)*")
+            tokens.append(Token("all" if last else "segs"))
             continue
         regex = _translate_component(part)
         if not recursive:
-            levels.append(re.compile(regex))
+            levels.append(_component_matcher(part))
         pieces.append(regex if last else regex + "/")
+        tokens.extend(component_tokens(part) + ([] if last else [Token("lit", "/")]))
     try:
-        compiled = re.compile("".join(pieces), re.DOTALL)
+        compiled: Matcher = re.compile("".join(pieces), re.DOTALL)  # compiling never backtracks; validates
+        if linear:
+            compiled = LinearGlob(tokens)
     except re.error:
         raise InvalidPattern() from None
     return Glob(prefix, compiled, tuple(levels), None if recursive else len(rest))
