@@ -26,15 +26,27 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateSecurity
+from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from ..boundary import Boundary
+from ..errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from ..fs import RootedFS
 from ..mcp import RootsService
 from ..roots import RootSet
-from .tools import TOOLS, Limits, ToolError, run_tool
+from .specs import ToolSpec
+from .tools import Budget, Limits, ToolError, ToolOutput, tool_specs
+from .tools import call_tool as call_tool_in
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
+
+PROGRESS_INTERVAL = 0.25
+DEADLINE_GRACE = 2.0
+NO_CAPABILITY_HELP = (
+    "This server was started without directories, so it serves only the client's roots, and this client "
+    "declares none. Fix: enable roots in the client (add the folder to work on), or start the server with one: "
+    "rootbound serve DIR"
+)
 
 INSTRUCTIONS = (
     "File tools confined to your roots (intersected with the operator's directories). Paths may be absolute, "
@@ -89,6 +101,51 @@ class HeldBoundaries:
         return boundary
 
 
+def _tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=not spec.writes,
+            destructive_hint=spec.writes,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
+    )
+
+
+def _progress_token(ctx: ServerRequestContext[Any, Any]) -> object:
+    meta = ctx.meta
+    if not meta:
+        return None
+    return meta.get("progress_token", meta.get("progressToken"))
+
+
+async def _report_progress(ctx: ServerRequestContext[Any, Any], budget: Budget) -> None:
+    """While a call runs: ``notifications/progress`` with the entries walked so far, when they change."""
+    last = 0
+    while True:
+        await anyio.sleep(PROGRESS_INTERVAL)
+        steps = budget.steps
+        if steps != last:
+            last = steps
+            await ctx.session.report_progress(steps, None, f"{steps} entries examined")
+
+
+def _result(output: ToolOutput) -> types.CallToolResult:
+    content: list[Any] = [types.TextContent(type="text", text=output.text)]
+    for media in output.media:
+        if media.kind == "image":
+            content.append(types.ImageContent(type="image", data=media.data, mime_type=media.mime))
+        else:
+            content.append(types.AudioContent(type="audio", data=media.data, mime_type=media.mime))
+    return types.CallToolResult(content=content, structured_content=output.structured)
+
+
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
     """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
     allow = list(config.dirs) or None
@@ -98,11 +155,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         timeout=config.roots_timeout,
         state_security=RequestStateSecurity(keys=list(config.state_keys)) if config.state_keys else None,
     )
-    tools = [
-        types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
-        for spec in TOOLS
-        if config.writable or not spec.writes
-    ]
+    tools = [_tool(spec) for spec in tool_specs(config.writable)]
     names = {tool.name for tool in tools}
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
@@ -113,20 +166,40 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     ) -> types.CallToolResult:
         if params.name not in names:
             return _error("unknown tool")
-        roots = await service.roots(ctx)
+        try:
+            roots = await service.roots(ctx)
+        except MCPError as error:
+            if error.code == MISSING_REQUIRED_CLIENT_CAPABILITY and not config.dirs:
+                raise MCPError(error.code, f"{error.message}. {NO_CAPABILITY_HELP}", error.data) from None
+            raise
         source = "operator directories" if service.fallback is not None and roots is service.fallback else "client"
         arguments = dict(params.arguments or {})
+        budget = Budget(config.limits.deadline)
 
-        def work() -> str:
+        def work() -> ToolOutput:
             boundary = held.for_roots(roots)
             fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
-            return run_tool(params.name, fs, arguments, config.limits, {"source": source})
+            return call_tool_in(params.name, fs, arguments, config.limits, {"source": source, "budget": budget})
 
         try:
-            text = await anyio.to_thread.run_sync(work)
+            # The thread is abandoned on cancellation (the request's scope) and stops at its next budget check.
+            with anyio.move_on_after(config.limits.deadline + DEADLINE_GRACE) as scope:
+                async with anyio.create_task_group() as tasks:
+                    if _progress_token(ctx) is not None:
+                        tasks.start_soon(_report_progress, ctx, budget)
+                    try:
+                        output = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+                    finally:
+                        tasks.cancel_scope.cancel()
         except ToolError as error:
             return _error(str(error))
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        except BaseException:
+            budget.cancel()
+            raise
+        if scope.cancelled_caught:
+            budget.cancel()
+            return _error(f"stopped after {config.limits.deadline:g} s (the per-call deadline); narrow the request")
+        return _result(output)
 
     server: Server[Any] = Server(
         config.name,
