@@ -145,11 +145,11 @@ def name_matcher(pattern: str) -> Callable[[str, str, bool], bool]:
         not isinstance(pattern, str)
         or not pattern
         or len(pattern) > MAX_PATTERN_LENGTH
-        or pattern.startswith("!")
+        or pattern.startswith(("!", "/"))
         or any(ch < " " or ch == "\x7f" for ch in pattern)
         or ".." in pattern.split("/")
     ):
-        raise InvalidPattern(message="the pattern must be a relative glob without '..', '!' or control characters")
+        raise InvalidPattern(message="the pattern must be a relative glob (no leading '/' or '!', no '..')")
     if "/" not in pattern:
         body = pattern[1:] if pattern.startswith("*") else pattern[:-1] if pattern.endswith("*") else pattern
         if not any(ch in body for ch in "*?[]\\"):
@@ -161,7 +161,7 @@ def name_matcher(pattern: str) -> Callable[[str, str, bool], bool]:
                 return lambda rel, name, is_dir: name.startswith(body)
             return lambda rel, name, is_dir: name == body
     try:
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern.lstrip("/") if "/" in pattern else pattern], backend=_BACKEND)
+        spec = pathspec.GitIgnoreSpec.from_lines([pattern], backend=_BACKEND)
     except (ValueError, TypeError):
         raise InvalidPattern(message="invalid glob") from None
     check = spec.check_file

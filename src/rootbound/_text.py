@@ -55,9 +55,9 @@ class TextSlice:
         if self.next_offset is None:
             return None
         where = f"bytes {self.start}-{self.end} of {self.size}"
-        if self.first_line is not None and self.last_line is not None and self.last_line >= self.first_line:
-            where = f"lines {self.first_line}-{self.last_line}, {where}"
-        if self.next_line is not None:
+        if self.next_line is not None:  # cut between lines (a cut inside one line is told in bytes only)
+            if self.first_line is not None and self.last_line is not None and self.last_line >= self.first_line:
+                where = f"lines {self.first_line}-{self.last_line}, {where}"
             return f"[truncated: {where}; read on with start_line={self.next_line}]"
         return f"[truncated: {where}; read on with offset={self.next_offset}]"
 

@@ -49,7 +49,8 @@ async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
         async with serve(transport, [str(work)], mode=mode, provider=provider) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             assert names == {
-                "list_roots", "list_directory", "read_file", "stat", "search_files", "grep", "find_projects"
+                "list_roots", "list_directory", "directory_tree", "read_file", "read_multiple_files",
+                "read_media_file", "stat", "search_files", "grep", "find_projects",
             }  # fmt: skip
             error, text = await text_of(client, "list_roots")
             assert not error
@@ -60,10 +61,13 @@ async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
             error, text = await text_of(client, "read_file", path="src/main.py", offset=6, length=4)
             assert (error, text.splitlines()[0]) == (False, "'hi'")
             assert "[truncated: bytes 6-10 of 24" in text
+            result = await client.call_tool("stat", {"path": str(work / "lib" / "notes.md")})
+            assert not result.is_error
+            info = result.structured_content
+            assert isinstance(info, dict)
+            assert (info["type"], info["size"], info["mime"]) == ("file", 17, "text/plain")
             error, text = await text_of(client, "stat", path=str(work / "lib" / "notes.md"))
-            assert not error
-            info = json.loads(text)
-            assert (info["type"], info["size"]) == ("file", 17)
+            assert "type: file\nsize: 17\n" in text
             error, text = await text_of(client, "search_files", pattern="*.py")
             assert (error, text) == (False, str(work / "app" / "src" / "main.py"))
             error, text = await text_of(client, "grep", pattern="TODO")
@@ -128,22 +132,24 @@ async def test_root_policy_table(tree: Path, dirs: str, client: str, expected: s
                 with pytest.raises(MCPError) as info:
                     await session.call_tool("list_roots", {})
                 assert info.value.code == -32021
+                assert "rootbound serve DIR" in info.value.message  # says how to fix it
                 return
             error, text = await text_of(session, "list_roots")
     assert not error
     lines = text.splitlines()
     if expected == "client ∩ dirs":
         assert lines[0] == f"{(work / 'app').as_uri()} dir"
-        assert "refused a client root: not in allowlist" in text  # other/ is not in DIRs: dropped, not widened
-        assert (work / "other").as_uri() not in text
+        # other/ is not in DIRs: dropped (shown by its canonical URI and the reason), not widened
+        assert lines[1] == f"refused a client root: {(work / 'other').as_uri()} (not in allowlist)"
     elif expected == "dirs":
         assert lines[:2] == [f"{(work / 'app').as_uri()} dir", f"{(work / 'lib').as_uri()} dir"]
         assert lines[-1] == "source: operator directories"
     elif expected == "client":
         assert lines[:2] == [f"{(work / 'app').as_uri()} dir", f"{(work / 'other').as_uri()} dir"]
     elif expected == "refused":
-        assert lines[0] == "(no roots: every path is denied)"
-        assert "refused a client root" in text
+        assert lines[:2] == ["(no roots: every path is denied)", "refused a client root: file:/// (filesystem root not allowed)"]
+        assert lines[2].startswith("no roots: every path is denied. Fix: have the client declare a root")
+        assert lines[2].endswith("(every root the client declared was refused (see above))")
     elif expected == "narrowed":
         assert lines[:2] == [
             f"{(work / 'app').as_uri()} dir [narrowed to the allowlist]",

@@ -46,10 +46,9 @@ def test_output_size_cap(fs: RootedFS) -> None:
     assert text.endswith("[truncated: the first 2 shown; narrow the request]")
 
 
-def test_binary_file_is_not_text(fs: RootedFS) -> None:
-    with pytest.raises(ToolError) as info:
-        run_tool("read_file", fs, {"path": "bin.dat"}, Limits())
-    assert str(info.value).endswith("(not text)")
+def test_binary_file_gets_a_binary_answer_not_garbage(fs: RootedFS) -> None:
+    text = run_tool("read_file", fs, {"path": "bin.dat"}, Limits())
+    assert text == "[binary file: 9 bytes, binary data (application/octet-stream)]"
 
 
 @pytest.mark.parametrize(

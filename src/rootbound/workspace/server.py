@@ -176,10 +176,13 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         arguments = dict(params.arguments or {})
         budget = Budget(config.limits.deadline)
 
-        def work() -> ToolOutput:
+        def work() -> ToolOutput | ToolError:
             boundary = held.for_roots(roots)
             fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
-            return call_tool_in(params.name, fs, arguments, config.limits, {"source": source, "budget": budget})
+            try:
+                return call_tool_in(params.name, fs, arguments, config.limits, {"source": source, "budget": budget})
+            except ToolError as error:
+                return error  # returned, not raised: it would reach the task group as an exception group
 
         try:
             # The thread is abandoned on cancellation (the request's scope) and stops at its next budget check.
@@ -191,14 +194,17 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                         output = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
                     finally:
                         tasks.cancel_scope.cancel()
-        except ToolError as error:
-            return _error(str(error))
+                if _progress_token(ctx) is not None:
+                    # The last word before the result: how much was done (also when it took one tick).
+                    await ctx.session.report_progress(budget.steps, budget.steps, "done")
         except BaseException:
             budget.cancel()
             raise
         if scope.cancelled_caught:
             budget.cancel()
             return _error(f"stopped after {config.limits.deadline:g} s (the per-call deadline); narrow the request")
+        if isinstance(output, ToolError):
+            return _error(str(output))
         return _result(output)
 
     server: Server[Any] = Server(

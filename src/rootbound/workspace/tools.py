@@ -30,7 +30,7 @@ from .._walk import WalkLimits, walk
 from ..boundary import translate_error
 from ..errors import InvalidPath, LimitExceeded, RootsError, TooLarge
 from ..fs import RootedFS
-from .render import TRUNCATED, bounded, escape, escape_line
+from .render import bounded, escape, escape_line
 from .specs import PROJECT_MARKERS, TOOLS, ToolSpec
 
 __all__ = [
@@ -353,9 +353,7 @@ def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     header = escape(str(start)) + "/"
     if not lines:
         return ToolOutput(header + "\n(empty)", structured)
-    text = bounded([header, *lines], limits.max_output, more=truncated)
-    if truncated and not text.endswith("]"):
-        text += "\n" + TRUNCATED.format(shown=f"the first {len(lines)}")
+    text = header + "\n" + bounded(lines, limits.max_output - len(header), more=truncated)
     return ToolOutput(text, structured)
 
 
