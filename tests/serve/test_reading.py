@@ -50,7 +50,9 @@ def build_project(base: Path) -> Path:
         (proj / directory).mkdir(parents=True)
     (proj / ".gitignore").write_text("node_modules/\nbuild/\n*.log\n!keep.log\n")
     (proj / "sub" / ".gitignore").write_text("!*.log\nlocal.txt\n")
-    (proj / "src" / "main.py").write_text("".join(f"line {n} NEEDLE\n" if n % 10 == 0 else f"line {n}\n" for n in range(1, 31)))
+    (proj / "src" / "main.py").write_text(
+        "".join(f"line {n} NEEDLE\n" if n % 10 == 0 else f"line {n}\n" for n in range(1, 31))
+    )
     (proj / "src" / "utf8.txt").write_text("héllo wörld €\n" * 3, encoding="utf-8")
     (proj / "node_modules" / "dep" / "index.js").write_text("NEEDLE vendored\n")
     (proj / "build" / "out.txt").write_text("NEEDLE built\n")
@@ -178,18 +180,18 @@ async def check_search(client: Client, proj: Path) -> None:
     files = structured(result)["files"]
     relative = [str(Path(f).relative_to(proj)) for f in files]
     assert relative == [FORGED, "keep.log", "src/main.py", "sub/s.log"]
-    text = result.content[0]
-    assert isinstance(text, types.TextContent)
-    assert text.text.splitlines()[0] == f"{proj}/forged\\x0aNEEDLE.txt:1:NEEDLE"  # the newline cannot forge a line
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    assert block.text.splitlines()[0] == f"{proj}/forged\\x0aNEEDLE.txt:1:NEEDLE"  # the newline cannot forge a line
     everything = structured(await call(client, "grep", pattern=NEEDLE, files_only=True, include_ignored=True))
     assert len(everything["files"]) == 8
     assert not any("/.git/" in f for f in everything["files"])
     assert "secret" not in str(everything)
     result = await call(client, "grep", pattern="needle", ignore_case=True, path="src", context=1, max_per_file=2)
-    text = result.content[0]
-    assert isinstance(text, types.TextContent)
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
     main = proj / "src" / "main.py"
-    assert text.text.splitlines() == [
+    assert block.text.splitlines() == [
         f"{main}-9-line 9",
         f"{main}:10:line 10 NEEDLE",
         f"{main}-11-line 11",
@@ -246,13 +248,14 @@ async def test_reading_side(project: Path, transport: str, mode: str) -> None:
             await check_media(client, project)
             await check_listing(client, project)
             await check_search(client, project)
-            for tool, args in [
+            attempts: list[tuple[str, dict[str, Any]]] = [
                 ("read_file", {"path": "leak.txt"}),
                 ("read_media_file", {"path": "../secret.txt"}),
                 ("read_multiple_files", {"paths": ["leak.txt"]}),
                 ("directory_tree", {"path": ".."}),
                 ("grep", {"pattern": "SECRET", "path": "leak.txt"}),
-            ]:
+            ]
+            for tool, args in attempts:
                 error, text = await text_of(client, tool, **args)
                 assert "SECRET" not in text, tool
                 assert error or "outside roots" in text or "symlink escapes root" in text, (tool, text)

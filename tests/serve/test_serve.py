@@ -3,7 +3,6 @@ every tool, the root policy table, ``--writable``, and bounded output."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -147,7 +146,10 @@ async def test_root_policy_table(tree: Path, dirs: str, client: str, expected: s
     elif expected == "client":
         assert lines[:2] == [f"{(work / 'app').as_uri()} dir", f"{(work / 'other').as_uri()} dir"]
     elif expected == "refused":
-        assert lines[:2] == ["(no roots: every path is denied)", "refused a client root: file:/// (filesystem root not allowed)"]
+        assert lines[:2] == [
+            "(no roots: every path is denied)",
+            "refused a client root: file:/// (filesystem root not allowed)",
+        ]
         assert lines[2].startswith("no roots: every path is denied. Fix: have the client declare a root")
         assert lines[2].endswith("(every root the client declared was refused (see above))")
     elif expected == "narrowed":
