@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rootbound._grep import scan
+from rootbound._grep_filtered import scan
 from rootbound._ignore import IgnoreRules, PathFilter, name_matcher
 from rootbound._media import sniff
 from rootbound._regex import compile_bytes

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
-from .._grep import GrepLimits, grep_tree
+from .._grep_filtered import GrepLimits, grep_tree
 from .._ignore import PathFilter, name_matcher
 from .._media import SNIFF_BYTES, sniff
 from .._regex import compile_bytes
