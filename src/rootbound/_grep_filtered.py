@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from ._files import check_file
 from ._ignore import PathFilter
 from ._regex import BytesPattern
-from ._walk import WalkLimits, open_found, walk
+from ._walk import READ_NAMED, WalkLimits, open_found, walk
 from .errors import NotADirectory, RootsError
 from .fs import RootedFS
 
@@ -123,6 +124,9 @@ def scan(
 
 
 def _read_all(fd: int, size: int, limit: int) -> bytes | None:
+    """The whole file, or ``None`` if it is (or grows) over ``limit`` bytes."""
+    if size > limit:
+        return None
     data = os.read(fd, size + 1)
     if len(data) == size:
         return data
@@ -180,12 +184,15 @@ def grep_tree(
         entries = walk(fs, path, where, limits=walk_limits, check=check)
         first = next(entries, None)
     except NotADirectory:
-        content, size = fs.read_range(path, 0, limits.max_file_size + 1)
-        if size > limits.max_file_size:
+        with fs._open(path, READ_NAMED) as handle:
+            st = handle.fstat()
+            check_file(st, fs.hardlinks, writing=False)
+            content = _read_all(handle.fd, st.st_size, limits.max_file_size)
+            display = str(handle.path)
+        if content is None:
             report.skipped += 1
-            return report
-        display = str(fs.boundary.resolve(path))
-        _search_one(content, display, pattern, files_only, limits, report)
+        else:
+            _search_one(content, display, pattern, files_only, limits, report)
         return report
     if first is None:
         return report

@@ -17,21 +17,21 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ._ignore import IgnoreRules, PathFilter
-from .boundary import _HeldRoot, translate_error
+from ._files import check_file
+from ._ignore import MAX_GITIGNORE_BYTES, IgnoreRules, PathFilter
+from ._resolve import DIR_READ, O_CLOEXEC, O_NOFOLLOW
+from ._resolve import READ as READ_FLAGS
+from .boundary import LIST, Handle, Intent
 from .errors import LimitExceeded, RootsError
 from .fs import RootedFS
 
-__all__ = ["Found", "WalkLimits", "open_found", "read_gitignore", "walk"]
+__all__ = ["READ_NAMED", "Found", "WalkLimits", "open_found", "read_gitignore", "walk"]
 
 Kind = Literal["file", "dir", "symlink", "other"]
 
-_O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
-_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
-_O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
-_O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
-_DIR_READ: Final = os.O_RDONLY | _O_DIRECTORY
-_FILE_READ: Final = os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC
+_FILE_READ: Final = READ_FLAGS | O_NOFOLLOW | O_CLOEXEC
+READ_NAMED: Final = Intent("read", READ_FLAGS, kind="file", named=True)
+"""A regular file opened for reading, with its canonical path (to show) taken at the same time."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Found:
     depth: int
     dir_fd: int
     entry: os.DirEntry[str]
-    held: _HeldRoot
+    handle: Handle
 
 
 def _kind(entry: os.DirEntry[str]) -> Kind:
@@ -101,13 +101,9 @@ def walk(
     Raises :class:`~rootbound.LimitExceeded` after ``limits.max_entries`` listed entries. Close the generator (or
     run it to the end) to release the directory fds it holds.
     """
-    from ._ignore import MAX_GITIGNORE_BYTES
-
-    boundary = fs.boundary
-    boundary._acquire()
     stack: list[tuple[int, str, int, IgnoreRules, list[os.DirEntry[str]], int]] = []
-    try:
-        held, fd, base = fs._start(path, _DIR_READ)
+    with fs._open(path, LIST) as handle:
+        fd, base = handle.detach(), handle.prefix
         try:
             listing = _listing(fd)
             rules = IgnoreRules()
@@ -119,60 +115,58 @@ def walk(
         stack.append((fd, "", 0, rules, listing, 0))
         seen = 0
         trivial = where.trivial
-        while stack:
-            fd, prefix, depth, rules, listing, index = stack[-1]
-            if index >= len(listing):
+        try:
+            while stack:
+                fd, prefix, depth, rules, listing, index = stack[-1]
+                if index >= len(listing):
+                    os.close(fd)
+                    stack.pop()
+                    continue
+                stack[-1] = (fd, prefix, depth, rules, listing, index + 1)
+                entry = listing[index]
+                seen += 1
+                if seen > limits.max_entries:
+                    raise LimitExceeded()
+                if check is not None:
+                    check()
+                name = entry.name
+                rel = prefix + name
+                if entry.is_dir(follow_symlinks=False):
+                    if not trivial and where.skip_dir(rules, rel, name):
+                        continue
+                    yield Found(rel, base + rel, name, "dir", depth + 1, fd, entry, handle)
+                    if depth + 1 >= limits.max_depth:
+                        continue
+                    child = handle.open_entry(fd, name, entry.inode(), DIR_READ)
+                    if child is None:
+                        continue  # vanished, swapped for a link or a mount, unreadable: not entered
+                    child_fd = child[0]
+                    try:
+                        child_listing = _listing(child_fd)
+                    except OSError:
+                        os.close(child_fd)
+                        continue
+                    child_rules = rules
+                    if where.gitignore and any(e.name == ".gitignore" for e in child_listing):
+                        child_rules = rules.child(rel + "/", read_gitignore(child_fd, MAX_GITIGNORE_BYTES))
+                    stack.append((child_fd, rel + "/", depth + 1, child_rules, child_listing, 0))
+                    continue
+                if not trivial and where.skip_file(rules, rel, name):
+                    continue
+                yield Found(rel, base + rel, name, _kind(entry), depth + 1, fd, entry, handle)
+        finally:
+            for fd, *_ in stack:
                 os.close(fd)
-                stack.pop()
-                continue
-            stack[-1] = (fd, prefix, depth, rules, listing, index + 1)
-            entry = listing[index]
-            seen += 1
-            if seen > limits.max_entries:
-                raise LimitExceeded()
-            if check is not None:
-                check()
-            name = entry.name
-            rel = prefix + name
-            if entry.is_dir(follow_symlinks=False):
-                if not trivial and where.skip_dir(rules, rel, name):
-                    continue
-                yield Found(rel, base + rel, name, "dir", depth + 1, fd, entry, held)
-                if depth + 1 >= limits.max_depth:
-                    continue
-                child = fs._open_entry(held, fd, name, entry.inode(), _DIR_READ)
-                if child is None:
-                    continue  # vanished, swapped for a link or a mount, unreadable: not entered
-                child_fd = child[0]
-                try:
-                    child_listing = _listing(child_fd)
-                except OSError:
-                    os.close(child_fd)
-                    continue
-                child_rules = rules
-                if where.gitignore and any(e.name == ".gitignore" for e in child_listing):
-                    child_rules = rules.child(rel + "/", read_gitignore(child_fd, MAX_GITIGNORE_BYTES))
-                stack.append((child_fd, rel + "/", depth + 1, child_rules, child_listing, 0))
-                continue
-            if not trivial and where.skip_file(rules, rel, name):
-                continue
-            yield Found(rel, base + rel, name, _kind(entry), depth + 1, fd, entry, held)
-    except OSError as exc:
-        raise translate_error(exc) from None
-    finally:
-        for fd, *_ in stack:
-            os.close(fd)
-        boundary._release()
 
 
 def open_found(fs: RootedFS, found: Found) -> tuple[int, os.stat_result] | None:
     """Open a walked regular file for reading (by name beneath its parent fd, no link followed, same mount, the
     hard-link policy applied), or ``None`` if it is not (still) a readable regular file."""
-    opened = fs._open_entry(found.held, found.dir_fd, found.name, found.entry.inode(), _FILE_READ)
+    opened = found.handle.open_entry(found.dir_fd, found.name, found.entry.inode(), _FILE_READ)
     if opened is None:
         return None
     try:
-        fs._check_file(opened[1], writing=False)
+        check_file(opened[1], fs.hardlinks, writing=False)
     except RootsError:
         os.close(opened[0])
         return None

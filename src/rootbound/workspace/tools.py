@@ -21,13 +21,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
+from .._files import check_file
 from .._grep_filtered import GrepLimits, grep_tree
 from .._ignore import PathFilter, name_matcher
 from .._media import SNIFF_BYTES, sniff
 from .._regex import compile_bytes
 from .._text import BINARY_SNIFF, TextSlice, looks_binary, read_byte_range, read_lines, read_tail
-from .._walk import WalkLimits, walk
-from ..boundary import translate_error
+from .._walk import READ_NAMED, WalkLimits, walk
 from ..errors import InvalidPath, LimitExceeded, RootsError, TooLarge
 from ..fs import RootedFS
 from .render import bounded, escape, escape_line
@@ -192,22 +192,11 @@ def _targets(fs: RootedFS, path: str | None) -> list[object]:
 
 @contextlib.contextmanager
 def _opened(fs: RootedFS, path: object) -> Iterator[tuple[int, os.stat_result, str]]:
-    """A regular file opened for reading through the boundary: ``(fd, stat, canonical path)``."""
-    boundary = fs.boundary
-    boundary._acquire()
-    try:
-        held, rel = boundary._locate(path)
-        fd, parts = boundary._open_parts(held, rel, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, mode=fs.resolver)
-        try:
-            st = os.fstat(fd)
-            fs._check_file(st, writing=False)
-            yield fd, st, str(boundary._display(held, parts))
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise translate_error(exc) from None
-    finally:
-        boundary._release()
+    """A regular file opened for reading through the boundary's one way in: ``(fd, stat, canonical path)``."""
+    with fs._open(path, READ_NAMED) as handle:
+        st = handle.fstat()
+        check_file(st, fs.hardlinks, writing=False)
+        yield handle.fd, st, str(handle.path)
 
 
 def _pread(fd: int) -> Callable[[int, int], bytes]:
@@ -432,12 +421,15 @@ def _render_slice(piece: TextSlice, window: Mapping[str, int | None]) -> str:
     return text + ("" if text.endswith("\n") or not text else "\n") + hint
 
 
-def _read_text(fs: RootedFS, path: object, window: Mapping[str, int | None], room: int, budget: Budget) -> str:
-    with _opened(fs, path) as (fd, st, _display):
+def _read_text(
+    fs: RootedFS, path: object, window: Mapping[str, int | None], room: int, budget: Budget
+) -> tuple[str, str]:
+    """``(canonical path, text to show)``: the window asked for, or the binary answer."""
+    with _opened(fs, path) as (fd, st, display):
         head = os.pread(fd, BINARY_SNIFF, 0)
         if looks_binary(head):
-            return _binary_answer(head, st.st_size)
-        return _render_slice(_read_window(fd, st.st_size, window, room, budget.check), window)
+            return display, _binary_answer(head, st.st_size)
+        return display, _render_slice(_read_window(fd, st.st_size, window, room, budget.check), window)
 
 
 def read_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
@@ -445,7 +437,7 @@ def read_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
     window = _window_args(args)
     explicit = window["length"] is not None
     room = min(limits.max_read, window["length"] or 0) if explicit else min(limits.default_read, limits.max_read)
-    return ToolOutput(_read_text(fs, path, window, room, _budget(context)))
+    return ToolOutput(_read_text(fs, path, window, room, _budget(context))[1])
 
 
 def read_multiple_files(
@@ -466,8 +458,7 @@ def read_multiple_files(
             parts.append(f"==> paths[{index}] <==\n[not read: the answer is full; read it with read_file]")
             continue
         try:
-            display = escape(str(fs.boundary.resolve(path)))
-            body = _read_text(fs, path, window, per_file, budget)
+            display, body = _read_text(fs, path, window, per_file, budget)
         except ToolError as error:
             if isinstance(error, Cancelled) or "deadline" in str(error):
                 raise
@@ -480,7 +471,7 @@ def read_multiple_files(
             parts.append(f"==> paths[{index}] <==\nerror: denied: the path could not be resolved safely")
             continue
         room -= len(body.encode("utf-8", "surrogatepass"))
-        parts.append(f"==> {display} <==\n{body}")
+        parts.append(f"==> {escape(display)} <==\n{body}")
     return ToolOutput("\n\n".join(parts))
 
 
