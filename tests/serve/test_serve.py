@@ -4,6 +4,8 @@ every tool, the root policy table, ``--writable``, and bounded output."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -216,8 +218,52 @@ def test_cli_help_and_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path
         assert cli_main(["serve", "--state-key-env", "ROOTBOUND_TEST_SHORT_KEY"]) == 2
     finally:
         del os.environ["ROOTBOUND_TEST_SHORT_KEY"]
-    assert cli_main(["serve", "--http", "nonsense"]) == 2
-    assert cli_main(["serve", "--max-read", "0"]) == 2
+    # / as a DIR is refused like a client's root of /: the whole file system is not a workspace.
+    assert cli_main(["serve", "/"]) == 2
+    assert "DIR / would serve the whole file system" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--log-level", "LOUD"], "argument --log-level: expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        (["--roots-timeout", "0"], "argument --roots-timeout: expected a number of seconds > 0"),
+        (["--tool-timeout", "nan"], "argument --tool-timeout: expected a number of seconds > 0"),
+        (["--http", "127.0.0.1:99999"], "argument --http: expected HOST:PORT with PORT from 0 to 65535"),
+        (["--http", "nonsense"], "argument --http: expected HOST:PORT"),
+        (["--max-read", "0"], "argument --max-read: expected a positive integer"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_bad_flags_are_usage_errors_with_serves_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli_main(["serve", *argv])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: rootbound serve ")
+    assert f"rootbound serve: error: {message}" in err
+    assert "Traceback" not in err
+
+
+def test_startup_line_states_the_policy(tmp_path: Path) -> None:
+    work = tmp_path.resolve()
+    (work / "one.txt").write_text("x\n")
+    process = subprocess.run(
+        [sys.executable, "-m", "rootbound", "serve", str(work), str(work / "one.txt"), "--tool-timeout", "5"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    lines = process.stderr.splitlines()
+    assert lines[0] == (
+        f"rootbound serve: stdio; roots: client roots ∩ DIRs [{work}, {work / 'one.txt'} (a file)], or the DIRs "
+        "when the client declares none; read-only; reads up to 1048576 bytes; tool timeout 5 s; roots timeout 10 s"
+    )
+    assert len(lines) == 1
 
 
 @pytest.mark.parametrize(("mode", "with_dirs"), [("legacy", False), ("legacy", True), ("2026-07-28", True)])
