@@ -140,12 +140,20 @@ def _read_all(fd: int, size: int, limit: int) -> bytes | None:
 
 
 def _search_one(
-    data: bytes, display: str, pattern: BytesPattern, files_only: bool, limits: GrepLimits, report: GrepReport
+    data: bytes,
+    display: str,
+    pattern: BytesPattern,
+    files_only: bool,
+    limits: GrepLimits,
+    report: GrepReport,
+    required: bytes | None,
 ) -> None:
     if data.find(b"\x00", 0, _BINARY_SNIFF) >= 0:
         report.skipped += 1
         return
     report.searched += 1
+    if required is not None and required not in data:
+        return  # most files do not match: a memchr-speed test before the regex engine
     room = min(limits.max_per_file, limits.max_matches - report.matches)
     if files_only:
         room = 1
@@ -176,9 +184,13 @@ def grep_tree(
     files_only: bool = False,
     max_files: int = 10_000,
     walk_limits: WalkLimits = WalkLimits(),  # noqa: B008 - frozen
-    check: Callable[[], None] | None = None,
+    check: Callable[[int], None] | None = None,
+    required: bytes | None = None,
 ) -> GrepReport:
-    """Search the files below ``path`` (or the file ``path``) that ``where`` selects, in path order."""
+    """Search the files below ``path`` (or the file ``path``) that ``where`` selects, in path order.
+
+    ``required``: bytes every matching file contains (a case-sensitive literal), tested before the pattern.
+    """
     report = GrepReport()
     try:
         entries = walk(fs, path, where, limits=walk_limits, check=check)
@@ -192,14 +204,16 @@ def grep_tree(
         if content is None:
             report.skipped += 1
         else:
-            _search_one(content, display, pattern, files_only, limits, report)
+            _search_one(content, display, pattern, files_only, limits, report, required)
         return report
     if first is None:
         return report
     try:
         for item in itertools.chain((first,), entries):
-            if item.kind != "file":
-                if item.kind == "symlink":
+            if item.is_dir:
+                continue
+            if not item.entry.is_file(follow_symlinks=False):
+                if item.entry.is_symlink():
                     report.skipped += 1
                 continue
             opened = open_found(fs, item)
@@ -220,7 +234,7 @@ def grep_tree(
             if data is None:
                 report.skipped += 1
                 continue
-            _search_one(data, item.display, pattern, files_only, limits, report)
+            _search_one(data, item.display, pattern, files_only, limits, report, required)
             if report.truncated or (files_only and len(report.files) >= max_files):
                 report.truncated = True
                 return report

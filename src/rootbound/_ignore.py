@@ -114,6 +114,11 @@ class PathFilter:
         self.skip_git = skip_git
 
     @property
+    def plain_files(self) -> bool:
+        """No exclude or include globs: only .gitignore rules (if any are in force) can skip a file."""
+        return self._exclude is None and self._include is None
+
+    @property
     def trivial(self) -> bool:
         """Nothing to check: the walk can skip the per-entry work (a plain listing)."""
         return self._exclude is None and self._include is None and not self.gitignore and not self.skip_git
@@ -122,6 +127,8 @@ class PathFilter:
         """Whether the directory at ``rel`` is neither listed nor entered."""
         if self.skip_git and name in ALWAYS_SKIPPED:
             return True
+        if not rules.chain and self._exclude is None:
+            return False
         if self._exclude is not None and self._exclude.check_file(rel + "/").include:
             return True
         return self.gitignore and rules.ignored(rel, True)

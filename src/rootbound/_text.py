@@ -135,14 +135,14 @@ def read_byte_range(pread: Pread, size: int, offset: int, length: int) -> TextSl
     return TextSlice(_decode(taken), base + begin, end, size, next_offset=end if end < size else None)
 
 
-def _count_to_line(pread: Pread, size: int, line: int, check: Callable[[], None] | None) -> tuple[int, int]:
+def _count_to_line(pread: Pread, size: int, line: int, check: Callable[[int], None] | None) -> tuple[int, int]:
     """``(byte offset where 1-based ``line`` starts, lines seen)``; the offset is ``size`` if the file is shorter."""
     if line <= 1:
         return 0, 1
     pos, current = 0, 1
     while pos < size:
         if check is not None:
-            check()
+            check(1)
         chunk = pread(pos, CHUNK)
         if not chunk:
             break
@@ -164,7 +164,7 @@ def read_lines(
     last: int | None,
     max_bytes: int,
     *,
-    check: Callable[[], None] | None = None,
+    check: Callable[[int], None] | None = None,
 ) -> TextSlice:
     """Lines ``first..last`` (1-based, inclusive; ``last=None``: to the end), at most ``max_bytes`` of them.
 

@@ -11,11 +11,12 @@ followed. A ``check`` callable runs once per entry so a deadline or a cancellati
 
 from __future__ import annotations
 
+import operator
 import os
 import stat
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 from ._files import check_file
 from ._ignore import MAX_GITIGNORE_BYTES, IgnoreRules, PathFilter
@@ -42,29 +43,32 @@ class WalkLimits:
     max_entries: int = 200_000
 
 
-@dataclass(frozen=True)
-class Found:
-    """One entry: ``rel`` to the start (``/``-joined), ``display`` its canonical path, ``depth`` 1 for the start's
-    entries. ``dir_fd`` is the open parent directory, valid only until the walk moves on."""
+class Found(NamedTuple):
+    """One entry: ``rel`` to the start (``/``-joined), ``depth`` 1 for the start's entries. ``dir_fd`` is the open
+    parent directory, valid only until the walk moves on. A tuple: a walk makes one per entry, on hot paths."""
 
     rel: str
-    display: str
     name: str
-    kind: Kind
+    is_dir: bool
     depth: int
     dir_fd: int
     entry: os.DirEntry[str]
     handle: Handle
+    base: str
 
+    @property
+    def display(self) -> str:
+        """The canonical path: the start's canonical path plus ``rel``."""
+        return self.base + self.rel
 
-def _kind(entry: os.DirEntry[str]) -> Kind:
-    if entry.is_symlink():
-        return "symlink"
-    if entry.is_dir(follow_symlinks=False):
-        return "dir"
-    if entry.is_file(follow_symlinks=False):
-        return "file"
-    return "other"
+    @property
+    def kind(self) -> Kind:
+        if self.is_dir:
+            return "dir"
+        entry = self.entry
+        if entry.is_file(follow_symlinks=False):
+            return "file"
+        return "symlink" if entry.is_symlink() else "other"
 
 
 def read_gitignore(dir_fd: int, limit: int) -> bytes | None:
@@ -83,9 +87,34 @@ def read_gitignore(dir_fd: int, limit: int) -> bytes | None:
         os.close(fd)
 
 
+_BY_NAME: Final = operator.attrgetter("name")
+
+
 def _listing(fd: int) -> list[os.DirEntry[str]]:
     with os.scandir(fd) as entries:
-        return sorted(entries, key=lambda entry: entry.name)
+        return sorted(entries, key=_BY_NAME)
+
+
+class _Frame:
+    """One open directory of a walk: its fd, where it is, the rules in force in it, its sorted listing, and how
+    far through the listing the walk is."""
+
+    __slots__ = ("depth", "fd", "index", "listing", "prefix", "rules")
+
+    def __init__(self, fd: int, prefix: str, depth: int, rules: IgnoreRules, listing: list[os.DirEntry[str]]) -> None:
+        self.fd, self.prefix, self.depth, self.rules, self.listing, self.index = fd, prefix, depth, rules, listing, 0
+
+
+def _enter(fd: int, prefix: str, depth: int, rules: IgnoreRules, where: PathFilter) -> _Frame:
+    """List a directory (the fd is owned by the frame from here) and take in its ``.gitignore``."""
+    try:
+        listing = _listing(fd)
+        if where.gitignore and any(entry.name == ".gitignore" for entry in listing):
+            rules = rules.child(prefix, read_gitignore(fd, MAX_GITIGNORE_BYTES))
+    except BaseException:
+        os.close(fd)
+        raise
+    return _Frame(fd, prefix, depth, rules, listing)
 
 
 def walk(
@@ -94,69 +123,59 @@ def walk(
     where: PathFilter,
     *,
     limits: WalkLimits = WalkLimits(),
-    check: Callable[[], None] | None = None,
+    check: Callable[[int], None] | None = None,
 ) -> Generator[Found, None, None]:
     """Depth first below ``path`` in name order; skipped directories are neither yielded nor entered.
 
-    Raises :class:`~rootbound.LimitExceeded` after ``limits.max_entries`` listed entries. Close the generator (or
-    run it to the end) to release the directory fds it holds.
+    Raises :class:`~rootbound.LimitExceeded` after ``limits.max_entries`` listed entries; ``check(n)`` is called
+    every 64 entries. Close the generator (or run it to the end) to release the directory fds it holds.
     """
-    stack: list[tuple[int, str, int, IgnoreRules, list[os.DirEntry[str]], int]] = []
     with fs._open(path, LIST) as handle:
-        fd, base = handle.detach(), handle.prefix
+        base = handle.prefix
+        frames = [_enter(handle.detach(), "", 0, IgnoreRules(), where)]
+        seen, max_entries, max_depth = 0, limits.max_entries, limits.max_depth
+        trivial, skip_git, plain_files = where.trivial, where.skip_git, where.plain_files
         try:
-            listing = _listing(fd)
-            rules = IgnoreRules()
-            if where.gitignore and any(e.name == ".gitignore" for e in listing):
-                rules = rules.child("", read_gitignore(fd, MAX_GITIGNORE_BYTES))
-        except BaseException:
-            os.close(fd)
-            raise
-        stack.append((fd, "", 0, rules, listing, 0))
-        seen = 0
-        trivial = where.trivial
-        try:
-            while stack:
-                fd, prefix, depth, rules, listing, index = stack[-1]
-                if index >= len(listing):
+            while frames:
+                frame = frames[-1]
+                fd, prefix, depth, rules, listing = frame.fd, frame.prefix, frame.depth, frame.rules, frame.listing
+                filter_files = not plain_files or bool(rules.chain)
+                index, count, entered = frame.index, len(listing), False
+                # The loop every tree tool pays per entry: a few local lookups, no call unless a filter applies.
+                while index < count:
+                    entry = listing[index]
+                    index += 1
+                    seen += 1
+                    if seen > max_entries:
+                        raise LimitExceeded()
+                    if check is not None and not seen & 63:
+                        check(64)
+                    name = entry.name
+                    rel = prefix + name
+                    if entry.is_dir(follow_symlinks=False):
+                        if (skip_git and name == ".git") or (not trivial and where.skip_dir(rules, rel, name)):
+                            continue
+                        yield Found(rel, name, True, depth + 1, fd, entry, handle, base)
+                        if depth + 1 >= max_depth:
+                            continue
+                        child = handle.open_entry(fd, name, entry.inode(), DIR_READ)
+                        if child is None:
+                            continue  # vanished, swapped for a link or a mount, unreadable: not entered
+                        try:
+                            frames.append(_enter(child[0], rel + "/", depth + 1, rules, where))
+                        except OSError:
+                            continue  # unreadable: listed, not entered
+                        frame.index, entered = index, True
+                        break
+                    if filter_files and where.skip_file(rules, rel, name):
+                        continue
+                    yield Found(rel, name, False, depth + 1, fd, entry, handle, base)
+                if not entered:
                     os.close(fd)
-                    stack.pop()
-                    continue
-                stack[-1] = (fd, prefix, depth, rules, listing, index + 1)
-                entry = listing[index]
-                seen += 1
-                if seen > limits.max_entries:
-                    raise LimitExceeded()
-                if check is not None:
-                    check()
-                name = entry.name
-                rel = prefix + name
-                if entry.is_dir(follow_symlinks=False):
-                    if not trivial and where.skip_dir(rules, rel, name):
-                        continue
-                    yield Found(rel, base + rel, name, "dir", depth + 1, fd, entry, handle)
-                    if depth + 1 >= limits.max_depth:
-                        continue
-                    child = handle.open_entry(fd, name, entry.inode(), DIR_READ)
-                    if child is None:
-                        continue  # vanished, swapped for a link or a mount, unreadable: not entered
-                    child_fd = child[0]
-                    try:
-                        child_listing = _listing(child_fd)
-                    except OSError:
-                        os.close(child_fd)
-                        continue
-                    child_rules = rules
-                    if where.gitignore and any(e.name == ".gitignore" for e in child_listing):
-                        child_rules = rules.child(rel + "/", read_gitignore(child_fd, MAX_GITIGNORE_BYTES))
-                    stack.append((child_fd, rel + "/", depth + 1, child_rules, child_listing, 0))
-                    continue
-                if not trivial and where.skip_file(rules, rel, name):
-                    continue
-                yield Found(rel, base + rel, name, _kind(entry), depth + 1, fd, entry, handle)
+                    frames.pop()
         finally:
-            for fd, *_ in stack:
-                os.close(fd)
+            for frame in frames:
+                os.close(frame.fd)
 
 
 def open_found(fs: RootedFS, found: Found) -> tuple[int, os.stat_result] | None:
@@ -165,8 +184,11 @@ def open_found(fs: RootedFS, found: Found) -> tuple[int, os.stat_result] | None:
     opened = found.handle.open_entry(found.dir_fd, found.name, found.entry.inode(), _FILE_READ)
     if opened is None:
         return None
+    st = opened[1]
+    if st.st_nlink == 1 and stat.S_ISREG(st.st_mode):
+        return opened  # the usual case: nothing more to check
     try:
-        check_file(opened[1], fs.hardlinks, writing=False)
+        check_file(st, fs.hardlinks, writing=False)
     except RootsError:
         os.close(opened[0])
         return None

@@ -96,10 +96,9 @@ class Budget:
     def cancelled(self) -> bool:
         return self._cancelled.is_set()
 
-    def check(self) -> None:
-        self.steps += 1
-        if self.steps & 63:
-            return
+    def check(self, steps: int = 1) -> None:
+        """Count ``steps`` more units of work; raise if the client cancelled or the deadline passed."""
+        self.steps += steps
         if self._cancelled.is_set():
             raise Cancelled("cancelled")
         if time.monotonic() > self.deadline:
@@ -383,7 +382,7 @@ def _window_args(args: Mapping[str, Any]) -> dict[str, int | None]:
 
 
 def _read_window(
-    fd: int, size: int, window: Mapping[str, int | None], budget_bytes: int, check: Callable[[], None]
+    fd: int, size: int, window: Mapping[str, int | None], budget_bytes: int, check: Callable[[int], None]
 ) -> TextSlice:
     pread = _pread(fd)
     if window["offset"] is not None or window["length"] is not None:
@@ -558,7 +557,9 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
     pattern = _str_arg(args, "pattern")
     assert pattern is not None
     regex = _bool_arg(args, "regex")
-    compiled = compile_bytes(pattern, regex=regex, ignore_case=_bool_arg(args, "ignore_case"))
+    ignore_case = _bool_arg(args, "ignore_case")
+    compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
+    required = None if regex or ignore_case else pattern.encode("utf-8", "surrogatepass")
     files_only = _bool_arg(args, "files_only")
     around = _int_arg(args, "context", minimum=0, maximum=10) or 0
     per_file = _int_arg(args, "max_per_file", minimum=1, maximum=200) or limits.max_per_file
@@ -586,6 +587,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
             files_only=files_only,
             max_files=limits.max_results - len(files),
             check=budget.check,
+            required=required,
         )
         searched += report.searched
         skipped += report.skipped
