@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
+from mcp.client.streamable_http import streamable_http_client
 
 from mcp import Client
 from rootbound.mcp import RootsProvider
-from tests.helpers.serve_process import serve, text_of
+from tests.helpers.serve_process import http_serve, serve, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -298,3 +300,55 @@ async def test_progress_and_cancellation(haystack: Path, transport: str, mode: s
                 await client.call_tool("grep", {"pattern": "needle"}, progress_callback=on_progress)
             error, text = await text_of(client, "list_roots")
             assert (error, text.splitlines()[0]) == (False, f"{work.as_uri()} dir")
+
+
+@pytest.fixture(scope="module")
+def long_lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Files of long 'aaaa…!' lines: the input on which (a+)+$ backtracks forever in a backtracking engine."""
+    work = tmp_path_factory.mktemp("long-lines").resolve()
+    line = b"a" * 20_000 + b"!\n"
+    for i in range(300):
+        (work / f"f{i:03}.txt").write_bytes(line * 5)
+    return work
+
+
+async def test_a_running_grep_does_not_delay_another_session(long_lines: Path) -> None:
+    """Two sessions on one HTTP server: while one greps catastrophic patterns over 30 MB, the other's calls
+    complete first (the grep runs on a worker thread with a linear-time engine, never on the event loop)."""
+    finished: list[str] = []
+
+    async def slow(client: Client) -> None:
+        for pattern in ("(a+)+$", "(a|aa)+$", "(.*a){12}$"):
+            result = await call(client, "grep", pattern=pattern, regex=True)
+            assert not result.is_error
+            assert structured(result)["files_searched"] == 300
+        finished.append("grep")
+
+    async def quick(client: Client) -> None:
+        await anyio.sleep(0.2)  # the grep is under way
+        for _ in range(5):
+            error, _ = await text_of(client, "list_roots")
+            assert not error
+        finished.append("list_roots")
+
+    provider = RootsProvider([long_lines])
+    with anyio.fail_after(120), http_serve([str(long_lines)]) as url:
+        async with (
+            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy", **provider.client_kwargs()) as one,
+            Client(streamable_http_client(url, http_client=http), mode="2026-07-28", **provider.client_kwargs()) as two,
+            anyio.create_task_group() as tasks,
+        ):
+            tasks.start_soon(slow, one)
+            tasks.start_soon(quick, two)
+    assert finished == ["list_roots", "grep"]
+
+
+async def test_the_per_call_deadline_stops_a_walk(haystack: Path) -> None:
+    provider = RootsProvider([haystack])
+    with anyio.fail_after(60):
+        async with serve("stdio", [str(haystack), "--tool-timeout", "0.001"], mode="legacy", provider=provider) as c:
+            error, text = await text_of(c, "grep", pattern="hay")
+            assert (error, text) == (True, "stopped after 0.001 s (the per-call deadline); narrow the path or pattern")
+            error, text = await text_of(c, "read_file", path="d00/f00.txt")
+            assert (error, text) == (False, "hay\n")  # a call that finishes in time is not affected
