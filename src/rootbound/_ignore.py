@@ -42,14 +42,15 @@ def _spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec | None:
 
 @dataclass(frozen=True)
 class IgnoreRules:
-    """The ``.gitignore`` rules in force in one directory: ``(base, spec)`` pairs, shallowest first.
+    """The ``.gitignore`` rules in force in one directory: ``(base, lead, spec)``, shallowest first.
 
-    ``base`` is the directory's path relative to the walk's start, ``""`` or ending in ``/``.
+    ``base`` is the directory's path relative to the walk's start (``""`` or ending in ``/``); ``lead`` is the
+    start's path relative to that directory, for a ``.gitignore`` above the start (``""`` for the others).
     """
 
-    chain: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()
+    chain: tuple[tuple[str, str, pathspec.GitIgnoreSpec], ...] = ()
 
-    def child(self, base: str, gitignore: bytes | None) -> IgnoreRules:
+    def child(self, base: str, gitignore: bytes | None, *, lead: str = "") -> IgnoreRules:
         """The rules below directory ``base``, given the bytes of its ``.gitignore`` (``None``: it has none)."""
         if not gitignore:
             return self
@@ -60,14 +61,14 @@ class IgnoreRules:
             return self  # a .gitignore git would reject applies nothing; the walk goes on
         if spec is None:
             return self
-        return IgnoreRules((*self.chain, (base, spec)))
+        return IgnoreRules((*self.chain, (base, lead, spec)))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the walk's start) is ignored: the deepest file with a matching rule decides."""
-        for base, spec in reversed(self.chain):
-            sub = rel[len(base) :] if rel.startswith(base) else None
-            if sub is None:
+        for base, lead, spec in reversed(self.chain):
+            if not rel.startswith(base):
                 continue
+            sub = lead + rel[len(base) :]
             result = spec.check_file(sub + "/" if is_dir else sub)
             if result.include is not None:
                 return bool(result.include)

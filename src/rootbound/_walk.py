@@ -95,6 +95,26 @@ def _listing(fd: int) -> list[os.DirEntry[str]]:
         return sorted(entries, key=_BY_NAME)
 
 
+def _rules_above(fs: RootedFS, handle: Handle) -> IgnoreRules:
+    """The ``.gitignore`` files between the root and the walk's start (git applies them to the start's tree too),
+    each read through the boundary; one that cannot be read applies nothing."""
+    root = str(handle.root.path).rstrip("/") + "/"
+    below = handle.prefix[len(root) :].strip("/")
+    if not below or not handle.prefix.startswith(root):
+        return IgnoreRules()
+    parts = below.split("/")
+    rules = IgnoreRules()
+    for depth in range(len(parts)):
+        directory = root + "".join(part + "/" for part in parts[:depth])
+        try:
+            with fs._open(directory + ".gitignore", READ_NAMED) as opened:
+                data = os.read(opened.fd, MAX_GITIGNORE_BYTES)
+        except (RootsError, OSError):
+            continue
+        rules = rules.child("", data, lead="".join(part + "/" for part in parts[depth:]))
+    return rules
+
+
 class _Frame:
     """One open directory of a walk: its fd, where it is, the rules in force in it, its sorted listing, and how
     far through the listing the walk is."""
@@ -132,7 +152,8 @@ def walk(
     """
     with fs._open(path, LIST) as handle:
         base = handle.prefix
-        frames = [_enter(handle.detach(), "", 0, IgnoreRules(), where)]
+        above = _rules_above(fs, handle) if where.gitignore else IgnoreRules()
+        frames = [_enter(handle.detach(), "", 0, above, where)]
         seen, max_entries, max_depth = 0, limits.max_entries, limits.max_depth
         trivial, skip_git, plain_files = where.trivial, where.skip_git, where.plain_files
         try:

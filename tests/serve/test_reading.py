@@ -207,6 +207,11 @@ async def check_search(client: Client, proj: Path) -> None:
     assert [(m["line"], m["context"]) for m in data["matches"]] == [
         (9, True), (10, False), (11, True), (19, True), (20, False), (21, True)
     ]  # fmt: skip
+    # A search that starts below a .gitignore still obeys it (git reads the files above the start too).
+    below = structured(await call(client, "grep", pattern=NEEDLE, path="node_modules", files_only=True))
+    assert below["files"] == []
+    below = structured(await call(client, "grep", pattern=NEEDLE, path="node_modules", include_ignored=True))
+    assert below["files"] == [str(proj / "node_modules" / "dep" / "index.js")]
     result = await call(client, "grep", pattern=NEEDLE, include=["*.log"], exclude=["sub/"])
     assert structured(result)["files"] == [str(proj / "keep.log")]
     result = await call(client, "search_files", pattern="*.log")

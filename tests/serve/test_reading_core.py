@@ -196,6 +196,15 @@ def test_gitignore_rules_agree_with_git(tmp_path: Path) -> None:
         assert _ignored_by_walk(rel) == (rel in by_git), rel
 
 
+def test_gitignore_above_the_walk_start_applies_like_git() -> None:
+    """Rules of a .gitignore above the start see paths relative to their own directory (lead + rel)."""
+    rules = IgnoreRules().child("", b"/src/gen/\n*.log\n!src/keep.log\n", lead="src/")
+    assert rules.ignored("a.log", False)
+    assert not rules.ignored("keep.log", False)  # src/keep.log, re-included by its full path
+    assert rules.ignored("gen", True)  # /src/gen/ is anchored at the ancestor
+    assert not rules.ignored("x/gen", True)
+
+
 def test_path_filter_and_name_globs() -> None:
     where = PathFilter(exclude=["*.min.js", "vendor/"], include=["*.js"])
     rules = IgnoreRules()
