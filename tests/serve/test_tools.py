@@ -84,3 +84,40 @@ def test_read_only_fs_refuses_writes(fs: RootedFS) -> None:
         run_tool("write_file", read_only, {"path": "x.txt", "content": "x"}, Limits())
     assert "evil" not in str(info.value)
     assert not (fs.boundary.resolve(".") / "x.txt").exists()
+
+
+def test_a_cancelled_budget_stops_walks_and_reads(tmp_path: Path) -> None:
+    """What notifications/cancelled does on the server: the budget is cancelled and the worker stops at its next
+    check (every 64 entries of a walk, every chunk of a long line count)."""
+    from rootbound.workspace.tools import Budget
+
+    root = tmp_path.resolve()
+    for i in range(200):
+        (root / f"f{i:03}.txt").write_text("x\n")
+    (root / "big.txt").write_text("line\n" * 300_000)
+    fs = RootedFS(Boundary([root]))
+    for tool, args in [
+        ("grep", {"pattern": "x"}),
+        ("search_files", {"pattern": "*.txt"}),
+        ("directory_tree", {"path": "."}),
+        ("read_file", {"path": "big.txt", "start_line": 299_999}),
+    ]:
+        budget = Budget(60)
+        budget.cancel()
+        with pytest.raises(ToolError) as info:
+            run_tool(tool, fs, args, Limits(), {"budget": budget})
+        assert str(info.value) == "cancelled"
+        assert budget.steps <= 64 or tool == "read_file"
+        assert run_tool(tool, fs, args, Limits())  # an uncancelled call completes
+
+
+def test_no_roots_says_why_and_how_to_fix_it(tmp_path: Path) -> None:
+    fs = RootedFS(Boundary([]))
+    out = run_tool("list_roots", fs, {}, Limits(), {"source": "client"})
+    assert out.splitlines()[0] == "(no roots: every path is denied)"
+    assert "the client declared no roots" in out
+    assert "rootbound serve DIR" in out
+    with pytest.raises(ToolError) as info:
+        run_tool("read_file", fs, {"path": str(tmp_path)}, Limits())
+    assert str(info.value).startswith("path is outside the allowed roots (outside roots): no roots")
+    assert str(tmp_path) not in str(info.value)
