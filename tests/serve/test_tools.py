@@ -96,12 +96,13 @@ def test_a_cancelled_budget_stops_walks_and_reads(tmp_path: Path) -> None:
         (root / f"f{i:03}.txt").write_text("x\n")
     (root / "big.txt").write_text("line\n" * 300_000)
     fs = RootedFS(Boundary([root]))
-    for tool, args in [
+    calls: list[tuple[str, dict[str, object]]] = [
         ("grep", {"pattern": "x"}),
         ("search_files", {"pattern": "*.txt"}),
         ("directory_tree", {"path": "."}),
         ("read_file", {"path": "big.txt", "start_line": 299_999}),
-    ]:
+    ]
+    for tool, args in calls:
         budget = Budget(60)
         budget.cancel()
         with pytest.raises(ToolError) as info:
