@@ -227,7 +227,7 @@ async def check_search(client: Client, proj: Path) -> None:
     assert text.startswith("unsupported or invalid regular expression: backreferences")
 
 
-async def check_contracts(client: Client) -> None:
+async def check_contracts(client: Client, proj: Path) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) >= {"read_multiple_files", "read_media_file", "directory_tree"}
     for tool in tools.values():
@@ -239,6 +239,9 @@ async def check_contracts(client: Client) -> None:
     for name in ("list_roots", "list_directory", "stat", "search_files", "grep", "directory_tree", "find_projects"):
         schema = tools[name].output_schema
         assert schema is not None and schema["type"] == "object", name
+    roots = structured(await call(client, "list_roots"))
+    assert [(r["uri"], r["kind"], r["narrowed"]) for r in roots["roots"]] == [(proj.as_uri(), "dir", False)]
+    assert (roots["refused"], roots["source"]) == ([], "client")
     result = await call(client, "stat", path="media/pixel.png")
     assert structured(result)["mime"] == "image/png"
     assert structured(result)["size"] == 57
@@ -250,7 +253,7 @@ async def test_reading_side(project: Path, transport: str, mode: str) -> None:
     provider = RootsProvider([project])
     with anyio.fail_after(120):
         async with serve(transport, [str(project.parent)], mode=mode, provider=provider) as client:
-            await check_contracts(client)
+            await check_contracts(client, project)
             await check_reads(client, project)
             await check_media(client, project)
             await check_listing(client, project)

@@ -153,7 +153,7 @@ async def test_root_policy_table(tree: Path, dirs: str, client: str, expected: s
             "refused a client root: file:/// (filesystem root not allowed)",
         ]
         assert lines[2].startswith("no roots: every path is denied. Fix: have the client declare a root")
-        assert lines[2].endswith("(every root the client declared was refused (see above))")
+        assert lines[2].endswith("(no root the client declared could be used: see the reasons above)")
     elif expected == "narrowed":
         assert lines[:2] == [
             f"{(work / 'app').as_uri()} dir [narrowed to the allowlist]",

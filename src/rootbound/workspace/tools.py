@@ -114,7 +114,7 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
     structured: dict[str, Any] = {"roots": roots, "refused": refused, "source": source}
     if not roots:
         why = (
-            "every root the client declared was refused (see above)"
+            "no root the client declared could be used: see the reasons above"
             if refused
             else "the client declared no roots"
             if source == "client"
