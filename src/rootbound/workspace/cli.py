@@ -20,9 +20,11 @@ Root policy (DIRs are the operator's allowlist; a client root is a claim, not a 
   no DIRs,    client declares roots   effective roots = client roots; a root of / is refused
   no DIRs,    client declares none    every tool answers -32021 (missing roots capability)
 
-Tools: list_roots, list_directory, read_file, stat, search_files, grep, find_projects, and write_file
-(only with --writable). Paths are absolute, file:// URIs, or relative to the first root. A denied path is a
-tool error naming the reason class, never echoing the input.
+Tools (all read-only but write_file): list_roots, list_directory, directory_tree, read_file (lines or bytes),
+read_multiple_files, read_media_file, stat, search_files, grep (RE2), find_projects, and write_file (only with
+--writable). search_files, grep and directory_tree skip .git and what .gitignore ignores. Paths are absolute,
+file:// URIs, or relative to the first root. A denied path is a tool error naming the reason class, never
+echoing the input. Every call stops at --tool-timeout.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a
