@@ -341,7 +341,8 @@ async def test_roots_deleted_or_recreated_while_serving(tmp_path: Path, mode: st
             error, text = await text_of(client, "list_roots")
             lines = text.splitlines()
             assert (error, lines[0], lines[-1]) == (False, "(no roots: every path is denied)", "source: client")
-            assert f"refused a client root: {app.as_uri()} (root changed)" in lines  # says why nothing is left
+            # Says why nothing is left (the reason depends on when the era takes the roots in).
+            assert any(line.startswith(f"refused a client root: {app.as_uri()} (") for line in lines), lines
 
 
 # ------------------------------------------------------------------------------- HTTP latency under keep-alive
