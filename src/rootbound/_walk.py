@@ -194,6 +194,8 @@ def walk(
                 if not entered:
                     os.close(fd)
                     frames.pop()
+            if check is not None and seen & 63:
+                check(seen & 63)  # the rest of the count: progress ends at the number of entries walked
         finally:
             for frame in frames:
                 os.close(frame.fd)
