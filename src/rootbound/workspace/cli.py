@@ -24,9 +24,11 @@ No DIRs: client roots are confined to the home directory of the user running the
 file:///etc is refused, / is narrowed to the home directory). --trust-client-roots lifts this: client roots are
 then taken anywhere this user can read, except / itself. Use it only with a client you trust as much as a shell.
 
-Tools: list_roots, list_directory, read_file, stat, search_files, grep, find_projects, and write_file
-(only with --writable). Paths are absolute, file:// URIs, or relative to the first root. A denied path is a
-tool error naming the reason class, never echoing the input.
+Tools (all read-only but write_file): list_roots, list_directory, directory_tree, read_file (lines or bytes),
+read_multiple_files, read_media_file, stat, search_files, grep (RE2), find_projects, and write_file (only with
+--writable). search_files, grep and directory_tree skip .git and what .gitignore ignores. Paths are absolute,
+file:// URIs, or relative to the first root. A denied path is a tool error naming the reason class, never
+echoing the input. Every call stops at --tool-timeout.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a
@@ -40,6 +42,43 @@ refused while the process's open descriptors are past 75% of its limit (raised t
 """
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a positive integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("expected a positive integer")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of seconds > 0") from None
+    if not 0 < value <= 86_400:  # NaN and inf fail this too
+        raise argparse.ArgumentTypeError("expected a number of seconds > 0 (at most a day)")
+    return value
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError("expected HOST:PORT with PORT from 0 to 65535 (0: any free port)")
+    return host, int(port)
+
+
+def _log_level(text: str) -> str:
+    level = text.upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
 def add_parser(commands: Any) -> argparse.ArgumentParser:
     """Add ``serve`` to the top-level subcommands (``commands`` is argparse's subparsers action)."""
     serve: argparse.ArgumentParser = commands.add_parser(
@@ -48,8 +87,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         description=SERVE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    serve.set_defaults(command_parser=serve)  # lets the top level report a stray argument with serve's usage
     serve.add_argument("dirs", nargs="*", metavar="DIR", type=Path, help="operator allowlist directories")
-    serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp")
+    serve.add_argument(
+        "--http", metavar="HOST:PORT", type=_host_port, help="serve Streamable HTTP at http://HOST:PORT/mcp"
+    )
     serve.add_argument("--writable", action="store_true", help="offer write_file (atomic, never follows links)")
     serve.add_argument(
         "--state-key-env",
@@ -60,10 +102,25 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "instances, so this matters for state-carrying rounds and key rotation",
     )
     serve.add_argument(
-        "--max-read", metavar="BYTES", type=int, default=1024 * 1024, help="largest read per call (default 1 MiB)"
+        "--max-read",
+        metavar="BYTES",
+        type=_positive_int,
+        default=1024 * 1024,
+        help="largest read per call (default 1 MiB; a read not told its size returns up to 64 KiB)",
     )
     serve.add_argument(
-        "--roots-timeout", metavar="SECONDS", type=float, default=10.0, help="wait for roots/list (default 10)"
+        "--tool-timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=30.0,
+        help="deadline for one tool call; a longer walk or search stops with a tool error (default 30)",
+    )
+    serve.add_argument(
+        "--roots-timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=10.0,
+        help="wait for roots/list (default 10)",
     )
     serve.add_argument(
         "--allowed-host",
@@ -80,29 +137,57 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     serve.add_argument(
         "--max-roots",
         metavar="N",
-        type=int,
+        type=_positive_int,
         default=256,
         help="roots one client may have the server hold; a larger set is refused whole (default 256)",
     )
     serve.add_argument(
-        "--max-sessions", metavar="N", type=int, default=256, help="open handshake-era HTTP sessions (default 256)"
+        "--max-sessions",
+        metavar="N",
+        type=_positive_int,
+        default=256,
+        help="open handshake-era HTTP sessions (default 256)",
     )
     serve.add_argument(
         "--session-idle-timeout",
         metavar="SECONDS",
-        type=float,
+        type=_positive_seconds,
         default=600.0,
         help="close an HTTP session idle this long (default 600)",
     )
     serve.add_argument(
         "--init-timeout",
         metavar="SECONDS",
-        type=float,
+        type=_positive_seconds,
         default=10.0,
         help="reap an HTTP session not used again this long after initialize (default 10)",
     )
-    serve.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    serve.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=_log_level,
+        metavar="LEVEL",
+        help=f"stderr log level: {', '.join(LOG_LEVELS)} (default WARNING)",
+    )
     return serve
+
+
+def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
+    """The one startup line: what a client will be allowed, decided from the flags (no client is known yet)."""
+    if dirs and not args.dirs:
+        roots = f"client roots ∩ your home directory [{dirs[0]}] (--trust-client-roots lifts this); none declared: "
+        roots += "tools answer -32021"
+    elif dirs:
+        shown = ", ".join(f"{d}{'' if d.is_dir() else ' (a file)'}" for d in dirs)
+        roots = f"client roots ∩ DIRs [{shown}], or the DIRs when the client declares none"
+    else:
+        roots = "the client's roots (/ refused); none declared: tools answer -32021"
+    mode = "writable (write_file)" if args.writable else "read-only"
+    transport = "Streamable HTTP" if args.http else "stdio"
+    return (
+        f"{transport}; roots: {roots}; {mode}; reads up to {args.max_read} bytes; "
+        f"tool timeout {args.tool_timeout:g} s; roots timeout {args.roots_timeout:g} s"
+    )
 
 
 def _fail(message: str) -> int:
@@ -122,7 +207,7 @@ def _home() -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     from .._log_limit import install
 
     install()  # an error storm (EMFILE on accept, a flood of failing requests) costs a few lines, not the disk
@@ -131,6 +216,9 @@ def run(args: argparse.Namespace) -> int:
         path = Path(os.path.expanduser(str(raw))).resolve()  # operator input: ~ is expanded here, and only here
         if not path.exists():
             return _fail(f"DIR does not exist: {raw}")
+        if path == Path(path.anchor):
+            # The same rule as for a client's root of /: the whole file system is not a workspace.
+            return _fail("DIR / would serve the whole file system; name the directories to serve")
         dirs.append(path)
     keys: tuple[bytes, ...] = ()
     if args.state_key_env:
@@ -140,18 +228,12 @@ def run(args: argparse.Namespace) -> int:
         keys = tuple(part.strip().encode() for part in value.split(",") if part.strip())
         if any(len(key) < 32 for key in keys):
             return _fail("each requestState key must be at least 32 bytes")
-    if args.max_read <= 0:
-        return _fail("--max-read must be positive")
     confine_only = False
     if not dirs and not args.trust_client_roots:
         home = _home()
         if home is None:
             return _fail("no DIRs and no usable home directory to confine client roots to: give DIRs")
         dirs, confine_only = [home], True
-    if args.max_roots <= 0:
-        return _fail("--max-roots must be positive")
-    if args.max_sessions <= 0 or not args.session_idle_timeout > 0 or not args.init_timeout > 0:
-        return _fail("--max-sessions, --session-idle-timeout and --init-timeout must be positive")
 
     from ..mcp.server import SILENCE_ENV
     from .server import WorkspaceConfig, build_workspace_server
@@ -161,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
     config = WorkspaceConfig(
         dirs=tuple(dirs),
         writable=args.writable,
-        limits=Limits(max_read=args.max_read),
+        limits=Limits(max_read=args.max_read, deadline=args.tool_timeout),
         state_keys=keys,
         roots_timeout=args.roots_timeout,
         dirs_confine_only=confine_only,
@@ -171,15 +253,14 @@ def run(args: argparse.Namespace) -> int:
 
     raise_fd_limit()  # held roots are descriptors: use the room the hard limit allows
     server, _service = build_workspace_server(config)
+    print(f"rootbound serve: {describe_policy(args, dirs)}", file=sys.stderr, flush=True)
     if args.http:
-        host, _, port = args.http.rpartition(":")
-        if not host or not port.isdigit():
-            return _fail("--http takes HOST:PORT")
+        host, port = args.http
         from ._sessions import SessionLimits
         from .http import serve_http
 
         sessions = SessionLimits(args.max_sessions, args.session_idle_timeout, args.init_timeout)
-        return serve_http(server, host, int(port), args.allowed_host, sessions)
+        return serve_http(server, host, port, args.allowed_host, sessions)
     from .stdio import serve_stdio
 
     return serve_stdio(server, exit_process=True)
