@@ -20,7 +20,7 @@ from typing import Final, Literal, NamedTuple
 
 from ._files import check_file
 from ._ignore import MAX_GITIGNORE_BYTES, IgnoreRules, PathFilter
-from ._resolve import DIR_READ, O_CLOEXEC, O_NOFOLLOW
+from ._resolve import DIR_READ, O_CLOEXEC, O_NOFOLLOW, O_PATH
 from ._resolve import READ as READ_FLAGS
 from .boundary import LIST, Handle, Intent
 from .errors import LimitExceeded, RootsError
@@ -31,8 +31,9 @@ __all__ = ["READ_NAMED", "Found", "WalkLimits", "open_found", "read_gitignore", 
 Kind = Literal["file", "dir", "symlink", "other"]
 
 _FILE_READ: Final = READ_FLAGS | O_NOFOLLOW | O_CLOEXEC
-READ_NAMED: Final = Intent("read", READ_FLAGS, kind="file", named=True)
-"""A regular file opened for reading, with its canonical path (to show) taken at the same time."""
+READ_NAMED: Final = Intent("read", READ_FLAGS, kind="file", named=True, precheck=True)
+"""A regular file opened for reading, with its canonical path (to show) taken at the same time; typed on an
+``O_PATH`` fd first, so a FIFO or device is never opened for reading (issue 16 #8)."""
 
 
 @dataclass(frozen=True)
@@ -73,13 +74,19 @@ class Found(NamedTuple):
 
 def read_gitignore(dir_fd: int, limit: int) -> bytes | None:
     """The ``.gitignore`` in an open directory (a regular file, not a link), up to ``limit`` bytes."""
-    try:
-        fd = os.open(".gitignore", _FILE_READ, dir_fd=dir_fd)
+    try:  # typed on an O_PATH fd first: a FIFO or device named .gitignore is never opened for reading
+        path_fd = os.open(".gitignore", O_PATH | O_NOFOLLOW | O_CLOEXEC, dir_fd=dir_fd)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        if not stat.S_ISREG(os.fstat(path_fd).st_mode):
             return None
+        fd = os.open(f"/proc/self/fd/{path_fd}", _FILE_READ & ~O_NOFOLLOW)
+    except OSError:
+        return None
+    finally:
+        os.close(path_fd)
+    try:
         return os.read(fd, limit)
     except OSError:
         return None
