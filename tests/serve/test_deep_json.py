@@ -45,7 +45,7 @@ def test_answers() -> None:
         "id": 7,
         "error": {"code": -32602, "message": "Invalid params: nested too deeply"},
     }
-    parse_error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: nested too deeply"}}
+    parse_error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
     assert _answer("[" * 500 + "]" * 500) == parse_error
     assert _answer(f'{{"jsonrpc":"2.0","id":7,"method":"x","params":{DEEP}}} trailing') == parse_error
     assert _answer(f'{{"jsonrpc":"2.0","id":{{"a":1}},"method":"x","params":{DEEP}}}') == parse_error

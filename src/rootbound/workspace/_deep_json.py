@@ -134,7 +134,7 @@ def answer_too_deep(data: bytes | str) -> bytes | None:
         return json.dumps({"jsonrpc": "2.0", "id": shape.id, "error": error}, separators=(",", ":")).encode()
     if shape is not None and shape.method and not shape.has_id:
         return None  # a notification: JSON-RPC answers none
-    error = {"code": -32700, "message": "Parse error: nested too deeply"}
+    error = {"code": -32700, "message": "Parse error"}
     return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}, separators=(",", ":")).encode()
 
 

@@ -60,8 +60,21 @@ class ToolGuard:
                 return await call_next(ctx)
             except (MCPError, ValidationError):
                 raise
-            except RootsRefused as refused:
-                return _tool_error(str(refused))
             except Exception as error:
+                refused = _refusal(error)
+                if refused is not None:
+                    return _tool_error(str(refused))
                 logger.error("tool %s failed: %s", name if check is not None else "?", type(error).__name__)
                 return _tool_error(INTERNAL_ERROR_TEXT)
+
+
+def _refusal(error: BaseException) -> RootsRefused | None:
+    """The :class:`RootsRefused` behind ``error``, also from inside an exception group (the tool's worker thread
+    runs in a task group, which wraps what it raises)."""
+    if isinstance(error, RootsRefused):
+        return error
+    for inner in getattr(error, "exceptions", ()):
+        found = _refusal(inner)
+        if found is not None:
+            return found
+    return None
