@@ -63,7 +63,63 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="extra Host header value to accept over HTTP (behind a proxy); the bind address is always accepted",
     )
     serve.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    _add_sandbox_and_auth_flags(serve)
     return serve
+
+
+# --- sandbox and authentication flags (docs/security.md, "Defence in depth") ---------------------------------------
+
+
+MIN_TOKEN_LENGTH = 32  # characters: a 32-hex-digit token is 128 bits
+
+
+def _add_sandbox_and_auth_flags(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="do not restrict this process with Landlock (by default, where the kernel offers it, the process can "
+        "open only the DIRs and its own interpreter's files, bind only its port and connect nowhere)",
+    )
+    serve.add_argument(
+        "--require-sandbox", action="store_true", help="refuse to start when the kernel cannot apply the sandbox"
+    )
+    serve.add_argument(
+        "--auth-token-env",
+        metavar="NAME",
+        help=f"with --http: environment variable holding the bearer token every request must send "
+        f"(Authorization: Bearer TOKEN; at least {MIN_TOKEN_LENGTH} characters)",
+    )
+    serve.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="with --http: allow listening on a non-loopback address without --auth-token-env",
+    )
+
+
+def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Any, Any] | str:
+    """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
+    from .http import is_loopback
+    from .sandbox import Sandbox
+
+    sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
+    if args.require_sandbox and not sandbox.active:
+        return f"--require-sandbox: sandbox {sandbox.describe()}"
+    verifier = None
+    if args.auth_token_env:
+        if not args.http:
+            return "--auth-token-env needs --http"
+        token = os.environ.get(args.auth_token_env, "")
+        if len(token) < MIN_TOKEN_LENGTH:
+            return f"environment variable {args.auth_token_env} must hold a token of {MIN_TOKEN_LENGTH}+ characters"
+        from .auth import StaticTokenVerifier
+
+        verifier = StaticTokenVerifier(token)
+    elif args.http and not args.insecure_no_auth and not is_loopback(args.http.rpartition(":")[0]):
+        return "refusing to serve a non-loopback address without --auth-token-env (or --insecure-no-auth)"
+    return sandbox, verifier
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 
 
 def _fail(message: str) -> int:
@@ -89,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
             return _fail("each requestState key must be at least 32 bytes")
     if args.max_read <= 0:
         return _fail("--max-read must be positive")
+    walls = _sandbox_and_auth(args, dirs)
+    if isinstance(walls, str):
+        return _fail(walls)
+    sandbox, verifier = walls
 
     from ..mcp.server import SILENCE_ENV
     from .server import WorkspaceConfig, build_workspace_server
@@ -101,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(max_read=args.max_read),
         state_keys=keys,
         roots_timeout=args.roots_timeout,
+        sandbox=sandbox.describe(),
     )
     server, _service = build_workspace_server(config)
     if args.http:
@@ -109,7 +170,13 @@ def run(args: argparse.Namespace) -> int:
             return _fail("--http takes HOST:PORT")
         from .http import serve_http
 
-        return serve_http(server, host, int(port), args.allowed_host)
+        return serve_http(server, host, int(port), args.allowed_host, sandbox=sandbox, token_verifier=verifier)
+    from .sandbox import SandboxError
     from .stdio import serve_stdio
 
+    try:
+        status = sandbox.apply()
+    except SandboxError as error:
+        return _fail(f"cannot sandbox: {error} (--no-sandbox to serve without)")
+    print(f"rootbound serve: stdio (sandbox: {status})", file=sys.stderr, flush=True)
     return serve_stdio(server)

@@ -51,6 +51,7 @@ class WorkspaceConfig:
     limits: Limits = field(default_factory=Limits)
     state_keys: tuple[bytes, ...] = ()
     roots_timeout: float = 10.0
+    sandbox: str = ""  # what the kernel sandbox enforces, for list_roots (workspace/sandbox.py)
     name: str = "rootbound-workspace"
 
 
@@ -120,7 +121,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         def work() -> str:
             boundary = held.for_roots(roots)
             fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
-            return run_tool(params.name, fs, arguments, config.limits, {"source": source})
+            return run_tool(params.name, fs, arguments, config.limits, {"source": source, "sandbox": config.sandbox})
 
         try:
             text = await anyio.to_thread.run_sync(work)

@@ -184,6 +184,9 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
         lines.append("(no roots: every path is denied)")
     for dropped in fs.boundary.dropped:
         lines.append(f"refused a client root: {dropped.reason}")
+    sandbox = context.get("sandbox")
+    if sandbox:
+        lines.append(f"sandbox: {sandbox}")
     source = context.get("source")
     if source:
         lines.append(f"source: {source}")
