@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -57,7 +59,7 @@ async def test_authenticated_client_is_served_in_both_eras(work: Path, mode: str
     async def on_response(response: httpx2.Response) -> None:
         statuses.append(response.status_code)
 
-    hooks = {"request": [on_request], "response": [on_response]}
+    hooks: dict[str, list[Callable[..., Any]]] = {"request": [on_request], "response": [on_response]}
     with anyio.fail_after(60), http_serve([str(work), *ARGS], env=ENV) as url:
         async with (
             httpx2.AsyncClient(timeout=30, headers={"Authorization": f"Bearer {TOKEN}"}, event_hooks=hooks) as http,
