@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp.server.auth.provider import AccessToken
 
 from mcp import Client
 from rootbound import Root
@@ -203,3 +204,64 @@ def test_startup_line_says_authenticated(work: Path) -> None:
 )
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+class AudienceVerifier:
+    """An operator's OAuth verifier (introspection or JWT in real life): knows two tokens, for two resources."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        audiences = {"for-this-server": "http://127.0.0.1/mcp", "for-another-server": "http://elsewhere.example/mcp"}
+        if token not in audiences:
+            return None
+        return AccessToken(token=token, client_id="oauth-client", scopes=["files"], resource=audiences[token])
+
+
+@pytest.mark.anyio
+async def test_oauth_resource_server_hooks(work: Path) -> None:
+    """The Python API path an operator with an authorization server takes: their verifier, the token's audience
+    checked by the SDK, RFC 9728 metadata served without a token and announced in the 401."""
+    import socket
+
+    import uvicorn
+    from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+    from pydantic import AnyHttpUrl
+
+    from rootbound.workspace.http import http_app
+    from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
+
+    resource = AnyHttpUrl("http://127.0.0.1/mcp")
+    metadata = build_resource_metadata_url(resource)
+    server, _ = build_workspace_server(WorkspaceConfig(dirs=(work,)))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = http_app(
+        server,
+        allowed_hosts=[f"127.0.0.1:{port}"],
+        token_verifier=AudienceVerifier(),
+        resource_server_url=str(resource),
+        resource_metadata_url=str(metadata),
+        public_routes=create_protected_resource_routes(resource, [AnyHttpUrl("https://auth.example")]),
+    )
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    base = f"http://127.0.0.1:{port}"
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg, httpx2.AsyncClient(timeout=10) as http:
+            tg.start_soon(lambda: web.serve(sockets=[sock]))
+            while not web.started:
+                await anyio.sleep(0.01)
+            try:
+                meta = await http.get(base + metadata.path)  # type: ignore[operator]
+                assert meta.status_code == 200
+                assert meta.json()["authorization_servers"] == ["https://auth.example/"]
+                refused = await http.post(base + "/mcp", json=INITIALIZE, headers=ACCEPT)
+                assert refused.status_code == 401
+                assert f'resource_metadata="{metadata}"' in refused.headers["www-authenticate"]
+                wrong = {**ACCEPT, "Authorization": "Bearer for-another-server"}
+                assert (await http.post(base + "/mcp", json=INITIALIZE, headers=wrong)).status_code == 401
+                right = {**ACCEPT, "Authorization": "Bearer for-this-server"}
+                answer = await http.post(base + "/mcp", json=INITIALIZE, headers=right)
+                assert answer.status_code == 200
+                assert "serverInfo" in answer.text
+            finally:
+                web.should_exit = True

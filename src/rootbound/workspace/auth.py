@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Set
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -37,20 +38,34 @@ class StaticTokenVerifier:
 
 
 class _RequireBearer:
-    """Every HTTP request must authenticate; the lifespan (start and stop) is not a request and passes."""
+    """Every HTTP request must authenticate, except on ``public`` paths (RFC 9728 metadata) and the lifespan."""
 
-    def __init__(self, app: Any, verifier: TokenVerifier, resource_metadata_url: Any) -> None:
+    def __init__(self, app: Any, backend: BearerAuthBackend, resource_metadata_url: Any, public: Set[str]) -> None:
         self.app = app
+        self.public = public
         gate = RequireAuthMiddleware(app, required_scopes=[], resource_metadata_url=resource_metadata_url)
-        self.guarded = AuthenticationMiddleware(gate, backend=BearerAuthBackend(verifier))
+        self.guarded = AuthenticationMiddleware(gate, backend=backend)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
+        if scope["type"] == "lifespan" or scope.get("path") in self.public:
             await self.app(scope, receive, send)
         else:
             await self.guarded(scope, receive, send)
 
 
-def require_bearer(app: Any, verifier: TokenVerifier, *, resource_metadata_url: Any = None) -> Any:
-    """``app`` behind a bearer check: no valid token, a 401 that says only ``invalid_token``."""
-    return _RequireBearer(app, verifier, resource_metadata_url)
+def require_bearer(
+    app: Any,
+    verifier: TokenVerifier,
+    *,
+    resource_server_url: Any = None,
+    resource_metadata_url: Any = None,
+    public_paths: Set[str] = frozenset(),
+) -> Any:
+    """``app`` behind a bearer check: no valid token, a 401 that says only ``invalid_token``.
+
+    ``resource_server_url`` makes the SDK refuse a token issued for another resource (its RFC 8707 audience);
+    ``resource_metadata_url`` is announced in ``WWW-Authenticate`` so an OAuth client can find the authorization
+    server; ``public_paths`` (that metadata) are served without a token.
+    """
+    backend = BearerAuthBackend(verifier, resource_server_url=resource_server_url)
+    return _RequireBearer(app, backend, resource_metadata_url, frozenset(public_paths))

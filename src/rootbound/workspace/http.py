@@ -33,11 +33,14 @@ def http_app(
     *,
     allowed_hosts: Sequence[str],
     token_verifier: TokenVerifier | None = None,
+    resource_server_url: str | None = None,
     resource_metadata_url: str | None = None,
+    public_routes: Sequence[Any] = (),
 ) -> Any:
     """One Streamable HTTP endpoint at ``/mcp`` for both eras (modern requests are always stateless).
 
-    With ``token_verifier`` every request needs ``Authorization: Bearer`` that it accepts (``auth.py``).
+    With ``token_verifier`` every request needs an ``Authorization: Bearer`` token it accepts (``auth.py``);
+    ``public_routes`` (e.g. the SDK's ``create_protected_resource_routes``) are served without one.
     """
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
@@ -57,12 +60,19 @@ def http_app(
         async with manager.run():
             yield
 
-    app = Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan)
+    routes = [Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)), *public_routes]
+    app = Starlette(routes=routes, lifespan=lifespan)
     if token_verifier is None:
         return app
     from .auth import require_bearer
 
-    return require_bearer(app, token_verifier, resource_metadata_url=resource_metadata_url)
+    return require_bearer(
+        app,
+        token_verifier,
+        resource_server_url=resource_server_url,
+        resource_metadata_url=resource_metadata_url,
+        public_paths={route.path for route in public_routes},
+    )
 
 
 def serve_http(
