@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import stat
 import sys
 import sysconfig
 from collections.abc import Sequence
@@ -140,7 +141,7 @@ def _allow(ruleset: ll.Ruleset, path: Path, access: int, *, missing_ok: bool = F
             return
         raise
     try:
-        if not Path(f"/proc/self/fd/{fd}").is_dir():
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
             access &= ll.FILE_RIGHTS  # a rule on a file may only grant what applies to a file
         ruleset.allow_path(fd, access)
     finally:
