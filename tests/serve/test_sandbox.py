@@ -236,8 +236,15 @@ def _probe(tree: Path, *, writable: bool, abi: int = 0, listener: int) -> dict[s
         "port": _free_port(),
         "other": _free_port(),
     }
+    # Run as ``python -m`` from the outside directory: sys.path[0] is then that (absolute) working directory,
+    # which must not become readable.
+    (tree / "outside" / "landlock_probe.py").write_text(PROBE)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(config)], capture_output=True, text=True, timeout=60, cwd=tree
+        [sys.executable, "-m", "landlock_probe", json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tree / "outside",
     )
     assert done.returncode == 0, done.stderr
     results: dict[str, str] = json.loads(done.stdout)

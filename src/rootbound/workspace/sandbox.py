@@ -149,18 +149,24 @@ def _allow(ruleset: ll.Ruleset, path: Path, access: int, *, missing_ok: bool = F
 
 
 def _runtime_paths() -> list[Path]:
-    """What the interpreter may still read: its standard library and packages (never the working directory)."""
+    """What the interpreter may still read: its standard library and packages, never the working directory.
+
+    ``sys.path[0]`` is the script's directory, or the working directory under ``python -m`` (an absolute path
+    there): it is skipped, or running ``serve`` from a home directory would leave all of it readable.
+    """
     found: list[str] = []
     scheme = sysconfig.get_paths()
     found += [scheme[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in scheme]
-    found += [entry for entry in sys.path if entry and os.path.isabs(entry)]
+    entries = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]  # -P (3.11+): no such entry
+    found += [entry for entry in entries if entry and os.path.isabs(entry)]
     rootbound = sys.modules["rootbound"].__file__
     if rootbound:  # an editable install's source tree need not be on sys.path
         found.append(str(Path(rootbound).parent))
+    cwd = Path.cwd().resolve()
     paths: list[Path] = []
     for entry in found:
         path = Path(entry).resolve()
-        if path.is_dir() and path not in paths:
+        if path.is_dir() and path not in paths and path != cwd:
             paths.append(path)
     return paths
 
