@@ -40,32 +40,18 @@ _WRITE: Final = (
     | ll.ACCESS_FS_REFER
     | ll.ACCESS_FS_TRUNCATE
 )
-# Imported before restricting, so no import has to find a file the sandbox may not allow: everything a request
-# can reach lazily (the HTTP stack, the JSON and regex engines, the encodings a tool may decode with).
-_PRELOAD: Final = (
+# Imported before restricting, though the interpreter's files stay readable: what serving is certain to import
+# lazily, so it does not depend on finding files after the restriction (a package installed outside the paths
+# below would otherwise fail at its first use). Tool dependencies are imported by the tools module itself.
+_PRELOAD_STDIO: Final = ("mcp.server.stdio",)
+_PRELOAD_HTTP: Final = (
     "encodings.idna",
-    "encodings.utf_8",
-    "encodings.latin_1",
-    "encodings.ascii",
-    "json",
-    "re",
-    "re2",
-    "pathspec",
-    "fnmatch",
-    "email.utils",
-    "http",
-    "mcp.server.streamable_http",
-    "mcp.server.streamable_http_manager",
-    "mcp.server.stdio",
-    "mcp.shared.exceptions",
+    "uvicorn.lifespan.on",
+    "uvicorn.loops.auto",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.websockets.auto",
     "uvicorn.protocols.http.h11_impl",
     "uvicorn.protocols.http.httptools_impl",
-    "uvicorn.protocols.websockets.auto",
-    "uvicorn.lifespan.on",
-    "uvicorn.loops.asyncio",
-    "uvicorn.loops.auto",
-    "starlette.responses",
-    "anyio._backends._asyncio",
 )
 
 
@@ -110,7 +96,7 @@ class Sandbox:
         """Restrict this process (a no-op when inactive); returns :meth:`describe`. Raises :class:`SandboxError`."""
         if not self.active or self.applied:
             return self.describe()
-        _preload()
+        _preload(_PRELOAD_HTTP if self.listens else _PRELOAD_STDIO)
         threads = _thread_count()
         if threads != 1:
             raise SandboxError(f"{threads} threads are running; Landlock would leave all but one unrestricted")
@@ -171,8 +157,8 @@ def _runtime_paths() -> list[Path]:
     return paths
 
 
-def _preload() -> None:
-    for name in _PRELOAD:
+def _preload(names: Sequence[str]) -> None:
+    for name in names:
         with contextlib.suppress(ImportError):  # optional accelerators (httptools, re2) may be absent
             importlib.import_module(name)
 
