@@ -7,7 +7,12 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from .sandbox import Sandbox
 
 __all__ = ["SERVE_HELP", "add_parser", "run"]
 
@@ -96,7 +101,7 @@ def _add_sandbox_and_auth_flags(serve: argparse.ArgumentParser) -> None:
     )
 
 
-def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Any, Any] | str:
+def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandbox, TokenVerifier | None] | str:
     """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
     from .http import is_loopback
     from .sandbox import Sandbox
@@ -104,7 +109,7 @@ def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Any, 
     sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
     if args.require_sandbox and not sandbox.active:
         return f"--require-sandbox: sandbox {sandbox.describe()}"
-    verifier = None
+    verifier: TokenVerifier | None = None
     if args.auth_token_env:
         if not args.http:
             return "--auth-token-env needs --http"
