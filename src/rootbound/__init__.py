@@ -1,6 +1,8 @@
 """rootbound: MCP Roots done right, on both sides, in every protocol revision.
 
-The core (this package minus ``rootbound.mcp``) is sans-I/O with respect to MCP: it never imports the SDK.
+The core (this package minus ``rootbound.mcp``, ``rootbound.workspace``, ``cli`` and ``demo``) never imports the
+SDK: the protocol rules and state (``mrtr``, ``roots``, ``uri``) are pure code that the ``rootbound.mcp``
+adapters drive, and the confinement layer (``Boundary``, ``RootedFS``) does only file-system I/O.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from .errors import (
     SymlinkLoop,
     TooLarge,
 )
-from .fs import Entry, GrepMatch, GrepResult, RootedFS
+from .fs import Entry, GrepMatch, GrepResult, RootedFS, SearchResult
 from .mrtr import MISSING, ROOTS_KEY
-from .roots import Root, RootLimits, RootSet
+from .roots import Era, Root, RootLike, RootLimits, RootsChange, RootSet
 from .uri import canonical_uri, path_to_uri, uri_to_path
 
 __version__ = "0.1.0"
@@ -51,6 +53,7 @@ __all__ = [
     "Dropped",
     "EffectiveRoot",
     "Entry",
+    "Era",
     "FileOperationFailed",
     "GrepMatch",
     "GrepResult",
@@ -72,11 +75,14 @@ __all__ = [
     "ReadOnly",
     "Root",
     "RootChanged",
+    "RootLike",
     "RootLimits",
     "RootSet",
     "RootedFS",
+    "RootsChange",
     "RootsError",
     "RootsUnavailable",
+    "SearchResult",
     "SymlinkEscape",
     "SymlinkLoop",
     "TooLarge",

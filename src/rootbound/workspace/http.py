@@ -37,7 +37,7 @@ def http_app(
     resource_metadata_url: str | None = None,
     public_routes: Sequence[Any] = (),
 ) -> Any:
-    """One Streamable HTTP endpoint at ``/mcp`` for both eras (modern requests are always stateless).
+    """One Streamable HTTP endpoint at ``/mcp`` for both eras (2026-07-28 requests are always stateless).
 
     With ``token_verifier`` every request needs an ``Authorization: Bearer`` token it accepts (``auth.py``);
     ``public_routes`` (e.g. the SDK's ``create_protected_resource_routes``) are served without one.
