@@ -40,6 +40,7 @@ from ._resolve import (
     O_PATH,
     Beneath,
     Resolver,
+    ResolverKind,
     close_all,
     pick_resolver,
 )
@@ -242,13 +243,14 @@ class Handle:
         path is resolved again beneath the root and must lead to the same inode."""
         held = self._held
         assert held is not None, "use the handle inside its with block"
-        try:
-            return os.open(f"{_PROC_FD}{self.fd}", flags | O_CLOEXEC)
-        except FileNotFoundError:
-            if os.path.isdir(_PROC_FD):
-                raise PathNotFound() from None
-        except OSError as exc:
-            raise translate_error(exc) from None
+        if not self._beneath.portable:  # the portable profile has no procfs
+            try:
+                return os.open(f"{_PROC_FD}{self.fd}", flags | O_CLOEXEC)
+            except FileNotFoundError:
+                if os.path.isdir(_PROC_FD):
+                    raise PathNotFound() from None
+            except OSError as exc:
+                raise translate_error(exc) from None
         fd = self._beneath.open(held, self._rel, flags, follow=self._intent.follow)
         mine, theirs = self.fstat(), os.fstat(fd)
         if (mine.st_dev, mine.st_ino) != (theirs.st_dev, theirs.st_ino):
@@ -355,7 +357,9 @@ class Boundary:
     allowlist: paths (taken in now), or a held :class:`Boundary` whose roots are used as held objects, never
     resolved by name again (client roots are then opened beneath their fds). ``cross_mounts=False`` (the default)
     refuses any path that crosses into another mount below a root. ``resolver`` picks the kernel path:
-    ``"openat2"``, ``"walk"`` (the portable component walk) or ``"auto"`` (openat2 when the kernel has it).
+    ``"openat2"``, ``"walk"`` (the component walk), ``"portable"`` (the walk exactly as it must run without
+    ``O_PATH``, procfs and mount ids, as on macOS; mounts by ``st_dev`` only) or ``"auto"`` (openat2 when the
+    kernel has it).
     Use as a context manager, or call :meth:`close`, to release the fds (a finaliser also does).
     """
 
@@ -369,7 +373,7 @@ class Boundary:
     ) -> None:
         if os.name != "posix":
             raise RootsUnavailable("platform not supported")
-        self.resolver: Literal["openat2", "walk"] = pick_resolver(resolver)
+        self.resolver: ResolverKind = pick_resolver(resolver)
         self.cross_mounts = cross_mounts
         self.version: int | None = roots.version if isinstance(roots, RootSet) else None
         self._beneath = {self.resolver: Beneath(self.resolver, cross_mounts=cross_mounts)}
@@ -410,7 +414,7 @@ class Boundary:
         candidate: object,
         intent: Intent,
         *,
-        resolver: Literal["openat2", "walk"] | None = None,
+        resolver: ResolverKind | None = None,
         below: tuple[str, ...] = (),
     ) -> Handle:
         """The one way beneath a root: ``with boundary.open(candidate, intent) as handle: ...``.
