@@ -52,12 +52,17 @@ __all__ = [
 
 MAX_SYMLINK_HOPS: Final = 40  # the kernel's MAXSYMLINKS, so both resolvers agree on chains
 
-O_PATH: Final = getattr(os, "O_PATH", os.O_RDONLY)
 O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
 _O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 _O_NOCTTY: Final = getattr(os, "O_NOCTTY", 0)
+# The portable profile: the walk as it must run where O_PATH, procfs and mount ids do not exist (macOS, the
+# BSDs), simulated on Linux (``resolver="portable"``) so every escape and race test runs against it. "Open without
+# reading" becomes a non-blocking read-only open: a FIFO must not hang it, a terminal must not become the
+# controlling one. Where the OS has no O_PATH at all, that same open is what O_PATH means here.
+_PORTABLE_PATH: Final = os.O_RDONLY | _O_NONBLOCK | _O_NOCTTY
+O_PATH: Final = getattr(os, "O_PATH", _PORTABLE_PATH)
 DIR_PATH: Final = O_PATH | O_DIRECTORY
 DIR_READ: Final = os.O_RDONLY | O_DIRECTORY
 # O_NONBLOCK: a FIFO planted in a root must not hang a read; the type check after fstat then refuses it.
@@ -67,10 +72,6 @@ _LINK_ERRNOS: Final = frozenset((errno.ELOOP, errno.EMLINK, errno.ENOTDIR))
 
 Resolver: TypeAlias = Literal["auto", "openat2", "walk", "portable"]
 ResolverKind: TypeAlias = Literal["openat2", "walk", "portable"]
-# The portable profile: the walk as it must run where O_PATH, procfs and mount ids do not exist (macOS, the
-# BSDs), simulated on Linux so every escape and race test runs against it. "Open without reading" becomes a
-# non-blocking read-only open (a FIFO must not hang it, a terminal must not become the controlling one).
-_PORTABLE_PATH: Final = os.O_RDONLY | _O_NONBLOCK | _O_NOCTTY
 
 
 def pick_resolver(resolver: Resolver) -> ResolverKind:
@@ -78,7 +79,7 @@ def pick_resolver(resolver: Resolver) -> ResolverKind:
     it; ``"portable"`` is the walk without ``O_PATH``, procfs or mount ids)."""
     if resolver not in ("auto", "openat2", "walk", "portable"):
         raise ValueError("resolver must be 'auto', 'openat2', 'walk' or 'portable'")
-    if resolver == "portable":
+    if resolver == "portable" or (resolver == "auto" and not hasattr(os, "O_PATH")):
         return "portable"
     if resolver == "openat2" and not _o2.available():
         raise RootsUnavailable("openat2 not available")
