@@ -33,7 +33,7 @@ from typing import Final, Literal, TypeAlias
 from ._files import HardlinkPolicy, check_file, create_file, read_fd, replace_file
 from ._glob import compile_glob, name_matcher
 from ._grep import DEFAULT_GREP_FILE_SIZE, DEFAULT_MAX_LINE, DEFAULT_MAX_MATCHES, Grep, GrepMatch, GrepResult
-from ._resolve import DIR_READ, O_PATH, pick_resolver
+from ._resolve import DIR_READ, O_PATH, ResolverKind, pick_resolver
 from ._resolve import READ as _READ_FLAGS
 from ._tree import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ENTRIES, scan
 from .boundary import CREATE, DIRECTORY, LIST, LSTAT, READ, STAT, WRITE, Boundary, Handle, Intent, Resolver
@@ -96,8 +96,9 @@ class RootedFS:
     """Confined file operations on a :class:`~rootbound.Boundary` (which stays owned by the caller).
 
     Paths are what :meth:`Boundary.resolve` accepts (relative to the first root, absolute, or ``file:`` URIs).
-    ``resolver`` overrides the boundary's kernel path (``"walk"`` forces the portable fallback), ``read_only``
-    refuses every write, ``hardlinks`` sets the hard-link policy, ``max_read`` the default read limit.
+    ``resolver`` overrides the boundary's kernel path (``"walk"`` forces the component walk, ``"portable"`` the
+    walk without O_PATH, procfs or mount ids), ``read_only`` refuses every write, ``hardlinks`` sets the hard-link
+    policy, ``max_read`` the default read limit.
     """
 
     def __init__(
@@ -112,7 +113,7 @@ class RootedFS:
         if hardlinks not in ("read-only", "refuse", "allow"):
             raise ValueError("hardlinks must be 'read-only', 'refuse' or 'allow'")
         self.boundary = boundary
-        self.resolver: Literal["openat2", "walk"] = boundary.resolver if resolver is None else pick_resolver(resolver)
+        self.resolver: ResolverKind = boundary.resolver if resolver is None else pick_resolver(resolver)
         self.read_only = read_only
         self.hardlinks: HardlinkPolicy = hardlinks
         self.max_read = max_read

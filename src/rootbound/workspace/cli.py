@@ -7,7 +7,12 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from .sandbox import Sandbox
 
 __all__ = ["SERVE_HELP", "add_parser", "run"]
 
@@ -126,6 +131,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="LEVEL",
         help=f"stderr log level: {', '.join(LOG_LEVELS)} (default WARNING)",
     )
+    _add_sandbox_and_auth_flags(serve)
     return serve
 
 
@@ -142,6 +148,61 @@ def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
         f"{transport}; roots: {roots}; {mode}; reads up to {args.max_read} bytes; "
         f"tool timeout {args.tool_timeout:g} s; roots timeout {args.roots_timeout:g} s"
     )
+
+
+# --- sandbox and authentication flags (docs/security.md, "Defence in depth") ---------------------------------------
+
+
+MIN_TOKEN_LENGTH = 32  # characters: a 32-hex-digit token is 128 bits
+
+
+def _add_sandbox_and_auth_flags(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="do not restrict this process with Landlock (by default, where the kernel offers it, the process can "
+        "open only the DIRs and its own interpreter's files, bind only its port and connect nowhere)",
+    )
+    serve.add_argument(
+        "--require-sandbox", action="store_true", help="refuse to start when the kernel cannot apply the sandbox"
+    )
+    serve.add_argument(
+        "--auth-token-env",
+        metavar="NAME",
+        help=f"with --http: environment variable holding the bearer token every request must send "
+        f"(Authorization: Bearer TOKEN; at least {MIN_TOKEN_LENGTH} characters)",
+    )
+    serve.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="with --http: allow listening on a non-loopback address without --auth-token-env",
+    )
+
+
+def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandbox, TokenVerifier | None] | str:
+    """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
+    from .http import is_loopback
+    from .sandbox import Sandbox
+
+    sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
+    if args.require_sandbox and not sandbox.active:
+        return f"--require-sandbox: sandbox {sandbox.describe()}"
+    verifier: TokenVerifier | None = None
+    if args.auth_token_env:
+        if not args.http:
+            return "--auth-token-env needs --http"
+        token = os.environ.get(args.auth_token_env, "")
+        if len(token) < MIN_TOKEN_LENGTH:
+            return f"environment variable {args.auth_token_env} must hold a token of {MIN_TOKEN_LENGTH}+ characters"
+        from .auth import StaticTokenVerifier
+
+        verifier = StaticTokenVerifier(token)
+    elif args.http and not args.insecure_no_auth and not is_loopback(args.http[0]):
+        return "refusing to serve a non-loopback address without --auth-token-env (or --insecure-no-auth)"
+    return sandbox, verifier
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 
 
 def _fail(message: str) -> int:
@@ -168,6 +229,10 @@ def run(args: argparse.Namespace) -> int:
         keys = tuple(part.strip().encode() for part in value.split(",") if part.strip())
         if any(len(key) < 32 for key in keys):
             return _fail("each requestState key must be at least 32 bytes")
+    walls = _sandbox_and_auth(args, dirs)
+    if isinstance(walls, str):
+        return _fail(walls)
+    sandbox, verifier = walls
 
     from ..mcp.server import SILENCE_ENV
     from .server import WorkspaceConfig, build_workspace_server
@@ -180,14 +245,23 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(max_read=args.max_read, deadline=args.tool_timeout),
         state_keys=keys,
         roots_timeout=args.roots_timeout,
+        sandbox=sandbox.describe(),
     )
     server, _service = build_workspace_server(config)
-    print(f"rootbound serve: {describe_policy(args, dirs)}", file=sys.stderr, flush=True)
+    policy = describe_policy(args, dirs)
     if args.http:
+        # The policy now; the listening line (with auth and sandbox) once the socket is bound and sandboxed.
+        print(f"rootbound serve: {policy}", file=sys.stderr, flush=True)
         host, port = args.http
         from .http import serve_http
 
-        return serve_http(server, host, port, args.allowed_host)
+        return serve_http(server, host, port, args.allowed_host, sandbox=sandbox, token_verifier=verifier)
+    from .sandbox import SandboxError
     from .stdio import serve_stdio
 
+    try:
+        status = sandbox.apply()
+    except SandboxError as error:
+        return _fail(f"cannot sandbox: {error} (--no-sandbox to serve without)")
+    print(f"rootbound serve: {policy}; sandbox: {status}", file=sys.stderr, flush=True)
     return serve_stdio(server, exit_process=True)

@@ -5,13 +5,43 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["http_app", "serve_http"]
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from .sandbox import Sandbox
+
+__all__ = ["http_app", "is_loopback", "serve_http"]
 
 
-def http_app(server: Any, *, allowed_hosts: Sequence[str]) -> Any:
-    """One Streamable HTTP endpoint at ``/mcp`` for both eras (2026-07-28 requests are always stateless)."""
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a bind address) is reachable only from this machine; a name other than localhost is not."""
+    import ipaddress
+
+    bare = host.strip("[]")
+    if bare == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False
+
+
+def http_app(
+    server: Any,
+    *,
+    allowed_hosts: Sequence[str],
+    token_verifier: TokenVerifier | None = None,
+    resource_server_url: str | None = None,
+    resource_metadata_url: str | None = None,
+    public_routes: Sequence[Any] = (),
+) -> Any:
+    """One Streamable HTTP endpoint at ``/mcp`` for both eras (2026-07-28 requests are always stateless).
+
+    With ``token_verifier`` every request needs an ``Authorization: Bearer`` token it accepts (``auth.py``);
+    ``public_routes`` (e.g. the SDK's ``create_protected_resource_routes``) are served without one.
+    """
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
@@ -30,10 +60,30 @@ def http_app(server: Any, *, allowed_hosts: Sequence[str]) -> Any:
         async with manager.run():
             yield
 
-    return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan)
+    routes = [Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)), *public_routes]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    if token_verifier is None:
+        return app
+    from .auth import require_bearer
+
+    return require_bearer(
+        app,
+        token_verifier,
+        resource_server_url=resource_server_url,
+        resource_metadata_url=resource_metadata_url,
+        public_paths={route.path for route in public_routes},
+    )
 
 
-def serve_http(server: Any, host: str, port: int, extra_hosts: Sequence[str]) -> int:
+def serve_http(
+    server: Any,
+    host: str,
+    port: int,
+    extra_hosts: Sequence[str],
+    *,
+    sandbox: Sandbox | None = None,
+    token_verifier: TokenVerifier | None = None,
+) -> int:
     import socket
 
     import anyio
@@ -57,9 +107,20 @@ def serve_http(server: Any, host: str, port: int, extra_hosts: Sequence[str]) ->
     if bare in ("127.0.0.1", "localhost", "::1"):
         hosts += [f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"]
     hosts += list(extra_hosts)
-    app = http_app(server, allowed_hosts=hosts)
+    app = http_app(server, allowed_hosts=hosts, token_verifier=token_verifier)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     web = uvicorn.Server(config)
+    status = "off"
+    if sandbox is not None:  # after bind (the port is known) and before any thread starts
+        from .sandbox import SandboxError
+
+        try:
+            status = sandbox.apply(port)
+        except SandboxError as error:
+            sock.close()
+            print(f"rootbound serve: cannot sandbox: {error} (--no-sandbox to serve without)", file=sys.stderr)
+            return 2
+    auth = "bearer token" if token_verifier is not None else "none"
 
     async def run() -> None:
         async with anyio.create_task_group() as tg:
@@ -67,7 +128,11 @@ def serve_http(server: Any, host: str, port: int, extra_hosts: Sequence[str]) ->
             while not web.started and not web.should_exit:  # noqa: ASYNC110 - uvicorn exposes no event
                 await anyio.sleep(0.01)
             # Printed once listening, with the bound port: a supervisor (or a test) can wait for this line.
-            print(f"rootbound serve: Streamable HTTP on http://{shown}:{port}/mcp", file=sys.stderr, flush=True)
+            print(
+                f"rootbound serve: Streamable HTTP on http://{shown}:{port}/mcp (auth: {auth}; sandbox: {status})",
+                file=sys.stderr,
+                flush=True,
+            )
 
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)

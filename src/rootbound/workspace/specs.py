@@ -88,6 +88,7 @@ _ROOTS_OUT = _output(
         },
         "source": _STR,
         "note": _STR,
+        "sandbox": _STR,
     },
     ["roots", "refused", "source"],
 )

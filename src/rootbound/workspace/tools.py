@@ -124,6 +124,10 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
         lines.insert(0, "(no roots: every path is denied)")
         lines.append(note)
         structured["note"] = note
+    sandbox = context.get("sandbox")
+    if sandbox:  # the kernel wall under the boundary (docs/security.md, "Defence in depth")
+        lines.append(f"sandbox: {sandbox}")
+        structured["sandbox"] = str(sandbox)
     lines.append(f"source: {source}")
     return ToolOutput("\n".join(lines), structured)
 
