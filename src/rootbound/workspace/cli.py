@@ -250,12 +250,12 @@ def run(args: argparse.Namespace) -> int:
     server, _service = build_workspace_server(config)
     policy = describe_policy(args, dirs)
     if args.http:
-        # The policy now; the listening line (with auth and sandbox) once the socket is bound and sandboxed.
-        print(f"rootbound serve: {policy}", file=sys.stderr, flush=True)
         host, port = args.http
         from .http import serve_http
 
-        return serve_http(server, host, port, args.allowed_host, sandbox=sandbox, token_verifier=verifier)
+        # One startup line, once listening (bound and sandboxed): the URL, auth, sandbox, then the policy.
+        _, _, rest = policy.partition("; ")
+        return serve_http(server, host, port, args.allowed_host, sandbox=sandbox, token_verifier=verifier, policy=rest)
     from .sandbox import SandboxError
     from .stdio import serve_stdio
 

@@ -83,7 +83,9 @@ def serve_http(
     *,
     sandbox: Sandbox | None = None,
     token_verifier: TokenVerifier | None = None,
+    policy: str = "",
 ) -> int:
+    """Serve until stopped; ``policy`` (what clients will be allowed) ends the one startup line."""
     import socket
 
     import anyio
@@ -129,7 +131,8 @@ def serve_http(
                 await anyio.sleep(0.01)
             # Printed once listening, with the bound port: a supervisor (or a test) can wait for this line.
             print(
-                f"rootbound serve: Streamable HTTP on http://{shown}:{port}/mcp (auth: {auth}; sandbox: {status})",
+                f"rootbound serve: Streamable HTTP on http://{shown}:{port}/mcp (auth: {auth}; sandbox: {status})"
+                + (f"; {policy}" if policy else ""),
                 file=sys.stderr,
                 flush=True,
             )
