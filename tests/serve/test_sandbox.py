@@ -54,9 +54,9 @@ def probe(path):
             host, _, port = where.rpartition(":")
             sock.settimeout(5)
             sock.connect((host, int(port)))
-            return "connected"
+            return tools.ToolOutput("connected")
         sock.bind(("127.0.0.1", int(where)))
-        return "bound"
+        return tools.ToolOutput("bound")
     except OSError as error:
         raise kernel(error)
     finally:
