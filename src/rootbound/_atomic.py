@@ -95,16 +95,20 @@ def beneath(fd: int, root: tuple[int, int], *, max_depth: int = MAX_DEPTH) -> bo
         os.close(current)
 
 
-def write_temp(dir_fd: int, data: bytes | bytearray | memoryview, mode: int) -> str:
+def write_temp(
+    dir_fd: int, data: bytes | bytearray | memoryview, *, new_mode: int = 0o600, keep_mode: int | None = None
+) -> str:
     """A new temp file beside the target holding ``data`` (written in full and ``fsync``\\ ed); returns its name.
 
-    ``mode`` is applied with ``fchmod`` (not subject to the umask), so a replaced file keeps its bits.
+    A new file gets ``new_mode`` minus the umask (as ``open`` gives it); ``keep_mode`` (a replaced file's
+    ``st_mode``) is applied exactly with ``fchmod`` instead, so a replaced file keeps its bits.
     """
     name = f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
-    fd = os.open(name, _CREATE, 0o600, dir_fd=dir_fd)
+    fd = os.open(name, _CREATE, 0o600 if keep_mode is not None else new_mode, dir_fd=dir_fd)
     try:
         try:
-            os.fchmod(fd, stat.S_IMODE(mode))
+            if keep_mode is not None:
+                os.fchmod(fd, stat.S_IMODE(keep_mode))
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

@@ -472,7 +472,8 @@ def _split_keep(text: str) -> list[str]:
 
 
 def unified_diff(before: str, after: str, path: str = "file", *, context: int = 3) -> str:
-    """``diff -u``-style text from ``before`` to ``after``, labelled ``a/path`` and ``b/path``.
+    """``diff -u``-style text from ``before`` to ``after``, labelled ``a/path`` and ``b/path`` (``path`` without a
+    leading ``/``).
 
     Line endings are kept as they are (a CRLF line shows its ``\\r``); a last line without a newline gets git's
     ``\\ No newline at end of file`` marker. Common leading and trailing lines are set aside before
@@ -491,7 +492,8 @@ def unified_diff(before: str, after: str, path: str = "file", *, context: int = 
     lo = max(0, prefix - context)
     a_hi, b_hi = len(a) - max(0, suffix - context), len(b) - max(0, suffix - context)
     matcher = difflib.SequenceMatcher(None, a[lo:a_hi], b[lo:b_hi])
-    out = [f"--- a/{path}\n", f"+++ b/{path}\n"]
+    label = path.lstrip("/")  # an absolute path reads "a/srv/x", as git writes repository paths
+    out = [f"--- a/{label}\n", f"+++ b/{label}\n"]
     for group in matcher.get_grouped_opcodes(context):
         first, last = group[0], group[-1]
         i1, i2, j1, j2 = first[1] + lo, last[2] + lo, first[3] + lo, last[4] + lo

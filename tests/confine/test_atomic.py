@@ -52,13 +52,19 @@ def test_beneath_is_bounded(tree: Path, dirfd: int) -> None:
 
 
 def test_write_temp_is_complete_private_and_keeps_mode(dirfd: int, tree: Path) -> None:
-    name = atomic.write_temp(dirfd, b"data" * 1000, 0o640)
+    name = atomic.write_temp(dirfd, b"data" * 1000, keep_mode=0o100640)
     path = tree / "root" / "a" / "b" / name
     assert name.startswith(atomic.TEMP_PREFIX) and name.endswith(atomic.TEMP_SUFFIX)
     assert path.read_bytes() == b"data" * 1000
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     atomic.discard(dirfd, name)
     assert not path.exists()
+    umask = os.umask(0o027)
+    try:
+        fresh = atomic.write_temp(dirfd, b"", new_mode=0o666)
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tree / "root" / "a" / "b" / fresh).stat().st_mode) == 0o640
     atomic.discard(dirfd, name)  # already gone: no error
 
 
@@ -84,19 +90,19 @@ def test_publish_create_only(dirfd: int, tree: Path, fallback: bool, monkeypatch
         monkeypatch.setattr(atomic, "_renameat2", None)
     here = tree / "root" / "a" / "b"
     root = identity(tree / "root")
-    atomic.publish(dirfd, atomic.write_temp(dirfd, b"one", 0o644), "f", root=root, replace=False)
+    atomic.publish(dirfd, atomic.write_temp(dirfd, b"one"), "f", root=root, replace=False)
     assert (here / "f").read_bytes() == b"one"
     with pytest.raises(FileExistsError):
-        atomic.publish(dirfd, atomic.write_temp(dirfd, b"two", 0o644), "f", root=root, replace=False)
+        atomic.publish(dirfd, atomic.write_temp(dirfd, b"two"), "f", root=root, replace=False)
     assert (here / "f").read_bytes() == b"one"
-    atomic.publish(dirfd, atomic.write_temp(dirfd, b"three", 0o644), "f", root=root, replace=True)
+    atomic.publish(dirfd, atomic.write_temp(dirfd, b"three"), "f", root=root, replace=True)
     assert (here / "f").read_bytes() == b"three"
     assert sorted(os.listdir(here)) == ["f"]  # no temp file left behind, on success or failure
 
 
 def test_publish_refuses_a_directory_moved_out_mid_write(dirfd: int, tree: Path) -> None:
     root = identity(tree / "root")
-    temp = atomic.write_temp(dirfd, b"secret-in-flight", 0o600)
+    temp = atomic.write_temp(dirfd, b"secret-in-flight")
     os.rename(tree / "root" / "a", tree / "outside" / "a")
     with pytest.raises(OutsideRoots):
         atomic.publish(dirfd, temp, "f", root=root, replace=True)
