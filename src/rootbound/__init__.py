@@ -34,7 +34,7 @@ from .errors import (
     SymlinkLoop,
     TooLarge,
 )
-from .fs import Entry, GrepMatch, GrepResult, RootedFS
+from .fs import Entry, GrepMatch, GrepResult, RootedFS, SearchResult
 from .mrtr import MISSING, ROOTS_KEY
 from .roots import Root, RootLimits, RootSet
 from .uri import canonical_uri, path_to_uri, uri_to_path
@@ -77,6 +77,7 @@ __all__ = [
     "RootedFS",
     "RootsError",
     "RootsUnavailable",
+    "SearchResult",
     "SymlinkEscape",
     "SymlinkLoop",
     "TooLarge",

@@ -7,6 +7,7 @@ attacker-controlled text. The ``reason`` attribute is a short machine-readable c
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -48,6 +49,7 @@ __all__ = [
     "SymlinkEscape",
     "SymlinkLoop",
     "TooLarge",
+    "translate_error",
 ]
 
 
@@ -277,3 +279,38 @@ class FileOperationFailed(_FixedReason):
     code = INTERNAL_ERROR
     default_message = "file operation failed"
     default_reason = "i/o error"
+
+
+# --- errno mapping: the one place an OS error becomes a denial -----------------------------------------------
+
+_ERRNO_ERRORS: dict[int, type[RootsError]] = {
+    errno.ENOENT: PathNotFound,
+    errno.ENOTDIR: NotADirectory,
+    errno.EISDIR: IsADirectory,
+    errno.EEXIST: PathExists,
+    errno.ENOTEMPTY: PathExists,
+    errno.ELOOP: SymlinkLoop,
+    errno.EMLINK: SymlinkLoop,
+    errno.EACCES: AccessDenied,
+    errno.EPERM: AccessDenied,
+    errno.EROFS: AccessDenied,
+    errno.EFBIG: TooLarge,
+}
+
+
+def translate_error(exc: BaseException) -> RootsError:
+    """The denial for an exception raised while resolving or operating: fixed reason, never the OS message."""
+    if isinstance(exc, RootsError):
+        return exc
+    if isinstance(exc, OSError):
+        if exc.errno == errno.EXDEV:
+            return OutsideRoots("outside roots")
+        if exc.errno == errno.ENAMETOOLONG:
+            return InvalidPath("path too long")
+        kind = _ERRNO_ERRORS.get(exc.errno or 0, FileOperationFailed)
+        return kind()
+    if isinstance(exc, UnicodeError):
+        return InvalidPath("not valid UTF-8")
+    if isinstance(exc, ValueError):
+        return InvalidPath("control character")
+    return FileOperationFailed()

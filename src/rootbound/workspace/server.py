@@ -14,9 +14,10 @@ none                         no                           none: tools answer ``-
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,10 +58,12 @@ class WorkspaceConfig:
 class HeldBoundaries:
     """Roots are taken in once per snapshot and held open, so re-pointing a root's path cannot move it.
 
-    The operator's DIRs are taken in at start and held for the life of the process. A client's roots snapshot (the
-    ``RootSet`` the service cached for a connection, or a modern request's own) gets one :class:`Boundary`, held
-    as long as the snapshot lives. A root whose path stops naming the held directory (deleted, moved, replaced by
-    a symlink) is dropped from then on: denied, never followed to its new target.
+    The operator's DIRs are taken in at start and held for the life of the process (:attr:`allowlist`); they are
+    never resolved by name again: a client's roots are opened *beneath* their held fds, so the kernel keeps them
+    inside the DIRs the operator gave even while a DIR's path is swapped for a symlink. A client's roots snapshot
+    (the ``RootSet`` the service cached for a connection, or a modern request's own) gets one :class:`Boundary`,
+    held as long as the snapshot lives. A root whose path stops naming the held directory (deleted, moved,
+    replaced by a symlink) is dropped from then on: denied, never followed to its new target.
     """
 
     def __init__(self, dirs: Sequence[Path]) -> None:
@@ -68,25 +71,28 @@ class HeldBoundaries:
         self._held: weakref.WeakKeyDictionary[RootSet, Boundary] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    def allow(self) -> list[Path] | None:
-        if self.allowlist is None:
-            return None
-        stale = self.allowlist.verify()
-        return [root.path for root in self.allowlist if root not in stale]
-
-    def for_roots(self, roots: RootSet) -> Boundary:
+    @contextlib.contextmanager
+    def for_roots(self, roots: RootSet) -> Iterator[Boundary]:
+        """The boundary of a snapshot, kept open for the ``with`` block (a replacement elsewhere cannot close it
+        under the caller). One ``lstat`` per effective root notices a root whose path moved; the DIRs are not
+        looked at by name at all."""
         with self._lock:
             boundary = self._held.get(roots)
             if boundary is None or boundary.closed:
-                boundary = Boundary(roots, allow=self.allow())
+                boundary = Boundary(roots, allow=self.allowlist)
                 self._held[roots] = boundary
-        stale = boundary.verify() + (self.allowlist.verify() if self.allowlist is not None else ())
-        if stale:
-            # Keep only what still names the object taken in; the rest is denied, not re-resolved.
-            gone = {root.path for root in stale}
-            keep = [root.path for root in boundary if not any(p == root.path or p in root.path.parents for p in gone)]
-            return Boundary(keep, allow=self.allow())
-        return boundary
+            stale = boundary.verify()
+            if stale:
+                # Keep only what still names the object taken in (fds shared, nothing resolved again by name).
+                replaced, boundary = boundary, boundary.without(stale)
+                self._held[roots] = boundary
+                replaced.close()  # deferred until operations still running on it finish
+            use = boundary.use()
+            use.__enter__()  # under the lock: no replacement can close it before it is in use
+        try:
+            yield boundary
+        finally:
+            use.__exit__(None, None, None)
 
 
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
@@ -118,9 +124,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         arguments = dict(params.arguments or {})
 
         def work() -> str:
-            boundary = held.for_roots(roots)
-            fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
-            return run_tool(params.name, fs, arguments, config.limits, {"source": source})
+            with held.for_roots(roots) as boundary:
+                fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
+                return run_tool(params.name, fs, arguments, config.limits, {"source": source})
 
         try:
             text = await anyio.to_thread.run_sync(work)

@@ -1,0 +1,423 @@
+"""The two resolvers, side by side: open a path beneath a held root fd, never leaving it.
+
+Why both: ``openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS [| RESOLVE_NO_XDEV])`` lets the kernel refuse every
+escape inside one path walk (Linux >= 5.6). Where it is missing (or when asked for), the component walk opens
+each component ``O_NOFOLLOW`` relative to the previous fd, reads in-root symlinks as text and follows them
+itself, pops its own fd stack for ``..``, and checks the mount of what it opened. ``tests/confine`` runs every
+attack against both and has a property test that they agree.
+
+Neither resolver decides policy (which root, which intent): :class:`Beneath` only opens ``rel`` beneath a
+:class:`~rootbound._held.HeldRoot` with the flags it is given, and turns every failure into a fixed denial.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import Final, Literal, TypeAlias
+
+from . import _openat2 as _o2
+from ._candidate import NOOP, split_path
+from ._held import HeldRoot
+from .errors import (
+    CrossesMount,
+    InvalidPath,
+    OutsideRoots,
+    PathNotFound,
+    RootChanged,
+    RootsError,
+    RootsUnavailable,
+    SymlinkEscape,
+    SymlinkLoop,
+    translate_error,
+)
+
+__all__ = [
+    "DIR_PATH",
+    "DIR_READ",
+    "MAX_SYMLINK_HOPS",
+    "O_CLOEXEC",
+    "O_DIRECTORY",
+    "O_NOFOLLOW",
+    "O_PATH",
+    "READ",
+    "Beneath",
+    "Resolver",
+    "close_all",
+    "pick_resolver",
+    "proc_name",
+]
+
+MAX_SYMLINK_HOPS: Final = 40  # the kernel's MAXSYMLINKS, so both resolvers agree on chains
+
+O_PATH: Final = getattr(os, "O_PATH", os.O_RDONLY)
+O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+_O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
+_O_NOCTTY: Final = getattr(os, "O_NOCTTY", 0)
+DIR_PATH: Final = O_PATH | O_DIRECTORY
+DIR_READ: Final = os.O_RDONLY | O_DIRECTORY
+# O_NONBLOCK: a FIFO planted in a root must not hang a read; the type check after fstat then refuses it.
+READ: Final = os.O_RDONLY | _O_NONBLOCK | _O_NOCTTY
+_DIR_WALK: Final = DIR_PATH | O_NOFOLLOW | O_CLOEXEC
+_LINK_ERRNOS: Final = frozenset((errno.ELOOP, errno.EMLINK, errno.ENOTDIR))
+
+Resolver: TypeAlias = Literal["auto", "openat2", "walk"]
+
+
+def pick_resolver(resolver: Resolver) -> Literal["openat2", "walk"]:
+    """The resolver to use for ``"auto"``, ``"openat2"`` or ``"walk"`` (openat2 only where the kernel has it)."""
+    if resolver not in ("auto", "openat2", "walk"):
+        raise ValueError("resolver must be 'auto', 'openat2' or 'walk'")
+    if resolver == "openat2" and not _o2.available():
+        raise RootsUnavailable("openat2 not available")
+    return "openat2" if resolver == "openat2" or (resolver == "auto" and _o2.available()) else "walk"
+
+
+def close_all(fds: list[int]) -> None:
+    while fds:
+        fd = fds.pop()
+        try:  # noqa: SIM105 - on the hot path; contextlib.suppress costs more than the close
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def proc_name(fd: int) -> str | None:
+    """The kernel's name for ``fd`` (``/proc/self/fd``), or ``None`` without procfs."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+class Beneath:
+    """Opens paths beneath held roots with one resolver (``"openat2"`` or ``"walk"``) and one mount policy."""
+
+    __slots__ = ("_child_flags", "_resolve_flags", "cross_mounts", "resolver")
+
+    def __init__(self, resolver: Literal["openat2", "walk"], *, cross_mounts: bool) -> None:
+        self.resolver = resolver
+        self.cross_mounts = cross_mounts
+        self._resolve_flags = (
+            _o2.RESOLVE_BENEATH | _o2.RESOLVE_NO_MAGICLINKS | (0 if cross_mounts else _o2.RESOLVE_NO_XDEV)
+        )
+        self._child_flags = self._resolve_flags | _o2.RESOLVE_NO_SYMLINKS
+
+    # -- the two public ways in --------------------------------------------------------------------------------
+
+    def open(self, held: HeldRoot, rel: tuple[str, ...], flags: int, *, follow: bool = True) -> int:
+        """An fd for ``rel`` beneath ``held`` opened with ``flags``; every failure is a :class:`RootsError`."""
+        if held.is_file:
+            return self._open_file_root(held, rel, flags, follow)
+        if self.resolver == "openat2":
+            path = "/".join(rel).encode("utf-8", "surrogateescape") if rel else b"."
+            try:
+                return _o2.openat2(
+                    held.fd, path, flags | O_CLOEXEC | (0 if follow else O_NOFOLLOW), self._resolve_flags
+                )
+            except OSError as exc:
+                if exc.errno == errno.ENOSYS:
+                    return self._walk(held, rel, flags, follow, assisted=False)[0]
+                if exc.errno != errno.EXDEV:
+                    raise translate_error(exc) from None
+            except ValueError:
+                raise InvalidPath("control character") from None
+            # EXDEV: an escape, a mount crossing, or an absolute symlink whose target is inside the root (which
+            # RESOLVE_BENEATH refuses wholesale). The kernel-assisted walk tells them apart.
+            return self._walk(held, rel, flags, follow, assisted=True)[0]
+        if ".." not in rel:
+            opened = self._walk_plain(held, rel, flags, follow, False)
+            if opened is not None:
+                return opened
+        return self._walk_links(held, rel, flags, follow, assisted=False)[0]
+
+    def open_named(
+        self, held: HeldRoot, rel: tuple[str, ...], flags: int, *, follow: bool = True
+    ) -> tuple[int, tuple[str, ...]]:
+        """Like :meth:`open`, plus the canonical components of what was opened (for display paths).
+
+        The display path is the root's canonical path plus these components, so a root that was moved, deleted or
+        replaced since intake is refused here (:class:`RootChanged`): the path would name something else.
+        """
+        if held.is_file:
+            return self._open_file_root(held, rel, flags, follow), ()
+        if self.resolver == "openat2":
+            fd = self.open(held, rel, flags, follow=follow)
+            name = proc_name(fd)
+            if name is not None:
+                try:
+                    return fd, self._under(held, name, fd)
+                except BaseException:
+                    os.close(fd)
+                    raise
+            os.close(fd)  # no /proc: the walk knows the components it took
+        result = self._walk(held, rel, flags, follow, assisted=self.resolver == "openat2")
+        try:
+            self._check_root_path(held)
+        except BaseException:
+            os.close(result[0])
+            raise
+        return result
+
+    def open_entry(
+        self, held: HeldRoot, dir_fd: int, name: str, inode: int, flags: int
+    ) -> tuple[int, os.stat_result] | None:
+        """Open a listed entry of a held directory, or ``None`` if it is not (still) that entry on the root's mount.
+
+        ``O_NOFOLLOW`` on a single name: no symlink is followed. Mounts: ``readdir`` reports the inode of the
+        mount *point* while ``fstat`` reports the mounted object, so an open that crossed a mount shows a
+        different inode (or device). Equal inode and device prove no crossing for free; any difference gets the
+        exact check (mount id), so an odd filesystem costs time, never a wrong answer.
+        """
+        try:
+            fd = os.open(name, flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=dir_fd)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not self.cross_mounts and (st.st_ino != inode or st.st_dev != held.info.dev):
+                self.check_mount(held, fd)
+        except (OSError, RootsError):
+            os.close(fd)
+            return None
+        return fd, st
+
+    def check_mount(self, held: HeldRoot, fd: int) -> None:
+        """The object ``fd`` must live on the root's mount (mount id if known, else ``st_dev``) unless crossing
+        mounts is allowed."""
+        if self.cross_mounts:
+            return
+        mnt = _o2.mount_id(fd) if held.mnt is not None else None
+        if mnt is not None:
+            if mnt != held.mnt:
+                raise CrossesMount()
+        elif os.fstat(fd).st_dev != held.info.dev:
+            raise CrossesMount()
+
+    # -- roots that moved, and file roots ----------------------------------------------------------------------
+
+    @staticmethod
+    def _check_root_path(held: HeldRoot) -> None:
+        try:
+            st = os.stat(held.path_str, follow_symlinks=False)
+        except OSError:
+            raise RootChanged() from None
+        if (st.st_dev, st.st_ino) != (held.info.dev, held.info.ino):
+            raise RootChanged()
+
+    @staticmethod
+    def _under(held: HeldRoot, name: str, fd: int) -> tuple[str, ...]:
+        """Components of the kernel's name ``name`` below the root, or a denial if it is not below it."""
+        if name.endswith(" (deleted)"):
+            if os.fstat(held.fd).st_nlink == 0:
+                raise RootChanged()
+            if os.fstat(fd).st_nlink == 0:
+                raise PathNotFound()
+        if not held.parts:
+            return tuple(split_path(name))
+        if name == held.path_str:
+            return ()
+        if name.startswith(held.prefix):
+            return tuple(name[len(held.prefix) :].split("/"))
+        raise RootChanged()
+
+    @staticmethod
+    def _open_file_root(held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool) -> int:
+        """A file root matches only itself: reopen it by name in its parent, and check it is the held inode."""
+        if rel:
+            raise OutsideRoots("outside roots")
+        try:
+            fd = os.open(held.name, flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=held.parent_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK):
+                raise RootChanged() from None
+            raise translate_error(exc) from None
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (held.info.dev, held.info.ino):
+            os.close(fd)
+            raise RootChanged()
+        return fd
+
+    # -- the component walk ------------------------------------------------------------------------------------
+
+    def _component(self, cur: int, name: str, flags: int, assisted: bool) -> int:
+        """Open one name in ``cur`` without following a symlink; with openat2 the kernel also refuses mounts."""
+        if assisted:
+            try:
+                return _o2.openat2(
+                    cur, name.encode("utf-8", "surrogateescape"), flags | O_NOFOLLOW | O_CLOEXEC, self._child_flags
+                )
+            except OSError as exc:
+                if exc.errno == errno.EXDEV:
+                    raise CrossesMount() from None
+                raise
+        return os.open(name, flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=cur)
+
+    def _check_mount_name(self, held: HeldRoot, cur: int, name: str) -> None:
+        """Error path only: is ``name`` in ``cur`` itself a foreign mount point (its open just failed)?"""
+        try:
+            fd = os.open(name, O_PATH | O_NOFOLLOW | O_CLOEXEC, dir_fd=cur)
+        except OSError:
+            return
+        try:
+            self.check_mount(held, fd)
+        finally:
+            os.close(fd)
+
+    def _walk(
+        self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, *, assisted: bool
+    ) -> tuple[int, tuple[str, ...]]:
+        """Resolve ``rel`` beneath ``held.fd`` component by component (see :meth:`_walk_links`)."""
+        if ".." not in rel:
+            opened = self._walk_plain(held, rel, flags, follow, assisted)
+            if opened is not None:
+                return opened, rel
+        return self._walk_links(held, rel, flags, follow, assisted=assisted)
+
+    def _walk_plain(self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, assisted: bool) -> int | None:
+        """The common case, cheaply: every component a real directory. ``None`` on any symlink (then the full walk
+        decides); other errors are final.
+
+        Without ``..`` and symlinks the walk only descends, and every mount crossed stays crossed (a mount is never
+        mounted beneath itself), so one mount check on the final object covers every component.
+        """
+        opened: list[int] = []
+        cur = held.fd
+        fd = -1
+        try:
+            if assisted:
+                for name in rel[:-1]:
+                    cur = self._component(cur, name, DIR_PATH, True)
+                    opened.append(cur)
+                fd = self._component(cur, rel[-1] if rel else ".", flags, True)
+            else:
+                for name in rel[:-1]:
+                    cur = os.open(name, _DIR_WALK, dir_fd=cur)
+                    opened.append(cur)
+                fd = os.open(rel[-1] if rel else ".", flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=cur)
+            if follow and flags & O_PATH and not flags & O_DIRECTORY and stat.S_ISLNK(os.fstat(fd).st_mode):
+                return None
+            if not assisted:
+                self.check_mount(held, fd)
+            result, fd = fd, -1
+            return result
+        except OSError as exc:
+            if not assisted and not self.cross_mounts:
+                # A failure inside, or on, a foreign mount must say nothing about what is there.
+                if opened:
+                    self.check_mount(held, opened[-1])
+                if fd < 0 and len(opened) == len(rel) - 1:
+                    self._check_mount_name(held, cur, rel[-1])
+            if exc.errno in _LINK_ERRNOS:
+                return None
+            raise translate_error(exc) from None
+        except ValueError:
+            raise InvalidPath("control character") from None
+        finally:
+            close_all(opened)
+            if fd >= 0:
+                os.close(fd)
+
+    def _walk_links(
+        self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, *, assisted: bool
+    ) -> tuple[int, tuple[str, ...]]:
+        """Resolve ``rel`` one component at a time beneath ``held.fd``, following in-root symlinks ourselves.
+
+        ``..`` pops our own stack of fds (never the kernel's ``..``), so it cannot climb above the root. A symlink
+        is read as text: a relative target is walked from the link's directory, an absolute one only if it lies
+        under the root's canonical path (then from the root fd). More than 40 hops is a loop. Magic links are read
+        as text too, so they never teleport.
+        """
+        stack: list[int] = []
+        names: list[str] = []
+        pending = list(reversed(rel))
+        hops = 0
+        fd = -1
+        try:
+            while True:
+                while pending and pending[-1] in NOOP:
+                    pending.pop()
+                cur = stack[-1] if stack else held.fd
+                if not pending:
+                    fd = self._component(cur, ".", flags, assisted)
+                    if not assisted:
+                        self.check_mount(held, fd)
+                    result, fd = fd, -1
+                    return result, tuple(names)
+                name = pending.pop()
+                if name == "..":
+                    if not stack:
+                        raise SymlinkEscape() if hops else OutsideRoots("outside roots")
+                    os.close(stack.pop())
+                    names.pop()
+                    continue
+                while pending and pending[-1] in NOOP:
+                    pending.pop()
+                last = not pending
+                target: str | None = None
+                try:
+                    fd = self._component(cur, name, flags if last else DIR_PATH, assisted)
+                except OSError as exc:
+                    if exc.errno not in _LINK_ERRNOS or (last and not follow):
+                        raise
+                    target = self._readlink(name, cur)
+                    if target is None:
+                        raise
+                else:
+                    # O_PATH|O_NOFOLLOW opens a symlink itself instead of failing: look before trusting the fd.
+                    link_fd = last and follow and flags & O_PATH and not flags & O_DIRECTORY
+                    if link_fd and stat.S_ISLNK(os.fstat(fd).st_mode):
+                        os.close(fd)
+                        fd = -1
+                        target = self._readlink(name, cur)
+                        if target is None:
+                            raise PathNotFound()
+                if target is None:
+                    if not assisted:
+                        # Every step on the root's mount, as RESOLVE_NO_XDEV does: with links or "..", a path could
+                        # otherwise pass through a foreign mount and come back.
+                        self.check_mount(held, fd)
+                    if last:
+                        result, fd = fd, -1
+                        return result, (*names, name)
+                    stack.append(fd)
+                    names.append(name)
+                    fd = -1
+                    continue
+                hops += 1
+                if hops > MAX_SYMLINK_HOPS:
+                    raise SymlinkLoop()
+                if not target:
+                    raise PathNotFound()
+                if target[0] == "/":
+                    tparts = split_path(target)
+                    if tparts[: len(held.parts)] != list(held.parts):
+                        raise SymlinkEscape()
+                    close_all(stack)
+                    names.clear()
+                    pending.extend(reversed(tparts[len(held.parts) :]))
+                else:
+                    pending.extend(reversed(target.split("/")))
+        except OSError as exc:
+            if stack and not assisted:
+                self.check_mount(held, stack[-1])  # a failure inside a foreign mount says nothing about it
+            raise translate_error(exc) from None
+        except ValueError:
+            raise InvalidPath("control character") from None
+        finally:
+            close_all(stack)
+            if fd >= 0:
+                os.close(fd)
+
+    @staticmethod
+    def _readlink(name: str, cur: int) -> str | None:
+        """The link text of ``name`` in ``cur``, or ``None`` when it is not a symlink."""
+        try:
+            return os.readlink(name, dir_fd=cur)
+        except OSError as exc:
+            if exc.errno == errno.EINVAL:
+                return None
+            raise
