@@ -5,7 +5,9 @@ The core (this package minus ``rootbound.mcp``) is sans-I/O with respect to MCP:
 
 from __future__ import annotations
 
+from ._writes import EditOutcome
 from .boundary import Boundary, Dropped, EffectiveRoot
+from .edit import Edit, EditAmbiguous, EditError, EditNotFound, FileChanged, InvalidEdit
 from .errors import (
     AccessDenied,
     CrossesMount,
@@ -49,12 +51,19 @@ __all__ = [
     "CrossesMount",
     "DanglingSymlink",
     "Dropped",
+    "Edit",
+    "EditAmbiguous",
+    "EditError",
+    "EditNotFound",
+    "EditOutcome",
     "EffectiveRoot",
     "Entry",
+    "FileChanged",
     "FileOperationFailed",
     "GrepMatch",
     "GrepResult",
     "HardLinked",
+    "InvalidEdit",
     "InvalidPath",
     "InvalidPattern",
     "InvalidRootURI",
