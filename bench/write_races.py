@@ -12,6 +12,9 @@ Run: ``.venv/bin/python bench/write_races.py [--calls N] [--quick]``.
   file, fsync, beneath proof, rename) next to the same steps on a plain path (temp, fsync, ``os.replace``); and of
   ``edit_file`` next to read + ``str.replace`` + the same plain atomic write. Interleaved rounds, best kept,
   wall clock (fsync dominates and is not CPU time).
+* W3: ``rootbound.edit.apply_edits`` (match + apply, no I/O) on a 1.2 MB, 40,000-line text for an edit near the
+  end found by each tier, and one found nowhere (every tier runs, plus the look-alike search), next to
+  ``str.replace`` on the same text. CPU time, best of rounds.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 
 from rootbound import Boundary, RootedFS, RootsError
 from rootbound import _openat2 as o2
-from rootbound.edit import Edit
+from rootbound.edit import Edit, apply_edits
 
 A = b"variant-A " + b"a" * 4096 + b"\n"
 B = b"variant-B " + b"b" * 4096 + b"\n"
@@ -229,6 +232,31 @@ def costs(number: int, rounds: int) -> list[tuple[str, float, float]]:
     return rows
 
 
+def matching(rounds: int) -> list[tuple[str, float, float]]:
+    text = "".join(f"    line_{n} = compute({n})  \n" for n in range(40_000))
+    exact = "line_39990 = compute(39990)"
+    cases = [
+        ("exact", Edit(exact, "x")),
+        ("line endings", Edit("    line_39990 = compute(39990)  \r\n    line_39991", "x")),
+        ("trailing whitespace", Edit("    line_39990 = compute(39990)\n", "x\n")),
+        ("indentation", Edit("line_39990 = compute(39990)\nline_39991 = compute(39991)\n", "x\n")),
+        ("not found", Edit("nothing\nlike this\n", "x")),
+    ]
+    rows: list[tuple[str, float, float]] = []
+    for label, edit in cases:
+        ours_best = base_best = float("inf")
+        for _ in range(rounds):
+            start = time.thread_time()
+            with contextlib.suppress(RootsError):
+                apply_edits(text, [edit])
+            ours_best = min(ours_best, time.thread_time() - start)
+            start = time.thread_time()
+            text.replace(exact, "x", 1)
+            base_best = min(base_best, time.thread_time() - start)
+        rows.append((f"apply_edits, {label}", ours_best, base_best))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--calls", type=int, default=10_000)
@@ -250,6 +278,10 @@ def main() -> None:
     print("  measurement | ours | plain | ratio")
     for label, ours, plain in costs(50 if args.quick else 200, 3 if args.quick else 5):
         print(f"  {label} | {ours * 1e6:,.0f} us | {plain * 1e6:,.0f} us | {ours / plain:.2f}x")
+    print("\nW3: one edit on a 1.2 MB, 40,000-line text (CPU time), ours vs str.replace")
+    print("  measurement | ours | str.replace | ratio")
+    for label, ours, plain in matching(3 if args.quick else 7):
+        print(f"  {label} | {ours * 1e3:,.1f} ms | {plain * 1e3:,.2f} ms | {ours / plain:,.0f}x")
     if failed:
         print("\nFAILED: a write reached the outside, left a temp file, or left a partial file")
         sys.exit(1)
