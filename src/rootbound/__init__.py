@@ -1,6 +1,8 @@
 """rootbound: MCP Roots done right, on both sides, in every protocol revision.
 
-The core (this package minus ``rootbound.mcp``) is sans-I/O with respect to MCP: it never imports the SDK.
+The core (this package minus ``rootbound.mcp``, ``rootbound.workspace``, ``cli`` and ``demo``) never imports the
+SDK: the protocol rules and state (``mrtr``, ``roots``, ``uri``) are pure code that the ``rootbound.mcp``
+adapters drive, and the confinement layer (``Boundary``, ``RootedFS``) does only file-system I/O.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from .errors import (
 )
 from .fs import Entry, GrepMatch, GrepResult, RootedFS, SearchResult
 from .mrtr import MISSING, ROOTS_KEY
-from .roots import Root, RootLimits, RootSet
+from .roots import Era, Root, RootLike, RootLimits, RootsChange, RootSet
 from .uri import canonical_uri, path_to_uri, uri_to_path
 
 __version__ = "0.1.0"
@@ -58,6 +60,7 @@ __all__ = [
     "EditOutcome",
     "EffectiveRoot",
     "Entry",
+    "Era",
     "FileChanged",
     "FileOperationFailed",
     "GrepMatch",
@@ -81,9 +84,11 @@ __all__ = [
     "ReadOnly",
     "Root",
     "RootChanged",
+    "RootLike",
     "RootLimits",
     "RootSet",
     "RootedFS",
+    "RootsChange",
     "RootsError",
     "RootsUnavailable",
     "SearchResult",

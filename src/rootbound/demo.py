@@ -70,7 +70,7 @@ def server_params(*dirs: Path) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "rootbound", "serve", *map(str, dirs)], env=env)
 
 
-async def legacy_session(workspace: Path, secret: Path, base: Path) -> None:
+async def handshake_session(workspace: Path, secret: Path, base: Path) -> None:
     app, lib = workspace / "app", workspace / "lib"
     provider = RootsProvider([Root.from_path(app, "App"), Root.from_path(lib, "Lib")])
     heading("Handshake era (2025-11-25): the client declares roots; the server asks with roots/list")
@@ -91,7 +91,7 @@ async def legacy_session(workspace: Path, secret: Path, base: Path) -> None:
         await call(client, "read_file", path=str(lib / "src" / "lib.rs"))
 
 
-async def modern_session(workspace: Path) -> None:
+async def session_2026(workspace: Path) -> None:
     app = workspace / "app"
     provider = RootsProvider([Root.from_path(app, "App")])
     heading("2026-07-28 era: no session, no roots/list; roots arrive in an input-required round")
@@ -112,8 +112,8 @@ async def run(base: Path) -> None:
     workspace, secret = make_workspace(base)
     print(f"{BOLD}rootbound demo{RESET}: `rootbound serve` as a stdio subprocess, an mcp.Client with a RootsProvider")
     print(f"workspace: {workspace}")
-    await legacy_session(workspace, secret, base)
-    await modern_session(workspace)
+    await handshake_session(workspace, secret, base)
+    await session_2026(workspace)
     print(f"\n{GREEN}done in {time.monotonic() - started:.1f} s{RESET}")
 
 

@@ -1,7 +1,12 @@
-"""Sans-I/O helpers for roots in Multi Round-Trip Requests (2026-07-28) and for capability checks.
+"""The roots protocol rules, sans I/O: eras, declared capabilities, the roots input request and its answer.
 
-Plain dicts in, plain dicts or :class:`~rootbound.RootSet` out, so the same rules serve the SDK adapters, the
-tests and a raw JSON-RPC peer. No SDK import.
+Plain dicts in, plain dicts or :class:`~rootbound.RootSet` out, so the same rules serve the SDK adapters
+(``rootbound.mcp`` drives them) and a raw JSON-RPC peer. No SDK import, no I/O.
+
+The two eras: **handshake** (every revision up to 2025-11-25: ``initialize`` declares the client's capabilities
+once per connection, and the server sends its own ``roots/list`` request) and **2026-07-28** (no handshake:
+every request declares its capabilities in ``_meta``, and the server asks for roots with an input request in an
+``InputRequiredResult``, answered in the retry's ``inputResponses``: a Multi Round-Trip Request, MRTR).
 """
 
 from __future__ import annotations
@@ -14,24 +19,39 @@ from .errors import InvalidRootsAnswer, InvalidRootsRequest, MissingCapability
 from .roots import DEFAULT_LIMITS, Era, RootLimits, RootSet
 
 __all__ = [
+    "CAPABILITIES_META",
+    "INPUT_ROUND_METHODS",
+    "INPUT_ROUND_VERSIONS",
+    "LIST_CHANGED",
     "MISSING",
-    "MODERN_PROTOCOL_VERSIONS",
     "ROOTS_KEY",
     "ROOTS_METHOD",
+    "Era",
     "Missing",
+    "advertised_roots_capability",
     "client_supports_roots",
     "era_of",
-    "missing_capability_error",
+    "missing_capability",
     "read_roots_response",
+    "request_capabilities",
+    "roots_answer_over_limit",
     "roots_input_request",
     "validate_roots_request",
 ]
 
 ROOTS_METHOD: Final = "roots/list"
+LIST_CHANGED: Final = "notifications/roots/list_changed"
 ROOTS_KEY: Final = "roots"
 """The ``inputRequests`` key rootbound uses: stable, and it says nothing about the server's code."""
 
-MODERN_PROTOCOL_VERSIONS: Final = ("2026-07-28",)
+INPUT_ROUND_VERSIONS: Final = ("2026-07-28",)
+"""Protocol versions of the 2026-07-28 era (no handshake; roots come through input rounds)."""
+
+INPUT_ROUND_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+"""The requests that may answer with an ``InputRequiredResult`` (and so carry ``inputResponses``)."""
+
+CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
+"""The ``_meta`` key under which a 2026-07-28 request declares its client's capabilities."""
 
 
 class Missing(enum.Enum):
@@ -47,8 +67,36 @@ MISSING: Final = Missing.MISSING
 
 
 def era_of(protocol_version: str | None) -> Era:
-    """``"modern"`` for the stateless revisions (2026-07-28), ``"legacy"`` for handshake ones and unknown."""
-    return "modern" if protocol_version in MODERN_PROTOCOL_VERSIONS else "legacy"
+    """``"2026-07-28"`` for the input-round revisions, ``"handshake"`` for every earlier one and unknown."""
+    return "2026-07-28" if protocol_version in INPUT_ROUND_VERSIONS else "handshake"
+
+
+def request_capabilities(params: Mapping[str, Any] | None) -> Any:
+    """The client capabilities a 2026-07-28 request declares in its ``_meta``, exactly as sent (or ``None``).
+
+    Read from the raw params, before any model normalises them: a malformed declaration must count as none.
+    """
+    meta = (params or {}).get("_meta")
+    return meta.get(CAPABILITIES_META) if isinstance(meta, Mapping) else None
+
+
+def client_supports_roots(capabilities: Any) -> bool:
+    """True only when ``capabilities.roots`` is an object (``{}``; a ``listChanged`` member is tolerated).
+
+    ``capabilities`` is the raw declaration: ``initialize``'s ``capabilities`` in the handshake era,
+    :func:`request_capabilities` in 2026-07-28.
+    """
+    if not isinstance(capabilities, Mapping):
+        return False
+    return isinstance(capabilities.get("roots"), Mapping)
+
+
+def advertised_roots_capability(era: Era, *, has_source: bool, list_changed: bool) -> dict[str, Any] | None:
+    """The ``roots`` capability a client should declare: none without a roots source; ``{"listChanged": ...}``
+    (its promise to notify) in ``initialize``; exactly ``{}`` in 2026-07-28, where ``listChanged`` means nothing."""
+    if not has_source:
+        return None
+    return {} if era == "2026-07-28" else {"listChanged": list_changed}
 
 
 def roots_input_request(meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -60,8 +108,9 @@ def roots_input_request(meta: Mapping[str, Any] | None = None) -> dict[str, Any]
 
 
 def validate_roots_request(request: Any) -> dict[str, Any]:
-    """Check a ``roots/list`` request (JSON-RPC or MRTR input request) a peer sent; return it normalised.
+    """Check a ``roots/list`` request (JSON-RPC or input request) a peer sent; return it normalised.
 
+    For a raw JSON-RPC client (the SDK's client session already applies the same rule on the wire).
     ``params`` is optional and may carry only ``_meta`` (an object); unknown params keys are tolerated as the
     schema is open. Raises :class:`~rootbound.InvalidRootsRequest`.
     """
@@ -80,11 +129,15 @@ def validate_roots_request(request: Any) -> dict[str, Any]:
     return {"method": ROOTS_METHOD, "params": dict(params)}
 
 
-def client_supports_roots(capabilities: Any) -> bool:
-    """True only when ``capabilities.roots`` is an object (``{}``; a ``listChanged`` member is tolerated)."""
-    if not isinstance(capabilities, Mapping):
-        return False
-    return isinstance(capabilities.get("roots"), Mapping)
+def roots_answer_over_limit(input_responses: Any, key: str = ROOTS_KEY, *, limits: RootLimits = DEFAULT_LIMITS) -> bool:
+    """Whether the answer under ``key`` has more roots than ``limits`` allow: an O(1) count.
+
+    Lets an adapter refuse a flood before any schema check walks it (100,000 roots cost the SDK's check over a
+    second); everything else is left to :func:`read_roots_response`.
+    """
+    answer = input_responses.get(key) if isinstance(input_responses, Mapping) else None
+    items = answer.get("roots") if isinstance(answer, Mapping) else None
+    return isinstance(items, list) and len(items) > limits.max_roots
 
 
 def read_roots_response(
@@ -102,20 +155,14 @@ def read_roots_response(
         raise InvalidRootsAnswer("inputResponses is not an object")
     if key not in input_responses:
         return MISSING
-    return RootSet.parse(input_responses[key], "modern", limits=limits)
-
-
-def missing_capability_error(*required: str | Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``-32021`` JSON-RPC error object; several kinds merge into one ``requiredCapabilities``.
-
-    ``missing_capability_error("roots", "elicitation")`` or
-    ``missing_capability_error({"roots": {}}, {"sampling": {}})``.
-    """
-    return missing_capability(*required).to_error()
+    return RootSet.parse(input_responses[key], "2026-07-28", limits=limits)
 
 
 def missing_capability(*required: str | Mapping[str, Mapping[str, Any]]) -> MissingCapability:
-    """The ``-32021`` error as an exception (see :func:`missing_capability_error`)."""
+    """The ``-32021`` error; several kinds merge into one ``requiredCapabilities`` (``.to_error()``: the dict).
+
+    ``missing_capability("roots", "elicitation")`` or ``missing_capability({"roots": {}}, {"sampling": {}})``.
+    """
     merged: dict[str, dict[str, Any]] = {}
     for item in required or ("roots",):
         entries: Mapping[str, Mapping[str, Any]] = {item: {}} if isinstance(item, str) else item

@@ -12,14 +12,22 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from types import MappingProxyType
-from typing import Any, Final, Literal, overload
+from typing import Any, Final, Literal, TypeAlias, overload
 
 from .errors import InvalidPath, InvalidRootsAnswer, InvalidRootURI
 from .uri import DEFAULT_MAX_URI_LENGTH, canonical_uri, path_to_uri, uri_to_path
 
-__all__ = ["DEFAULT_LIMITS", "Era", "Root", "RootLimits", "RootSet"]
+__all__ = ["DEFAULT_LIMITS", "Era", "Root", "RootLike", "RootLimits", "RootSet", "RootsChange"]
 
-Era = Literal["legacy", "modern"]
+Era: TypeAlias = Literal["handshake", "2026-07-28"]
+"""The two protocol eras, as rootbound names them everywhere: ``"handshake"`` (up to 2025-11-25: capabilities
+declared once in ``initialize``, the server sends ``roots/list``) and ``"2026-07-28"`` (capabilities in every
+request's ``_meta``, roots through input rounds)."""
+
+_ERA_ALIASES: Final[Mapping[str, Era]] = MappingProxyType(
+    {"handshake": "handshake", "2026-07-28": "2026-07-28", "legacy": "handshake", "modern": "2026-07-28"}
+)
+"""``"legacy"``/``"modern"`` are the names of rootbound 0.1.0, still accepted by :meth:`RootSet.parse`."""
 
 _ROOT_FIELDS: Final = frozenset({"uri", "name", "_meta"})
 
@@ -129,7 +137,7 @@ class Root:
         return cls(path_to_uri(path), name)
 
     @classmethod
-    def coerce(cls, value: Root | PurePath | str) -> Root:
+    def coerce(cls, value: RootLike) -> Root:
         """Accept a ``Root``, a ``file:`` URI string or a path (``str`` without a scheme, or ``PurePath``)."""
         if isinstance(value, Root):
             return value
@@ -152,6 +160,10 @@ class Root:
         if self.meta is not None:
             wire["_meta"] = _thaw(self.meta)
         return wire
+
+
+RootLike: TypeAlias = Root | PurePath | str
+"""One root as a host gives it: a :class:`Root`, a ``file:`` URI, or an absolute path (see :meth:`Root.coerce`)."""
 
 
 def _parse_root(item: Any, budget: _Budget, limits: RootLimits) -> Root:
@@ -205,25 +217,26 @@ class RootSet(Sequence[Root]):
         object.__setattr__(self, "roots", tuple(unique))
 
     @classmethod
-    def of(cls, items: Iterable[Root | PurePath | str], *, version: int = 0) -> RootSet:
+    def of(cls, items: Iterable[RootLike], *, version: int = 0) -> RootSet:
         """Build from ``Root`` objects, URI strings or paths (see :meth:`Root.coerce`)."""
         return cls(tuple(Root.coerce(item) for item in items), version)
 
     @classmethod
     def parse(
-        cls, answer: Any, era: Era = "legacy", *, limits: RootLimits = DEFAULT_LIMITS, version: int = 0
+        cls, answer: Any, era: Era = "handshake", *, limits: RootLimits = DEFAULT_LIMITS, version: int = 0
     ) -> RootSet:
-        """Validate a roots answer: a handshake-era ``ListRootsResult`` or a modern ``{"roots": [...]}``.
+        """Validate a roots answer: a handshake-era ``ListRootsResult`` or a 2026-07-28 ``{"roots": [...]}``.
 
         Raises :class:`~rootbound.InvalidRootsAnswer` (JSON-RPC -32602) for every problem; its message never
-        contains submitted data. Unknown fields are tolerated (both schemas are open); in the modern era a
+        contains submitted data. Unknown fields are tolerated (both schemas are open); in 2026-07-28 a
         ``resultType`` marks a full result sent where a bare answer belongs, which is the wrong kind.
         """
-        if era not in ("legacy", "modern"):
-            raise ValueError("era must be 'legacy' or 'modern'")
+        era = _ERA_ALIASES.get(era) if isinstance(era, str) else None  # type: ignore[assignment]
+        if era is None:
+            raise ValueError("era must be 'handshake' or '2026-07-28'")
         if not isinstance(answer, Mapping):
             raise InvalidRootsAnswer("answer is not an object")
-        if era == "modern" and "resultType" in answer:
+        if era == "2026-07-28" and "resultType" in answer:
             raise InvalidRootsAnswer("answer of the wrong kind")
         items = answer.get("roots")
         if not isinstance(items, (list, tuple)):
@@ -278,3 +291,31 @@ class RootSet(Sequence[Root]):
 
     def __bool__(self) -> bool:
         return bool(self.roots)
+
+
+@dataclass(frozen=True)
+class RootsChange:
+    """How a connection's roots changed between two answers: what ``RootsService.on_change`` callbacks get.
+
+    Roots compare by canonical URI and name, so a renamed root is both ``removed`` (old name) and ``added``.
+    """
+
+    old: RootSet
+    new: RootSet
+    added: tuple[Root, ...]
+    removed: tuple[Root, ...]
+
+    @classmethod
+    def between(cls, old: RootSet | None, new: RootSet) -> RootsChange | None:
+        """The change from ``old`` to ``new``, or ``None`` when there is no previous set or nothing changed.
+
+        Order alone is not a change: roots are a set.
+        """
+        if old is None:
+            return None
+        before, after = set(old.roots), set(new.roots)
+        if before == after:
+            return None
+        added = tuple(root for root in new.roots if root not in before)
+        removed = tuple(root for root in old.roots if root not in after)
+        return cls(old, new, added, removed)

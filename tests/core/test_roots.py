@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rootbound import InvalidRootsAnswer, Root, RootLimits, RootSet
+from rootbound import InvalidRootsAnswer, Root, RootLimits, RootsChange, RootSet
 
 SECRET = "s3cr3t-marker"
 
 
-def test_parse_legacy_answer_with_meta_and_unknown_fields() -> None:
+def test_parse_handshake_answer_with_meta_and_unknown_fields() -> None:
     answer = {
         "roots": [
             {
@@ -27,7 +27,7 @@ def test_parse_legacy_answer_with_meta_and_unknown_fields() -> None:
         ],
         "_meta": {"trace": "t"},
     }
-    roots = RootSet.parse(answer, "legacy")
+    roots = RootSet.parse(answer, "handshake")
     assert len(roots) == 2
     assert roots.uris == ("file:///home/dev/frontend", "file:///home/dev/backend")
     assert roots[0].name == "Frontend"
@@ -47,8 +47,8 @@ def test_parse_legacy_answer_with_meta_and_unknown_fields() -> None:
     }
 
 
-def test_parse_modern_bare_answer() -> None:
-    roots = RootSet.parse({"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}, "modern")
+def test_parse_2026_bare_answer() -> None:
+    roots = RootSet.parse({"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}, "2026-07-28")
     assert roots.uris == ("file:///test/root",)
 
 
@@ -142,7 +142,7 @@ BAD_ANSWERS: list[tuple[Any, str]] = [
 
 
 @pytest.mark.parametrize(("answer", "reason"), BAD_ANSWERS)
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
 def test_bad_answers_raise_one_generic_error_without_echo(answer: Any, reason: str, era: Any) -> None:
     with pytest.raises(InvalidRootsAnswer) as info:
         RootSet.parse(answer, era)
@@ -154,11 +154,11 @@ def test_bad_answers_raise_one_generic_error_without_echo(answer: Any, reason: s
     assert error.__cause__ is None  # no chained exception carrying the input either
 
 
-def test_modern_answer_of_the_wrong_kind() -> None:
+def test_2026_answer_of_the_wrong_kind() -> None:
     with pytest.raises(InvalidRootsAnswer):
-        RootSet.parse({"resultType": "complete", "roots": []}, "modern")
+        RootSet.parse({"resultType": "complete", "roots": []}, "2026-07-28")
     with pytest.raises(InvalidRootsAnswer):
-        RootSet.parse({"action": "accept", "content": {}}, "modern")
+        RootSet.parse({"action": "accept", "content": {}}, "2026-07-28")
 
 
 def test_deeply_nested_meta_is_refused_not_a_recursion_error() -> None:
@@ -197,9 +197,34 @@ def test_limits_on_count_and_total_bytes() -> None:
 )
 def test_parse_raises_only_invalid_roots_answer(value: Any) -> None:
     for answer in (value, {"roots": value}, {"roots": [value]}, {"roots": [{"uri": value}]}):
-        for era in ("legacy", "modern"):
+        for era in ("handshake", "2026-07-28"):
             try:
                 parsed = RootSet.parse(answer, era)
             except InvalidRootsAnswer:
                 continue
             assert all(root.canonical.startswith("file:///") for root in parsed)
+
+
+def test_parse_still_accepts_the_0_1_era_names() -> None:
+    """rootbound 0.1 called the eras "legacy" and "modern"; callers of RootSet.parse keep working."""
+    answer = {"resultType": "complete", "roots": []}
+    assert RootSet.parse(answer, "legacy") == RootSet.parse(answer, "handshake")  # type: ignore[arg-type]
+    with pytest.raises(InvalidRootsAnswer):
+        RootSet.parse(answer, "modern")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="era must be"):
+        RootSet.parse(answer, "2025-11-25")  # type: ignore[arg-type]
+
+
+def test_roots_change_between_sets() -> None:
+    old = RootSet.of(["/a", "/b"])
+    assert RootsChange.between(None, old) is None
+    assert RootsChange.between(old, RootSet.of(["/b", "/a"])) is None  # order alone is not a change
+    change = RootsChange.between(old, RootSet.of(["/b", "/c"]))
+    assert change is not None
+    assert change.old is old
+    assert [root.canonical for root in change.added] == ["file:///c"]
+    assert [root.canonical for root in change.removed] == ["file:///a"]
+    renamed = RootsChange.between(old, RootSet((Root("file:///a", "A"), Root("file:///b"))))
+    assert renamed is not None
+    assert [(r.canonical, r.name) for r in renamed.added] == [("file:///a", "A")]
+    assert [(r.canonical, r.name) for r in renamed.removed] == [("file:///a", None)]

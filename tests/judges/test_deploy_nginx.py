@@ -38,7 +38,7 @@ from mcp.server.request_state import RequestStateBoundary
 
 from mcp import Client
 from rootbound import Root, RootSet
-from rootbound.mcp import RootsService
+from rootbound._request_state import encode_request_state
 from rootbound.mcp.client import RootsProvider
 from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
 from tests.helpers.processes import free_port, python_env, report, rootbound_http, stop, table, wait_listening
@@ -324,7 +324,7 @@ async def seal_like_a1(name: str, arguments: Mapping[str, Any], plaintext: str) 
 async def test_state_from_other_keys_is_rejected_cleanly(deployment: dict[str, Any]) -> None:
     proxy, workspace = deployment["proxy"], deployment["workspace"]
     # Roots carried into a later round: the state rootbound's RootsService puts in requestState (sealed).
-    carried = RootsService._close_state(RootSet.of([Root.from_path(workspace, "Carried")]), None)
+    carried = encode_request_state(RootSet.of([Root.from_path(workspace, "Carried")]), None)
     assert carried is not None
     state = await seal_like_a1("list_roots", {}, carried)
     retry = tools_call("list_roots", {}, 7, requestState=state)

@@ -57,7 +57,7 @@ async def test_bare_session_handshake(tmp_path: Path) -> None:
     assert count(messages, LIST_CHANGED) == 1
 
 
-async def test_bare_session_modern_drives_mrtr_through_dispatch_input_request(tmp_path: Path) -> None:
+async def test_bare_session_2026_drives_mrtr_through_dispatch_input_request(tmp_path: Path) -> None:
     """Bare route, 2026-07-28: discover(), then answer input requests with session.dispatch_input_request."""
     recorder = Recorder()
     provider = RootsProvider([tmp_path / "m"])

@@ -92,7 +92,7 @@ def _record_row(row: dict[str, Any]) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
-def _answer_frames(frames: list[str], modern: bool) -> list[tuple[str, Any]]:
+def _answer_frames(frames: list[str], in_2026: bool) -> list[tuple[str, Any]]:
     """(raw text, parsed answer) for every raw frame that carried a roots answer."""
     out = []
     for text in frames:
@@ -101,7 +101,7 @@ def _answer_frames(frames: list[str], modern: bool) -> list[tuple[str, Any]]:
         except ValueError:
             continue
         for item in message if isinstance(message, list) else [message]:
-            if modern:
+            if in_2026:
                 answer = ((item.get("params") or {}).get("inputResponses") or {}).get("roots")
             else:
                 result = item.get("result")
@@ -121,7 +121,7 @@ async def test_wire(transport: str, mode: str, tmp_path: Path) -> None:
         warnings.simplefilter("error", MCPDeprecationWarning)
         async with connect(transport, mode, provider) as (client, snapshot):
             negotiated = client.protocol_version
-            modern = negotiated in MODERN_PROTOCOL_VERSIONS
+            in_2026 = negotiated in MODERN_PROTOCOL_VERSIONS
             sent = provider.notifications_sent
             first = await fetch_roots(client)
             assert first == _expected((a, "Alpha"), (b, None), (c, None))
@@ -134,7 +134,7 @@ async def test_wire(transport: str, mode: str, tmp_path: Path) -> None:
             second = await fetch_roots(client)
             assert second == _expected((b, None), (d, "Delta"))
 
-            if not modern:
+            if not in_2026:
 
                 async def notified() -> bool:
                     return count((await snapshot())["messages"], LIST_CHANGED) >= 1
@@ -151,25 +151,25 @@ async def test_wire(transport: str, mode: str, tmp_path: Path) -> None:
         # The server handled a suffix of what was sent (a refused probe comes first).
         assert in_frames[len(in_frames) - len(declared) :] == declared
         declared = in_frames  # includes a discover probe the server may have refused before handling it
-    expected_caps = {"roots": {}} if modern else {"roots": {"listChanged": True}}
+    expected_caps = {"roots": {}} if in_2026 else {"roots": {"listChanged": True}}
     assert declared, "no request declared capabilities"
     for method, caps in declared:
-        if modern or method == "initialize":
+        if in_2026 or method == "initialize":
             assert caps == expected_caps, (method, caps)
         else:  # a 2026-07-28 discover probe that preceded a handshake fallback
             assert caps == {"roots": {}}, (method, caps)
-    if not modern:
+    if not in_2026:
         assert [m for m, _ in declared if m == "initialize"] == ["initialize"]
     if mode == "auto" and transport != "memory":
         assert declared[0] == ("server/discover", {"roots": {}})  # the era probe is enveloped too
     notifications = count(messages, LIST_CHANGED)
-    assert notifications == (0 if modern else 1)
+    assert notifications == (0 if in_2026 else 1)
     assert sent_here == notifications
     assert record["answers"][:2] == [first, second]
 
     if transport != "memory":  # byte-based transports: check the raw frames too
         frames = record["frames"]
-        answers = _answer_frames(frames, modern)
+        answers = _answer_frames(frames, in_2026)
         assert [answer for _, answer in answers][:2] == [first, second]
         for text, answer in answers[:2]:
             for root in answer["roots"]:
@@ -195,7 +195,7 @@ def _first_per_method(declared: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return list(seen.items())
 
 
-async def test_stateless_http_legacy(tmp_path: Path) -> None:
+async def test_stateless_http_handshake(tmp_path: Path) -> None:
     """Stateless HTTP + handshake: the capability is still right and list_changed is still POSTed once."""
     recorder = Recorder()
     provider = RootsProvider([tmp_path], coalesce=0.02)

@@ -34,12 +34,12 @@ async def test_set_roots_reaches_the_service(mode: str, notify: bool) -> None:
     service = RootsService(debounce=0.01, warn_deprecated=False)
     with anyio.fail_after(10):
         async with Client(build_server(service), mode=mode, **provider.client_kwargs()) as client:
-            modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            in_2026 = client.protocol_version in MODERN_PROTOCOL_VERSIONS
             assert await _roots(client) == ["file:///srv/a"]
             await provider.set_roots(["/srv/b", "file://localhost/srv/c/"])
             await provider.flush()
             await anyio.sleep(0.1)  # the service's debounce window
-            expected = ["file:///srv/b", "file:///srv/c"] if (notify or modern) else ["file:///srv/a"]
+            expected = ["file:///srv/b", "file:///srv/c"] if (notify or in_2026) else ["file:///srv/a"]
             assert await _roots(client) == expected
 
 

@@ -26,12 +26,23 @@ from tests.helpers.mcp_server import TRANSPORTS, ClientRoots, connect, first_tex
 pytestmark = pytest.mark.anyio
 
 DEBOUNCE = 0.05
+# A burst must arrive inside one debounce window for "one refresh per burst" to be the expected outcome; 50 HTTP
+# notifications on a loaded 2-core machine can take longer than 50 ms, so the burst test uses a wider window.
+BURST_DEBOUNCE = 1.0
 
 
 class Env:
     """One server reachable over one transport; ``service`` is None for the stdio subprocess."""
 
-    def __init__(self, transport: str, service: RootsService | None, server: Server[Any], base: str | None) -> None:
+    def __init__(
+        self,
+        transport: str,
+        service: RootsService | None,
+        server: Server[Any],
+        base: str | None,
+        debounce: float = DEBOUNCE,
+    ) -> None:
+        self.debounce = debounce
         self.transport = transport
         self.service = service
         self.server = server
@@ -45,21 +56,21 @@ class Env:
         path: str = "/mcp",
         stdio_args: Sequence[str] = (),
     ) -> contextlib.AbstractAsyncContextManager[Client]:
-        args = ("--debounce", str(DEBOUNCE), *stdio_args)
+        args = ("--debounce", str(self.debounce), *stdio_args)
         return connect(
             self.transport, self.server, mode=mode, roots=roots, stdio_args=args, http_base=self.base, path=path
         )
 
 
 @contextlib.asynccontextmanager
-async def make_env(transport: str, **service_kwargs: Any) -> AsyncIterator[Env]:
-    service = RootsService(debounce=DEBOUNCE, warn_deprecated=False, **service_kwargs)
+async def make_env(transport: str, debounce: float = DEBOUNCE, **service_kwargs: Any) -> AsyncIterator[Env]:
+    service = RootsService(debounce=debounce, warn_deprecated=False, **service_kwargs)
     server = build_server(service)
     if transport == "http":
         async with serve_http(http_app(server)) as base:
-            yield Env(transport, service, server, base)
+            yield Env(transport, service, server, base, debounce)
     else:
-        yield Env(transport, None if transport == "stdio" else service, server, None)
+        yield Env(transport, None if transport == "stdio" else service, server, None, debounce)
 
 
 @pytest.fixture(params=TRANSPORTS)
@@ -81,7 +92,7 @@ async def notify_changed(client: Client) -> None:
 # --------------------------------------------------------------------------------------- handshake era
 
 
-async def test_legacy_roots_are_fetched_once_and_cached(env: Env) -> None:
+async def test_handshake_roots_are_fetched_once_and_cached(env: Env) -> None:
     roots = ClientRoots(["file:///work/a", "file:///work/b/"])
     async with env.connect("legacy", roots) as client:
         for _ in range(5):
@@ -89,7 +100,7 @@ async def test_legacy_roots_are_fetched_once_and_cached(env: Env) -> None:
     assert roots.calls == 1
 
 
-async def test_legacy_single_flight_100_concurrent_calls_send_one_request(env: Env) -> None:
+async def test_handshake_single_flight_100_concurrent_calls_send_one_request(env: Env) -> None:
     roots = ClientRoots()
     roots.delay = 0.2  # every call arrives while the first roots/list is still in flight
     async with env.connect("legacy", roots) as client:
@@ -125,7 +136,7 @@ async def test_single_flight_followers_get_the_leaders_failure() -> None:
         ] * 5
 
 
-async def test_legacy_without_roots_capability_is_32021(env: Env) -> None:
+async def test_handshake_without_roots_capability_is_32021(env: Env) -> None:
     async with env.connect("legacy", None) as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("roots", {})
@@ -143,14 +154,15 @@ async def test_list_changed_invalidates_immediately_and_refetches(env: Env) -> N
         assert await call_text(client, "roots") == "file:///work/c"
 
 
-async def test_debounce_refreshes_once_per_burst(env: Env) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_debounce_refreshes_once_per_burst(transport: str) -> None:
     roots = ClientRoots(["file:///work/a"])
-    async with env.connect("legacy", roots) as client:
+    async with make_env(transport, debounce=BURST_DEBOUNCE) as env, env.connect("legacy", roots) as client:
         await call_text(client, "roots")
         assert roots.calls == 1
         for _ in range(50):
             await notify_changed(client)
-        await anyio.sleep(DEBOUNCE * 8)
+        await anyio.sleep(BURST_DEBOUNCE * 2)
         assert roots.calls == 2  # one trailing refresh for the whole burst
         assert await call_text(client, "roots") == "file:///work/a"
         assert roots.calls == 2  # the refresh filled the cache
@@ -209,7 +221,7 @@ async def test_client_error_answer_is_a_generic_tool_error() -> None:
         assert first_text(result) == "roots are unavailable (client answered with an error)"
 
 
-async def test_stateless_http_legacy_gives_a_clear_error() -> None:
+async def test_stateless_http_handshake_gives_a_clear_error() -> None:
     async with make_env("http") as env:
         async with env.connect("legacy", ClientRoots(), path="/mcp-stateless") as client:
             result = await client.call_tool("roots", {})
@@ -254,18 +266,18 @@ async def test_http_session_delete_drops_the_cache_entry() -> None:
                 await anyio.sleep(0.01)
 
 
-# ------------------------------------------------------------------------------------------ modern era
+# --------------------------------------------------------------------------------------------- 2026-07-28
 
 
-async def test_modern_roots_via_input_required(env: Env) -> None:
+async def test_2026_roots_via_input_required(env: Env) -> None:
     roots = ClientRoots(["file:///work/m"])
     async with env.connect("2026-07-28", roots) as client:
         assert await call_text(client, "roots") == "file:///work/m"
         assert await call_text(client, "roots") == "file:///work/m"
-    assert roots.calls == 2  # never cached across modern requests
+    assert roots.calls == 2  # never cached across 2026-07-28 requests
 
 
-async def test_modern_first_round_shape(env: Env) -> None:
+async def test_2026_first_round_shape(env: Env) -> None:
     async with env.connect("2026-07-28", ClientRoots()) as client:
         first = await client.session.call_tool("roots", {}, allow_input_required=True)
     assert isinstance(first, types.InputRequiredResult)
@@ -276,7 +288,7 @@ async def test_modern_first_round_shape(env: Env) -> None:
     assert first.request_state is None  # nothing to carry yet: no state to seal, replay or leak
 
 
-async def test_modern_without_roots_capability_is_32021_before_any_input_request(env: Env) -> None:
+async def test_2026_without_roots_capability_is_32021_before_any_input_request(env: Env) -> None:
     async with env.connect("2026-07-28", None) as client:
         for tool in ("roots", "roots_and_confirm"):
             with pytest.raises(MCPError) as info:
@@ -287,10 +299,10 @@ async def test_modern_without_roots_capability_is_32021_before_any_input_request
             assert "roots" in data["requiredCapabilities"]
 
 
-async def test_modern_roots_and_elicitation_in_one_round() -> None:
+async def test_2026_roots_and_elicitation_in_one_round() -> None:
     async with make_env("http") as env:
         assert env.base is not None
-        meta = _modern_meta({"roots": {}, "elicitation": {}})
+        meta = _meta_2026({"roots": {}, "elicitation": {}})
         first = await _raw_call(env.base, "roots_and_confirm", meta)
         assert first["resultType"] == "input_required"
         assert set(first["inputRequests"]) == {"roots", "confirm"}
@@ -307,7 +319,7 @@ async def test_modern_roots_and_elicitation_in_one_round() -> None:
 async def test_roots_carry_into_later_rounds_without_asking_again() -> None:
     async with make_env("http") as env:
         assert env.base is not None
-        meta = _modern_meta({"roots": {}, "elicitation": {}})
+        meta = _meta_2026({"roots": {}, "elicitation": {}})
         round1 = await _raw_call(env.base, "roots_then_confirm", meta)
         assert set(round1["inputRequests"]) == {"roots"}
         answer = {"roots": {"roots": [{"uri": "file:///work/r", "name": "R"}]}}
@@ -327,7 +339,7 @@ async def test_roots_carry_into_later_rounds_without_asking_again() -> None:
 async def test_application_state_survives_next_to_carried_roots() -> None:
     async with make_env("http") as env:
         assert env.base is not None
-        meta = _modern_meta({"roots": {}})
+        meta = _meta_2026({"roots": {}})
         round1 = await _raw_call(env.base, "raw_state", meta)
         answer = {"roots": {"roots": [{"uri": "file:///work/s"}]}}
         round2 = await _raw_call(env.base, "raw_state", meta, answer, round1.get("requestState"))
@@ -339,7 +351,7 @@ async def test_application_state_survives_next_to_carried_roots() -> None:
 async def test_require_inputs_carries_the_handlers_own_state() -> None:
     async with make_env("http") as env:
         assert env.base is not None
-        meta = _modern_meta({"roots": {}, "elicitation": {}})
+        meta = _meta_2026({"roots": {}, "elicitation": {}})
         round1 = await _raw_call(env.base, "stateful_inputs", meta)
         assert set(round1["inputRequests"]) == {"roots", "confirm"}
         assert round1["requestState"].startswith("v1.")  # the handler's state, sealed by the SDK
@@ -348,10 +360,10 @@ async def test_require_inputs_carries_the_handlers_own_state() -> None:
         assert json.loads(done["content"][0]["text"]) == {"roots": ["file:///work/st"], "state": "step-2"}
 
 
-async def test_modern_missing_answer_asks_again() -> None:
+async def test_2026_missing_answer_asks_again() -> None:
     async with make_env("http") as env:
         assert env.base is not None
-        meta = _modern_meta({"roots": {}})
+        meta = _meta_2026({"roots": {}})
         round1 = await _raw_call(env.base, "roots", meta)
         unrelated = {"other": {"action": "decline"}}
         round2 = await _raw_call(env.base, "roots", meta, unrelated, round1.get("requestState"))
@@ -369,10 +381,10 @@ async def test_modern_missing_answer_asks_again() -> None:
         {"action": "accept", "content": {"evil": True}},
     ],
 )
-async def test_modern_malformed_answer_is_32602_without_echo(answer: dict[str, Any]) -> None:
+async def test_2026_malformed_answer_is_32602_without_echo(answer: dict[str, Any]) -> None:
     async with make_env("http") as env:
         assert env.base is not None
-        meta = _modern_meta({"roots": {}})
+        meta = _meta_2026({"roots": {}})
         round1 = await _raw_call(env.base, "roots", meta)
         with pytest.raises(MCPError) as info:
             await _raw_call(env.base, "roots", meta, {"roots": answer}, round1.get("requestState"))
@@ -383,7 +395,7 @@ async def test_modern_malformed_answer_is_32602_without_echo(answer: dict[str, A
 async def test_tampered_state_is_rejected_cleanly() -> None:
     async with make_env("http") as env:
         assert env.base is not None
-        meta = _modern_meta({"roots": {}, "elicitation": {}})
+        meta = _meta_2026({"roots": {}, "elicitation": {}})
         round1 = await _raw_call(env.base, "roots_then_confirm", meta)
         answer = {"roots": {"roots": [{"uri": "file:///work/r"}]}}
         round2 = await _raw_call(env.base, "roots_then_confirm", meta, answer, round1.get("requestState"))
@@ -409,18 +421,18 @@ async def test_shared_keys_let_another_instance_serve_the_retry() -> None:
 
 
 async def _fleet(a: str, b: str, other: str) -> None:
-    meta = _modern_meta({"roots": {}})
+    meta = _meta_2026({"roots": {}})
     round1 = await _raw_call(a, "roots", meta)
     answer = {"roots": {"roots": [{"uri": "file:///work/fleet"}]}}
     round2 = await _raw_call(b, "roots", meta, answer, round1.get("requestState"))
     assert round2["content"][0]["text"] == "file:///work/fleet"
-    carried = await _raw_call(a, "roots_then_confirm", _modern_meta({"roots": {}, "elicitation": {}}))
+    carried = await _raw_call(a, "roots_then_confirm", _meta_2026({"roots": {}, "elicitation": {}}))
     round2b = await _raw_call(
-        b, "roots_then_confirm", _modern_meta({"roots": {}, "elicitation": {}}), answer, carried.get("requestState")
+        b, "roots_then_confirm", _meta_2026({"roots": {}, "elicitation": {}}), answer, carried.get("requestState")
     )
     with pytest.raises(MCPError) as info:
         await _raw_call(
-            other, "roots_then_confirm", _modern_meta({"roots": {}, "elicitation": {}}), None, round2b["requestState"]
+            other, "roots_then_confirm", _meta_2026({"roots": {}, "elicitation": {}}), None, round2b["requestState"]
         )
     assert info.value.code == -32602
 
@@ -428,7 +440,7 @@ async def _fleet(a: str, b: str, other: str) -> None:
 # ------------------------------------------------------------------------------------- raw helpers
 
 
-def _modern_meta(capabilities: dict[str, Any]) -> dict[str, Any]:
+def _meta_2026(capabilities: dict[str, Any]) -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": capabilities,
@@ -443,7 +455,7 @@ async def _raw_call(
     input_responses: dict[str, Any] | None = None,
     request_state: str | None = None,
 ) -> dict[str, Any]:
-    """One modern ``tools/call`` round as raw JSON over real HTTP: what a non-SDK client would send."""
+    """One 2026-07-28 ``tools/call`` round as raw JSON over real HTTP: what a non-SDK client would send."""
     params: dict[str, Any] = {"name": tool, "arguments": {}, "_meta": meta}
     if input_responses is not None:
         params["inputResponses"] = input_responses

@@ -126,7 +126,7 @@ async def test_10000_connections_leave_no_cache_entries() -> None:
     assert service.cache_size == 0  # ...and every one died with its connection
 
 
-async def test_raw_legacy_answer_is_judged_before_the_sdk_normalises_it() -> None:
+async def test_raw_handshake_answer_is_judged_before_the_sdk_normalises_it() -> None:
     """A raw client can send what the SDK client never would; the service sees the raw string."""
     server = build_server(RootsService(warn_deprecated=False))
     bad = answer_with({"roots": [{"uri": "file:///work/a/../../etc"}]})
@@ -138,7 +138,7 @@ async def test_raw_legacy_answer_is_judged_before_the_sdk_normalises_it() -> Non
     assert "etc" not in text
 
 
-async def test_raw_legacy_list_changed_storm_refreshes_at_most_twice() -> None:
+async def test_raw_handshake_list_changed_storm_refreshes_at_most_twice() -> None:
     service = RootsService(warn_deprecated=False, debounce=0.05)
     server = build_server(service)
     async with raw_connection(server, answer=answer_with({"roots": [{"uri": "file:///work/a"}]})) as peer:

@@ -30,8 +30,8 @@ from mcp.shared.message import SessionMessage
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-import rootbound.mcp.server as server_module
 from rootbound.mcp import RootsProvider, RootsService
+from rootbound.mcp._rounds import CallScope
 from tests.fixtures.hostile_wire import answer_line, modern_connection, stdio_peer
 from tests.fixtures.roots_server import build_server
 from tests.helpers.mcp_server import serve_http
@@ -171,11 +171,11 @@ async def test_legacy_http_post_stream_closed_mid_round_then_session_deleted() -
     assert [text for text, _ in outcomes.ended] == ["roots are unavailable (connection closed)"]
 
 
-async def test_modern_rounds_never_retried_leave_nothing_behind() -> None:
+async def test_2026_rounds_never_retried_leave_nothing_behind() -> None:
     """2026-07-28: the server keeps no per-request state, so 1,000 abandoned first rounds (and 1,000 abandoned
     second rounds with roots sealed into requestState) leave no cache entry and no live scope object."""
     service, server, _ = make_server()
-    baseline = live(server_module._CallScope)
+    baseline = live(CallScope)
     both: dict[str, Any] = {"roots": {}, "elicitation": {}}
     with anyio.fail_after(30):
         async with modern_connection(server) as peer:
@@ -186,7 +186,7 @@ async def test_modern_rounds_never_retried_leave_nothing_behind() -> None:
                 second = await peer.call("roots_then_confirm", {"roots": GOOD}, capabilities=both)
                 assert second["result"]["inputRequests"].keys() == {"confirm"}  # roots ride the sealed state
             assert service.cache_size == 0
-            assert live(server_module._CallScope) == baseline
+            assert live(CallScope) == baseline
     assert service.fetches == 0
 
 

@@ -1,4 +1,9 @@
-"""Adapters to the official ``mcp`` SDK: the only part of rootbound that imports it.
+"""Adapters to the official ``mcp`` SDK: they drive the SDK-free protocol core (``rootbound.mrtr`` and the
+cache and ``requestState`` state in ``rootbound._roots_cache`` / ``rootbound._request_state``) and only move bytes.
+
+The core never imports the SDK; these adapters do, and so do the applications built on them (``rootbound serve``
+in ``rootbound.workspace``, ``rootbound.cli`` and ``rootbound.demo``). Private SDK access is in one module per
+side, ``_sdk_server`` and ``_sdk_client``.
 
 * :class:`RootsService` (server): ``roots = await service.roots(ctx)`` in every protocol revision.
 * :class:`RootsProvider` (client): era-correct roots for ``mcp.Client`` and ``ClientSession``.
@@ -7,6 +12,14 @@
 from __future__ import annotations
 
 from .client import ClientKwargs, RootsProvider
-from .server import InputRequired, RootsService, mcp_error, tool_errors
+from .server import ChangeCallback, InputRequired, RootsService, mcp_error, tool_errors
 
-__all__ = ["ClientKwargs", "InputRequired", "RootsProvider", "RootsService", "mcp_error", "tool_errors"]
+__all__ = [
+    "ChangeCallback",
+    "ClientKwargs",
+    "InputRequired",
+    "RootsProvider",
+    "RootsService",
+    "mcp_error",
+    "tool_errors",
+]

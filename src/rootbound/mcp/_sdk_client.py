@@ -7,7 +7,7 @@ sessions whose roots callback belongs to a :class:`RootsCapabilityHook` (a ``Roo
 session gets the SDK's answer untouched. The wrapper also tells the provider which sessions exist, which is how
 ``set_roots`` reaches live sessions.
 
-Private attributes used here, each pinned by ``tests/test_client_sdk_pins.py``:
+Private attributes used here, each pinned by ``tests/mcp/test_sdk_pins.py``:
 
 * ``ClientSession._build_capabilities(version)`` - wrapped (``initialize``, ``send_discover`` and ``adopt`` call
   it);

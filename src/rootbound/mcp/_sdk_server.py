@@ -1,7 +1,7 @@
 """The one place where rootbound touches private attributes of the server-side SDKs.
 
-Each accessor is pinned by ``tests/test_server_sdk_pins.py``: if an SDK release moves the attribute, that test
-fails before any roots behaviour silently degrades.
+Each accessor is pinned by ``tests/mcp/test_sdk_pins.py`` (with the client side's): if an SDK release moves the
+attribute, that test fails before any roots behaviour silently degrades.
 """
 
 from __future__ import annotations

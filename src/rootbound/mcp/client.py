@@ -33,21 +33,18 @@ import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession, ListRootsFnT
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from .. import errors
 from ..errors import InvalidRootsAnswer
-from ..roots import DEFAULT_LIMITS, Root, RootLimits, RootSet
+from ..mrtr import advertised_roots_capability, era_of
+from ..roots import DEFAULT_LIMITS, Root, RootLike, RootLimits, RootSet
 from . import _sdk_client
 
-__all__ = ["ClientKwargs", "RootInput", "RootsAnswer", "RootsHandler", "RootsProvider", "SessionKwargs"]
+__all__ = ["ClientKwargs", "RootsAnswer", "RootsHandler", "RootsProvider", "SessionKwargs"]
 
 logger = logging.getLogger(__name__)
 
-RootInput: TypeAlias = Root | PurePath | str
-"""One root as a host gives it: a :class:`~rootbound.Root`, a ``file:`` URI, or an absolute path."""
-
-RootsAnswer: TypeAlias = RootSet | Iterable[RootInput] | types.ListRootsResult
+RootsAnswer: TypeAlias = RootSet | Iterable[RootLike] | types.ListRootsResult
 """What a dynamic handler returns (an SDK ``ListRootsResult`` is accepted for migration and re-validated)."""
 
 RootsHandler: TypeAlias = Callable[[ClientRequestContext], RootsAnswer | Awaitable[RootsAnswer]]
@@ -109,7 +106,7 @@ def _canonical_set(items: Any, limits: RootLimits, version: int) -> RootSet:
             entry["_meta"] = root.meta
         wire.append(entry)
     # RootSet.parse applies the limits (count, URI and name length, total size, depth) and de-duplicates.
-    return RootSet.parse({"roots": wire}, "legacy", limits=limits, version=version)
+    return RootSet.parse({"roots": wire}, "handshake", limits=limits, version=version)
 
 
 def _same(a: RootSet, b: RootSet) -> bool:
@@ -146,7 +143,7 @@ class RootsProvider:
 
     def __init__(
         self,
-        roots: Iterable[RootInput] | RootSet | None = None,
+        roots: Iterable[RootLike] | RootSet | None = None,
         *,
         handler: RootsHandler | None = None,
         notify: bool = True,
@@ -186,7 +183,7 @@ class RootsProvider:
     def notify(self) -> bool:
         return self._notify
 
-    async def set_roots(self, roots: Iterable[RootInput] | RootSet) -> RootSet:
+    async def set_roots(self, roots: Iterable[RootLike] | RootSet) -> RootSet:
         """Replace the static roots. Invalid input raises here and leaves the store unchanged.
 
         Takes effect for the next answer on every session; notifies declaring handshake sessions if the set
@@ -195,13 +192,13 @@ class RootsProvider:
         new = _canonical_set(roots, self._limits, self._version + 1)
         return await self._commit(new)
 
-    async def add(self, *roots: RootInput) -> RootSet:
+    async def add(self, *roots: RootLike) -> RootSet:
         """Add roots (a root already present by canonical URI keeps its place and name)."""
         extra = _canonical_set(roots, self._limits, 0)
         new = _canonical_set((*self.roots.roots, *extra.roots), self._limits, self._version + 1)
         return await self._commit(new)
 
-    async def remove(self, *roots: RootInput) -> RootSet:
+    async def remove(self, *roots: RootLike) -> RootSet:
         """Remove roots by canonical URI (any spelling, or a path); absent ones are ignored."""
         gone = set(_canonical_set(roots, self._limits, 0).uris)
         kept = [root for root in self.roots.roots if root.canonical not in gone]
@@ -240,7 +237,7 @@ class RootsProvider:
         return roots
 
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
-        """The SDK roots callback (``ListRootsFnT``): legacy ``roots/list`` and MRTR input requests alike."""
+        """The SDK roots callback (``ListRootsFnT``): handshake-era ``roots/list`` and 2026-07-28 input requests."""
         if not self.has_source:
             return types.ErrorData(code=errors.METHOD_NOT_FOUND, message=ROOTS_NOT_SUPPORTED_MESSAGE)
         try:
@@ -288,14 +285,11 @@ class RootsProvider:
         link = self._links.get(session)
         if link is None:
             link = self._links[session] = _Link()
-        if not self.has_source:
-            if version not in MODERN_PROTOCOL_VERSIONS:
-                link.declared_list_changed = None
-            return None
-        if version in MODERN_PROTOCOL_VERSIONS:
-            return types.RootsCapability()  # serialises as exactly {}
-        link.declared_list_changed = self._notify
-        return types.RootsCapability(list_changed=self._notify)
+        era = era_of(version)
+        capability = advertised_roots_capability(era, has_source=self.has_source, list_changed=self._notify)
+        if era == "handshake":
+            link.declared_list_changed = None if capability is None else self._notify
+        return None if capability is None else types.RootsCapability.model_validate(capability)
 
     # -- list_changed ----------------------------------------------------------------------------------
 
@@ -306,7 +300,7 @@ class RootsProvider:
             link.declared_list_changed is True
             and not link.failed
             and session.initialize_result is not None
-            and session.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+            and era_of(session.protocol_version) == "handshake"
         )
 
     def _schedule_notifications(self) -> None:

@@ -11,7 +11,7 @@ __all__ = ["http_app", "serve_http"]
 
 
 def http_app(server: Any, *, allowed_hosts: Sequence[str]) -> Any:
-    """One Streamable HTTP endpoint at ``/mcp`` for both eras (modern requests are always stateless)."""
+    """One Streamable HTTP endpoint at ``/mcp`` for both eras (2026-07-28 requests are always stateless)."""
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette

@@ -1,7 +1,8 @@
-"""Pins on the mcp SDK's client internals that ``rootbound.mcp._sdk_client`` relies on.
+"""Pins for every private SDK attribute and SDK constant rootbound relies on, both sides, in one place.
 
-Each test fails if the SDK changes the behaviour rootbound works around or reaches into, so an upgrade that
-breaks an assumption is caught here rather than on the wire.
+Server side: ``rootbound.mcp._sdk_server``; client side: ``rootbound.mcp._sdk_client``; plus the protocol
+constants the SDK-free core (``rootbound.mrtr``) restates. If an SDK release moves or changes one of these, this
+file fails first and says which assumption broke, before any roots behaviour silently degrades.
 """
 
 from __future__ import annotations
@@ -9,25 +10,141 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from pathlib import PurePosixPath
+from typing import Any
 
 import anyio
 import anyio.abc
 import mcp_types as types
 import pytest
+from fastmcp import Context as FastMCPContext
+from fastmcp import FastMCP
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import SessionMessage
+from mcp_types._types import CLIENT_CAPABILITIES_META_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
+from mcp import Client
 from rootbound import InvalidPath, path_to_uri
 from rootbound.mcp import _sdk_client
+from rootbound.mcp._sdk_server import connection_of, lowlevel_server_of, request_context_of
 from rootbound.mcp.client import RootsProvider
+from rootbound.mrtr import (
+    CAPABILITIES_META,
+    INPUT_ROUND_VERSIONS,
+    LIST_CHANGED,
+    ROOTS_METHOD,
+    era_of,
+    roots_input_request,
+)
 from tests.fixtures.recording_server import Recorder, declared_capabilities
 from tests.helpers.mcp_client import bare_session
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the core's protocol constants match the SDK's -----------------------------------------------------------
+
+
+def test_pin_eras_match_the_sdk_version_lists() -> None:
+    assert set(INPUT_ROUND_VERSIONS) == set(MODERN_PROTOCOL_VERSIONS)
+    assert all(era_of(version) == "2026-07-28" for version in MODERN_PROTOCOL_VERSIONS)
+    assert all(era_of(version) == "handshake" for version in HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+def test_pin_method_names_and_capabilities_meta_key() -> None:
+    assert types.ListRootsRequest().method == ROOTS_METHOD
+    assert types.RootsListChangedNotification().method == LIST_CHANGED
+    assert (
+        types.ListRootsRequest.model_validate(roots_input_request()).model_dump(
+            by_alias=True, mode="json", exclude_none=True
+        )
+        == roots_input_request()
+    )
+    assert CAPABILITIES_META == CLIENT_CAPABILITIES_META_KEY
+
+
+# -- server side: rootbound.mcp._sdk_server ------------------------------------------------------------------
+
+
+async def test_connection_is_stable_per_connection_and_has_state_and_exit_stack() -> None:
+    # The objects themselves, never their id(): an id() of a freed object can be reused by the next one.
+    seen: list[tuple[Connection, object]] = []
+    closed: list[Connection] = []
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        connection = connection_of(ctx)
+        assert isinstance(connection, Connection)
+        assert isinstance(connection.state, dict)
+        assert isinstance(connection.exit_stack, AsyncExitStack)
+        if "pinned" not in connection.state:
+            connection.state["pinned"] = True
+            connection.exit_stack.callback(closed.append, connection)
+        seen.append((connection, ctx.session))
+        return types.CallToolResult(content=[])
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(name=n, input_schema={"type": "object"}) for n in "ab"])
+
+    server: Server[Any] = Server("pins", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with Client(server, mode="legacy") as client:
+        await client.call_tool("a", {})
+        await client.call_tool("b", {})
+        assert closed == []
+    (first, first_session), (second, second_session) = seen
+    assert first is second  # one Connection for the whole handshake connection...
+    assert first_session is not second_session  # ...while ServerSession is rebuilt per request (never key on it)
+    assert len(closed) == 1 and closed[0] is first  # and its exit_stack unwinds when the connection closes
+
+
+def test_lowlevel_server_of_each_flavour() -> None:
+    lowlevel: Server[Any] = Server("pins")
+    assert lowlevel_server_of(lowlevel) is lowlevel
+    mcpserver = MCPServer("pins")
+    assert isinstance(lowlevel_server_of(mcpserver), Server)
+    assert lowlevel_server_of(mcpserver).middleware is mcpserver.middleware
+    fast = FastMCP("pins")
+    assert isinstance(lowlevel_server_of(fast), Server)
+    with pytest.raises(TypeError):
+        lowlevel_server_of(object())
+
+
+async def test_request_context_of_framework_contexts() -> None:
+    found: list[Any] = []
+    mcpserver = MCPServer("pins")
+
+    @mcpserver.tool()
+    async def probe(ctx: Context) -> str:
+        found.append(request_context_of(ctx))
+        return "ok"
+
+    fast = FastMCP("pins")
+
+    @fast.tool
+    async def fast_probe(ctx: FastMCPContext) -> str:
+        found.append(request_context_of(ctx))
+        return "ok"
+
+    async with Client(mcpserver, mode="legacy") as client:
+        await client.call_tool("probe", {})
+    async with Client(lowlevel_server_of(fast), mode="legacy") as client:
+        await client.call_tool("fast_probe", {})
+    assert len(found) == 2
+    assert all(isinstance(ctx, ServerRequestContext) for ctx in found)
+    assert request_context_of(object()) is None
+
+
+# -- client side: rootbound.mcp._sdk_client ------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -1,0 +1,61 @@
+"""The server middleware ``RootsService.install`` adds: one wiring for the lowlevel ``Server``, ``MCPServer`` and
+FastMCP 4, so ``service.roots()`` needs no framework-specific context.
+
+Per message it does three things: invalidates the handshake cache on ``list_changed`` *before any await*, gives
+each request its :class:`~rootbound.mcp._rounds.CallScope`, and turns what the tool raised or returned into the
+right wire answer (an ``InputRequiredResult``, a tool error with a fixed text, or a JSON-RPC error).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp_types.methods import is_input_required
+
+from ..errors import RootsError
+from ..mrtr import INPUT_ROUND_METHODS, LIST_CHANGED, era_of
+from . import _rounds
+from ._bridges import InputRequired, is_error_result, mcp_error, tool_failure
+
+if TYPE_CHECKING:
+    from .server import RootsService
+
+__all__ = ["RootsMiddleware"]
+
+
+class RootsMiddleware:
+    """Server middleware: synchronous invalidation, the per-request scope, and the input-round plumbing."""
+
+    def __init__(self, service: RootsService) -> None:
+        self.service = service
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        service = self.service
+        era = era_of(ctx.protocol_version)
+        if ctx.request_id is None:
+            if ctx.method == LIST_CHANGED and era == "handshake":
+                service._handshake.invalidate(ctx)  # first statement, before any await
+            return await call_next(ctx)
+        if era == "2026-07-28" and ctx.method in INPUT_ROUND_METHODS and ctx.params is not None:
+            scope = _rounds.open_round(ctx, service.key, service.limits)
+            ctx = scope.ctx
+        else:
+            scope = _rounds.CallScope(ctx, era)
+        token = _rounds.SCOPE.set(scope)
+        try:
+            result = await call_next(ctx)
+        except InputRequired:
+            return _rounds.input_required(scope, service._server_info())
+        except RootsError as error:
+            if ctx.method != "tools/call":
+                raise mcp_error(error) from None
+            return tool_failure(error, ctx.protocol_version, service._server_info())
+        finally:
+            _rounds.SCOPE.reset(token)
+        if scope.signalled and is_error_result(result):
+            # A framework turned our InputRequired into an isError result (FastMCP masks tool exceptions).
+            return _rounds.input_required(scope, service._server_info())
+        if era == "2026-07-28" and is_input_required(result) and (scope.roots is not None or scope.carried is not None):
+            return _rounds.carry(scope, result)
+        return result
