@@ -2,6 +2,8 @@
 # Installs what the independent-judge tests need, idempotently (seconds when already installed):
 #   .deps/conformance  the official MCP conformance runner + Node 22 (npm, pinned by tests/judges/conformance/package-lock.json)
 #   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/judges/interop/package-lock.json)
+#   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
+#                      pinned by tests/judges/peers/package-lock.json)
 #   nginx              Debian package, for the multi-instance test (tests/test_deploy_nginx.py starts its own
 #                      instance on loopback with its own config, pid and log paths; the system service is never
 #                      started)
@@ -37,6 +39,7 @@ npm_tree() {
 
 npm_tree conformance
 npm_tree interop
+npm_tree peers
 # Node resolves ES module imports from the script's own folder: point tests/judges/interop/node_modules (git-ignored) at
 # the installed tree, unless someone installed there directly.
 if [[ ! -e "$ROOT/tests/judges/interop/node_modules" || -L "$ROOT/tests/judges/interop/node_modules" ]]; then

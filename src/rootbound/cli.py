@@ -19,10 +19,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rootbound {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve_cli.add_parser(commands)
+    commands.add_parser("audit", help="prove whether an MCP server can be made to leave its roots", add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["audit"]:  # imported only here, so `rootbound serve` never loads the audit package
+        from .audit import cli as audit_cli
+
+        return audit_cli.main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

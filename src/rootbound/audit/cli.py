@@ -1,0 +1,170 @@
+"""``rootbound audit``: flags, usage checks, progress on stderr, and the report to stdout or ``-o FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AUDIT_HELP", "add_parser", "run"]
+
+EXIT_USAGE = 64
+
+AUDIT_HELP = """\
+Prove, by evidence, whether an MCP server can be made to leave its roots.
+
+  rootbound audit [options] -- CMD ARGS... {workspace}
+  rootbound audit [options] --url http://127.0.0.1:{port}/mcp --start 'CMD ... {port} {workspace}'
+
+The audit builds a trap directory (a workspace, a second root, canaries with random tokens outside them,
+symlinks, a hard link, a FIFO), gives the workspace to the server on its command line ({workspace}) and/or as
+MCP roots, and fires escape probes at every tool with a path parameter. A finding is reported only with
+evidence: an outside token in a result, an outside-only name in a listing, an outside mtime, or a change
+outside the roots in the trap's snapshot. Write probes run only with --write.
+
+An audit is not a sandbox: the server runs with your privileges. Run untrusted servers in a container.
+
+Exit codes: 0 no finding at or above --fail-on, 1 findings, 2 incomplete (did not start, no testable tool,
+every control failed), 64 usage error.
+"""
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    """Add ``audit`` to the top-level subcommands (``commands`` is argparse's subparsers action)."""
+    p: argparse.ArgumentParser = commands.add_parser(
+        "audit",
+        help="prove whether an MCP server can be made to leave its roots",
+        description=AUDIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("server", nargs=argparse.REMAINDER, help="-- CMD ARGS... ({workspace} is replaced)")
+    p.add_argument("--url", help="Streamable HTTP endpoint on loopback ({port} is replaced)")
+    p.add_argument("--start", help="command that serves --url ({port} and {workspace} are replaced)")
+    p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header for --url")
+    p.add_argument("--mode", choices=("args", "roots", "both"), default="both", help="how W reaches the server")
+    p.add_argument("--write", action="store_true", help="also run write probes (snapshot, diff, restore)")
+    p.add_argument(
+        "--allow-tool",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="call this tool even if it looks like exec/shell/fetch/send",
+    )
+    p.add_argument("--timeout", type=float, default=5.0, metavar="S", help="per call (default 5)")
+    p.add_argument("--budget", type=float, default=120.0, metavar="S", help="whole audit (default 120)")
+    p.add_argument("--trap-dir", type=Path, help="where to build the trap (default: the temp dir)")
+    p.add_argument("--trap-home", action="store_true", help="run the server with HOME inside the trap (tilde probes)")
+    p.add_argument("--keep-trap", action="store_true", help="leave the trap on disk for inspection")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument(
+        "--fail-on",
+        choices=("info", "low", "medium", "high", "critical"),
+        default="low",
+        help="lowest severity that makes the exit code 1 (default low)",
+    )
+    p.add_argument("--sarif-artifact", default="mcp-server", metavar="URI", help="location for SARIF results")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    return p
+
+
+def _usage(message: str) -> int:
+    print(f"rootbound audit: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from .report import Report
+    from .runner import AuditOptions, run_audit
+    from .session import ServerSpec, check_loopback
+
+    command = list(args.server)
+    if command and command[0] == "--":
+        command = command[1:]
+    if bool(command) == bool(args.url):
+        return _usage("give either -- CMD ARGS... or --url with --start")
+    headers: list[tuple[str, str]] = []
+    for item in args.header:
+        key, sep, value = item.partition(":")
+        if not sep or not key.strip():
+            return _usage(f"--header takes K:V, not {item!r}")
+        headers.append((key.strip(), value.strip()))
+    if args.url:
+        if not args.start:
+            return _usage("--url needs --start (the audit starts and stops the server itself)")
+        try:
+            check_loopback(args.url.replace("{port}", "1"))
+        except ValueError as exc:
+            return _usage(str(exc))
+        spec = ServerSpec(url=args.url, start=tuple(shlex.split(args.start)), headers=tuple(headers))
+    else:
+        spec = ServerSpec(command=tuple(command))
+    if args.mode == "args" and not spec.takes_workspace:
+        return _usage("--mode args needs {workspace} in the server command")
+    if args.timeout <= 0 or args.budget <= 0:
+        return _usage("--timeout and --budget must be positive")
+    if args.trap_dir is not None and not args.trap_dir.is_dir():
+        return _usage(f"--trap-dir is not a directory: {args.trap_dir}")
+
+    tty = sys.stderr.isatty()
+
+    def progress(message: str) -> None:
+        if args.quiet:
+            return
+        if tty:
+            sys.stderr.write(f"\r\x1b[2K{message[:100]}")
+        elif not message.split(": ", 1)[-1][:1].isalpha() or "/" not in message:
+            sys.stderr.write(f"rootbound audit: {message}\n")
+        sys.stderr.flush()
+
+    options = AuditOptions(
+        spec=spec,
+        modes=args.mode,
+        write=args.write,
+        allow_tools=frozenset(args.allow_tool),
+        timeout=args.timeout,
+        budget=args.budget,
+        trap_dir=args.trap_dir,
+        trap_home=args.trap_home,
+        keep_trap=args.keep_trap,
+        progress=progress,
+    )
+    report: Report = anyio.run(run_audit, options)
+    if tty and not args.quiet:
+        sys.stderr.write("\r\x1b[2K")
+    if args.format == "json":
+        text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+    elif args.format == "sarif":
+        text = json.dumps(report.to_sarif(args.sarif_artifact), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = report.to_text()
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+        if args.format != "text" and not args.quiet:
+            sys.stderr.write(report.to_text())
+    else:
+        sys.stdout.write(text)
+    return report.exit_code(args.fail_on)
+
+
+def main(argv: list[str]) -> int:
+    """``rootbound audit ARGV...``: parse with the full audit parser (usage errors exit 64) and run."""
+    parser = argparse.ArgumentParser(prog="rootbound")
+    commands = parser.add_subparsers(dest="command")
+    add_parser(commands)
+    if "--" in argv:
+        cut = argv.index("--")
+        head, tail = argv[:cut], argv[cut:]
+    else:
+        head, tail = argv, []
+    try:
+        args = parser.parse_args(["audit", *head])
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else EXIT_USAGE
+    args.server = [*args.server, *tail]
+    return run(args)

@@ -1,0 +1,113 @@
+"""The evidence judge: what in a server's answer proves an escape. Never a guess.
+
+* **read**: an outside canary's token appears in the result (text, structured content, embedded resources, and
+  base64 blobs decoded), and not in the request;
+* **list**: a name that only a listing of an outside directory can reveal appears in a *successful* result;
+* **meta**: an outside canary's unique mtime appears in a successful result;
+* **write**: the trap's snapshot changed outside the allowed roots (judged by the runner from the diff).
+
+Anything the request itself contains never counts, so an error that echoes the request proves nothing; names and
+timestamps in error results never count either (an error may describe a link target without opening it).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .classes import Kind
+from .trap import Canary, Trap
+
+__all__ = ["Evidence", "control_evidence", "judge", "result_text"]
+
+_B64 = re.compile(r"^[A-Za-z0-9+/=\s]{12,}$")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: Kind
+    location: str  # the canary's location ("far", "ws-evil", "hardlink", ...)
+    detail: str  # what was found, in words
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def result_text(result: Any) -> str:
+    """Every string in the result, plus the decoding of anything that looks like base64 (blobs, images)."""
+    parts: list[str] = []
+    for text in _strings(result):
+        parts.append(text)
+        if _B64.match(text):
+            with contextlib.suppress(binascii.Error, ValueError):
+                parts.append(base64.b64decode("".join(text.split()), validate=True).decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
+def _has_time(text: str, spelling: str) -> bool:
+    """The timestamp as a whole token: epoch seconds inside a longer number (a size, an inode) do not count."""
+    return re.search(rf"(?<![0-9]){re.escape(spelling)}(?![0-9])", text) is not None
+
+
+def _in_request(needle: str, request: str) -> bool:
+    return needle in request or json.dumps(needle)[1:-1] in request
+
+
+def judge(trap: Trap, request: str, result: Any, is_error: bool, allowed: frozenset[str]) -> list[Evidence]:
+    """Evidence of an escape in one answer, given the request's exact JSON and the locations the roots allow."""
+    text = result_text(result)
+    found: list[Evidence] = []
+    for canary in trap.outside(allowed):
+        if canary.token in text and not _in_request(canary.token, request):
+            found.append(Evidence("read", canary.location, f"token of {_rel(trap, canary)} in the result"))
+    if is_error:
+        return found
+    for loc, entry in trap.entries.items():
+        if loc in allowed:
+            continue
+        if entry in text and not _in_request(entry, request):
+            found.append(Evidence("list", loc, f"listing-only name {entry!r} of {loc}/ in the result"))
+    for canary in trap.outside(allowed):
+        for spelling in canary.mtime_spellings():
+            if _has_time(text, spelling) and not _in_request(spelling, request):
+                found.append(Evidence("meta", canary.location, f"mtime of {_rel(trap, canary)} ({spelling})"))
+                break
+    return found
+
+
+def control_evidence(trap: Trap, request: str, result: Any, is_error: bool) -> Kind | None:
+    """Which kind of positive control succeeded: W's token (read), W's names (list), W's marker mtime (meta)."""
+    if is_error:
+        return None
+    text = result_text(result)
+    marker = trap.marker
+    if marker.token in text and not _in_request(marker.token, request):
+        return "read"
+    if marker.name in text and not _in_request(marker.name, request):
+        return "list"
+    if any(_has_time(text, s) and not _in_request(s, request) for s in marker.mtime_spellings()):
+        return "meta"
+    return None
+
+
+def canary_rel(trap: Trap, canary: Canary) -> str:
+    return _rel(trap, canary)
+
+
+def _rel(trap: Trap, canary: Canary) -> str:
+    return canary.path.relative_to(trap.base).as_posix()

@@ -1,0 +1,155 @@
+"""The probe catalogue: for each escape class, the spellings that reach an outside canary through a sloppy check.
+
+A probe is a path string plus the class it tests and the outside location it aims at. Probes come in three shapes,
+matching what the tool's positive control proved it takes: ``file`` (an existing file: read and metadata tools),
+``dir`` (a directory: listing and search tools) and ``new`` (a file to create: write tools, only with ``--write``).
+Every probe is spelt in absolute form; when the control showed the tool takes paths relative to a root or
+``file:`` URIs, the same probes are added in that style too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote
+
+from .trap import NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
+
+__all__ = ["Probe", "Shape", "Style", "catalogue", "control_paths"]
+
+Shape = Literal["file", "dir", "new"]
+Style = Literal["absolute", "relative", "uri"]
+
+
+@dataclass(frozen=True)
+class Probe:
+    class_id: str
+    path: str
+    aim: str  # the outside location this spelling lands in if the check is sloppy
+
+
+def _uri(path: str) -> str:
+    return "file://" + quote(path, safe="/")
+
+
+def control_paths(trap: Trap, shape: Shape, style: Style, new_name: str) -> str:
+    """W's own file (``file``), W itself (``dir``) or a new file in W (``new``), spelt in ``style``."""
+    w = str(trap.workspace)
+    leaf = {"file": trap.marker.name, "dir": "", "new": new_name}[shape]
+    if style == "relative":
+        return leaf or "."
+    full = f"{w}/{leaf}" if leaf else w
+    return _uri(full) if style == "uri" else full
+
+
+def _dir_spellings(trap: Trap, style: Style, home: bool) -> list[tuple[str, str, str, str]]:
+    """(class, spelling of an outside directory, joiner for a child name, location it lands in)."""
+    a = str(trap.base)
+    w = str(trap.workspace)
+    out: list[tuple[str, str, str, str]] = []
+    if style == "absolute":
+        out += [
+            ("outside-absolute", f"{a}/far", "/", "far"),
+            ("prefix-bypass", f"{a}/{PREFIX_SIBLING}", "/", PREFIX_SIBLING),
+            ("dot-dot", f"{w}/../far", "/", "far"),
+            ("dot-dot", f"{w}/sub/../../far", "/", "far"),
+            ("dot-dot", f"{w}/sub/../../{PREFIX_SIBLING}", "/", PREFIX_SIBLING),
+            ("symlink-parent", f"{w}/link-dir", "/", "far"),
+            ("symlink-chain", f"{w}/link-chain-a", "/", "far"),
+            ("symlink-chain", f"{w}/sub/link-up", "/", "far"),
+            ("symlink-prefix", f"{w}/link-prefix", "/", PREFIX_SIBLING),
+            ("percent-encoding", f"{w}/%2e%2e/far", "/", "far"),
+            ("percent-encoding", f"{w}/..%2ffar", "%2f", "far"),
+            ("percent-encoding", f"{w}/%252e%252e/far", "/", "far"),
+            ("backslash", f"{w}/sub\\..\\..\\far", "\\", "far"),
+            ("normaliser", f"{w}/\uff0e\uff0e/far", "/", "far"),
+            *[("normaliser", f"{a}/{sib}", "/", sib) for sib in NORMALISER_SIBLINGS],
+            ("file-uri", f"file://localhost{quote(w)}/../far", "/", "far"),
+            ("file-uri", f"file:{quote(w)}/../far", "/", "far"),
+            ("file-uri", f"file://rootbound-audit.invalid{quote(a)}/far", "/", "far"),
+            ("file-uri", f"file://{quote(w)}/..%2Ffar", "/", "far"),
+            ("outside-absolute", _uri(f"{a}/far"), "/", "far"),
+        ]
+        if home:
+            out.append(("tilde", "~", "/", "home"))
+    elif style == "relative":
+        out += [
+            ("dot-dot", "../far", "/", "far"),
+            ("dot-dot", "sub/../../far", "/", "far"),
+            ("prefix-bypass", f"../{PREFIX_SIBLING}", "/", PREFIX_SIBLING),
+            ("symlink-parent", "link-dir", "/", "far"),
+            ("symlink-chain", "link-chain-a", "/", "far"),
+            ("symlink-chain", "sub/link-up", "/", "far"),
+            ("symlink-prefix", "link-prefix", "/", PREFIX_SIBLING),
+            ("percent-encoding", "%2e%2e/far", "/", "far"),
+            ("percent-encoding", "..%2ffar", "%2f", "far"),
+            ("backslash", "..\\far", "\\", "far"),
+            ("normaliser", "\uff0e\uff0e/far", "/", "far"),
+            *[("normaliser", f"../{sib}", "/", sib) for sib in NORMALISER_SIBLINGS],
+        ]
+    else:
+        uw = _uri(w)
+        out += [
+            ("dot-dot", f"{uw}/../far", "/", "far"),
+            ("prefix-bypass", _uri(f"{a}/{PREFIX_SIBLING}"), "/", PREFIX_SIBLING),
+            ("symlink-parent", f"{uw}/link-dir", "/", "far"),
+            ("symlink-chain", f"{uw}/link-chain-a", "/", "far"),
+            ("symlink-prefix", f"{uw}/link-prefix", "/", PREFIX_SIBLING),
+            ("percent-encoding", f"{uw}/%2e%2e/far", "/", "far"),
+            ("percent-encoding", f"{uw}/..%2Ffar", "%2F", "far"),
+            ("percent-encoding", f"{uw}/%252e%252e/far", "/", "far"),
+            *[("normaliser", _uri(f"{a}/{sib}"), "/", sib) for sib in NORMALISER_SIBLINGS],
+        ]
+    return out
+
+
+def catalogue(trap: Trap, shape: Shape, style: Style, *, home: bool, new_name: str = "") -> list[Probe]:
+    """Every probe of ``shape`` in ``style`` (absolute probes are always included by the caller)."""
+    probes: list[Probe] = []
+    for class_id, spelling, joiner, loc in _dir_spellings(trap, style, home):
+        if shape == "dir":
+            probes.append(Probe(class_id, spelling, loc))
+        elif shape == "file":
+            probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.canaries[loc].name, spelling)}", loc))
+        else:
+            probes.append(Probe(class_id, f"{spelling}{joiner}{new_name}", loc))
+    w = str(trap.workspace)
+    far = trap.canaries["far"]
+    if style == "absolute" and shape == "file":
+        probes += [
+            Probe("symlink-leaf", f"{w}/link-leaf-abs", "far"),
+            Probe("symlink-chain", f"{w}/link-leaf-rel", "far"),
+            Probe("nul-byte", f"{far.path}\x00/../../ws/{trap.marker.name}", "far"),
+            Probe("cwd-relative", trap.canaries["cwd"].name, "cwd"),
+            Probe("cwd-relative", f"./{trap.canaries['cwd'].name}", "cwd"),
+            Probe("hardlink", f"{w}/rbt-hardlink.txt", "hardlink"),
+        ]
+        if home:
+            probes.append(Probe("tilde", f"~/{trap.canaries['home'].name}", "home"))
+    elif style == "relative" and shape == "file":
+        probes += [
+            Probe("symlink-leaf", "link-leaf-abs", "far"),
+            Probe("symlink-chain", "link-leaf-rel", "far"),
+            Probe("hardlink", "rbt-hardlink.txt", "hardlink"),
+        ]
+    elif style == "uri" and shape == "file":
+        probes += [
+            Probe("symlink-leaf", f"{_uri(w)}/link-leaf-abs", "far"),
+            Probe("hardlink", f"{_uri(w)}/rbt-hardlink.txt", "hardlink"),
+        ]
+    elif shape == "new":
+        prefix = {"absolute": f"{w}/", "relative": "", "uri": f"{_uri(w)}/"}[style]
+        probes += [
+            Probe("symlink-leaf", f"{prefix}link-leaf-abs", "far"),
+            Probe("symlink-chain", f"{prefix}link-leaf-rel", "far"),
+            Probe("symlink-dangling-write", f"{prefix}link-dangling", "far"),
+            Probe("hardlink", f"{prefix}rbt-hardlink.txt", "hardlink"),
+        ]
+        if style == "absolute":
+            probes.append(Probe("cwd-relative", new_name, "cwd"))
+    return probes
+
+
+def _quoted(name: str, spelling: str) -> str:
+    """A child name in the spelling's own encoding (URIs percent-encode it)."""
+    return quote(name) if spelling.lower().startswith("file:") else name

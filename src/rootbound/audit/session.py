@@ -1,0 +1,299 @@
+"""Reaching the server under test: start it (stdio, or a command that serves Streamable HTTP on loopback), connect
+with the official SDK client (``mcp.Client``), and call tools with a timeout each.
+
+Roots come from rootbound's own :class:`~rootbound.mcp.RootsProvider` (handshake era with ``mode="legacy"``,
+2026-07-28 where the server speaks it). Results the typed client rejects are fetched again raw (``_sdk.py``).
+The stdio child runs in its own session: the SDK kills exactly that process group when the connection closes.
+An HTTP server the audit starts is likewise killed by its own process group, and only that one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+from mcp.client.context import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import REQUEST_TIMEOUT, ErrorData, ListRootsResult
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from mcp import Client
+
+from ..mcp import RootsProvider
+from . import _sdk
+
+__all__ = ["CallOutcome", "CountingProvider", "Peer", "ServerSpec", "StartFailed", "leaf_error", "open_peer"]
+
+Era = Literal["auto", "legacy"]
+PLACEHOLDER = "{workspace}"
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+class StartFailed(Exception):
+    """The server did not start or did not complete the handshake (its stderr tail is the message)."""
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """How to run the server: a stdio command, or ``url`` plus a ``start`` command (both may hold placeholders)."""
+
+    command: tuple[str, ...] = ()
+    url: str | None = None
+    start: tuple[str, ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def takes_workspace(self) -> bool:
+        return any(PLACEHOLDER in part for part in (self.command or self.start))
+
+    def label(self) -> str:
+        return " ".join(self.command) if self.command else f"{self.url} ({' '.join(self.start)})"
+
+
+def substitute(parts: Sequence[str], workspace: Path | None, port: int | None) -> list[str]:
+    """Fill ``{workspace}`` (or drop the arguments that hold it, for roots-only runs) and ``{port}``."""
+    out: list[str] = []
+    for part in parts:
+        if PLACEHOLDER in part:
+            if workspace is None:
+                continue
+            part = part.replace(PLACEHOLDER, str(workspace))
+        if port is not None:
+            part = part.replace("{port}", str(port))
+        out.append(part)
+    return out
+
+
+class CountingProvider(RootsProvider):
+    """A roots provider that counts the server's roots requests (both eras): did it ever ask?"""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        super().__init__([str(r) for r in roots])
+        self.requests = 0
+        self.asked = anyio.Event()
+
+    async def list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
+        self.requests += 1
+        self.asked.set()
+        return await super().list_roots(context)
+
+    def rearm(self) -> None:
+        self.asked = anyio.Event()
+
+
+@dataclass
+class CallOutcome:
+    request: str  # the exact JSON-RPC request that reproduces this call
+    result: Any = None
+    is_error: bool = False
+    error: str | None = None
+    timed_out: bool = False
+    seconds: float = 0.0
+
+
+@dataclass
+class Peer:
+    client: Client
+    timeout: float
+    stderr: IO[bytes] | None = None
+    calls: int = 0
+    timeouts_in_a_row: int = 0
+    tools_raw: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def protocol_version(self) -> str:
+        return str(self.client.protocol_version)
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = []
+        try:
+            cursor: str | None = None
+            for _ in range(50):
+                with anyio.fail_after(self.timeout * 2):
+                    page = await self.client.list_tools(cursor=cursor)
+                tools += [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools]
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+        except ValidationError:
+            raw = await _sdk.raw_request(self.client.session, "tools/list", None, self.timeout * 2)
+            items = raw.get("tools") if isinstance(raw, dict) else None
+            tools = [t for t in items if isinstance(t, dict) and isinstance(t.get("name"), str)] if items else []
+        self.tools_raw = tools
+        return tools
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> CallOutcome:
+        self.calls += 1
+        request = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": self.calls,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            },
+            ensure_ascii=False,
+        )
+        outcome = CallOutcome(request)
+        started = time.monotonic()
+        try:
+            with anyio.fail_after(self.timeout + 1):
+                try:
+                    result = await self.client.call_tool(name, arguments, read_timeout_seconds=self.timeout)
+                    outcome.result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    outcome.is_error = bool(result.is_error)
+                except ValidationError:
+                    raw = await _sdk.raw_request(
+                        self.client.session, "tools/call", {"name": name, "arguments": arguments}, self.timeout
+                    )
+                    outcome.result = raw
+                    outcome.is_error = bool(raw.get("isError")) if isinstance(raw, dict) else False
+        except TimeoutError:
+            outcome.timed_out = True
+        except MCPError as exc:
+            outcome.is_error = True
+            outcome.error = exc.error.message
+            outcome.result = exc.error.model_dump(by_alias=True, mode="json", exclude_none=True)
+            outcome.timed_out = exc.code == REQUEST_TIMEOUT
+        except (RuntimeError, ValueError, TypeError) as exc:  # an SDK-side rejection of a sloppy answer
+            outcome.is_error = True
+            outcome.error = f"{type(exc).__name__}: {exc}"
+        outcome.seconds = time.monotonic() - started
+        self.timeouts_in_a_row = self.timeouts_in_a_row + 1 if outcome.timed_out else 0
+        return outcome
+
+
+def leaf_error(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups (duck-typed: Python 3.10 has no built-in groups)."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def check_loopback(url: str) -> None:
+    host = urlsplit(url).hostname or ""
+    if host not in LOOPBACK and host.strip("[]") not in LOOPBACK:
+        raise ValueError(f"--url must be on loopback (127.0.0.1, ::1 or localhost), not {host!r}")
+
+
+def _tail(log: IO[bytes]) -> str:
+    try:
+        log.flush()
+        log.seek(0)
+        data = log.read()[-600:]
+    except (OSError, ValueError):
+        return ""
+    return data.decode("utf-8", "replace").strip()
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate the process group the audit started for this server (and nothing else)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=2)
+    except (ProcessLookupError, PermissionError):
+        return
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+@asynccontextmanager
+async def open_peer(
+    spec: ServerSpec,
+    *,
+    workspace: Path | None,
+    cwd: Path,
+    env: dict[str, str],
+    era: Era,
+    provider: RootsProvider | None,
+    call_timeout: float,
+    start_timeout: float = 20.0,
+) -> AsyncIterator[Peer]:
+    """Start the server and connect; ``workspace=None`` starts it without the workspace argument (roots mode)."""
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
+    kwargs: dict[str, Any] = dict(provider.client_kwargs()) if provider is not None else {}
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        async with AsyncExitStack() as stack:
+            if spec.command:
+                argv = substitute(spec.command, workspace, None)
+                params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(cwd))
+                transport: Any = stdio_client(params, errlog=log)  # type: ignore[arg-type]
+            else:
+                assert spec.url is not None
+                port = _free_port()
+                url = spec.url.replace("{port}", str(port))
+                check_loopback(url)
+                argv = substitute(spec.start, workspace, port)
+                proc = subprocess.Popen(  # noqa: ASYNC220 - returns at once; the child is waited for below
+                    argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+                )
+                await _wait_listening(url, proc, start_timeout)
+                http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(call_timeout + 5))
+                await stack.enter_async_context(http)
+                transport = streamable_http_client(url, http_client=http)
+            # The session default bounds the handshake (a slow-starting server gets start_timeout); every tool
+            # call passes its own, shorter timeout.
+            client = Client(transport, mode=era, read_timeout_seconds=start_timeout, **kwargs)
+            try:
+                # No cancel scope around this: the client opens task groups that outlive the call. The handshake
+                # is bounded by the client's read timeout instead.
+                await stack.enter_async_context(client)
+            except Exception as exc:
+                leaf = leaf_error(exc)
+                raise StartFailed(_tail(log) or f"{type(leaf).__name__}: {leaf}") from exc
+            yield Peer(client, call_timeout, log)
+    finally:
+        if proc is not None:
+            _kill_group(proc)
+        log.close()
+
+
+async def _wait_listening(url: str, proc: subprocess.Popen[bytes], deadline: float) -> None:
+    parts = urlsplit(url)
+    host = (parts.hostname or "127.0.0.1").strip("[]")
+    port = parts.port or 80
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise StartFailed(f"the server exited with status {proc.returncode} before listening")
+        try:
+            with anyio.fail_after(0.5):
+                stream = await anyio.connect_tcp(host, port)
+            await stream.aclose()
+            return
+        except (OSError, TimeoutError):
+            await anyio.sleep(0.1)
+    raise StartFailed(f"the server did not listen on {host}:{port} within {deadline:.0f}s")

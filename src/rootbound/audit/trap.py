@@ -1,0 +1,382 @@
+"""The trap: a fresh directory tree per audit with a workspace, a second root, and canaries outside both.
+
+Every outside file carries a unique random token (its content), a unique name and a unique mtime, so that a token,
+a name or a timestamp in a server's answer proves which file it read, listed or stat'ed. Names that only a
+directory listing can reveal (``entry-*``) are kept apart from names a symlink's target spells (a server may
+legitimately report where a link points).
+
+Layout (``A`` is the trap's base, ``W = A/ws``)::
+
+    A/ws/rbt-marker-*.txt        the positive control (W's own token)
+    A/ws/sub/                    for dot-dot through a subdirectory; sub/link-up -> ../../far (relative)
+    A/ws/link-leaf-abs           -> A/far/rbt-far-*.txt          A/ws/link-leaf-rel -> ../far/rbt-far-*.txt
+    A/ws/link-dir                -> A/far                        A/ws/link-prefix   -> A/ws-evil
+    A/ws/link-chain-a -> link-chain-b -> A/far                   A/ws/link-dangling -> A/far/rbt-dangling-*.txt
+    A/ws/rbt-hardlink.txt        hard link to A/far/rbt-hard-*.txt
+    A/ws/fifo                    a FIFO
+    A/far/  A/ws-evil/  A/ws./  "A/ws "/  A/WS/  A/ｗｓ/  A/second/  A/home/  A/cwd/   outside canaries
+
+The server runs with cwd ``A/cwd`` (and, if asked, HOME ``A/home``). :func:`remove` and
+:meth:`Snapshot.restore` work relative to directory fds opened with ``O_NOFOLLOW``: symlinks are unlinked, never
+followed, and a directory swapped for a link mid-audit cannot steer them out of the trap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Canary", "Change", "Snapshot", "Trap", "build_trap", "remove"]
+
+WS = "ws"
+# Outside locations: directory name under the trap base, and what it stands for.
+PREFIX_SIBLING = "ws-evil"
+NORMALISER_SIBLINGS = ("ws.", "ws ", "WS", "\uff57\uff53")  # trailing dot, trailing space, case, fullwidth "ｗｓ"
+OUTSIDE_DIRS = ("far", PREFIX_SIBLING, *NORMALISER_SIBLINGS, "second", "home", "cwd")
+# 2001-01-01T00:00:00Z: canary mtimes are unique seconds after it, far from any real file's.
+_MTIME_BASE = 978307200
+
+
+@dataclass(frozen=True)
+class Canary:
+    """One planted file: its content token, unique name and mtime identify it in any answer."""
+
+    path: Path
+    location: str  # "ws", "far", "ws-evil", "second", ...; "hardlink" for the hard-linked inode
+    token: str
+    mtime: int
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def mtime_spellings(self) -> tuple[str, ...]:
+        """How servers print the mtime: epoch seconds, ISO 8601, and the JavaScript Date string."""
+        t = time.gmtime(self.mtime)
+        return (
+            str(self.mtime),
+            time.strftime("%Y-%m-%dT%H:%M:%S", t),
+            time.strftime("%Y-%m-%d %H:%M:%S", t),
+            time.strftime("%b %d %Y %H:%M:%S", t),
+        )
+
+
+@dataclass
+class Trap:
+    base: Path
+    workspace: Path
+    second: Path
+    home: Path
+    cwd: Path
+    marker: Canary
+    canaries: dict[str, Canary] = field(default_factory=dict)  # by location (one secret file per location)
+    entries: dict[str, str] = field(default_factory=dict)  # location -> a name only a listing can reveal
+    hardlink: Canary | None = None
+    dangling_target: Path | None = None
+    fifo: Path | None = None
+    scratch: Path | None = None
+
+    def outside(self, allowed: frozenset[str]) -> list[Canary]:
+        """Canaries a confined server must not reveal when ``allowed`` locations are its roots."""
+        found = [c for loc, c in self.canaries.items() if loc not in allowed]
+        if self.hardlink is not None:
+            found.append(self.hardlink)
+        return found
+
+    def new_name(self) -> str:
+        return f"rbt-new-{secrets.token_hex(6)}.txt"
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot.take(self.base)
+
+
+def _token(label: str) -> str:
+    return f"rbt-{label}-{secrets.token_hex(12)}"
+
+
+def _plant(path: Path, location: str, mtime: int) -> Canary:
+    token = _token("token")
+    path.write_text(f"{token}\n", encoding="utf-8")
+    os.utime(path, (mtime, mtime))
+    return Canary(path, location, token, mtime)
+
+
+def build_trap(parent: Path | None = None) -> Trap:
+    """Create a fresh trap under ``parent`` (default: the system temp dir). Raises OSError if it cannot."""
+    base = Path(tempfile.mkdtemp(prefix="rbaudit-", dir=None if parent is None else str(parent))).resolve()
+    try:
+        return _populate(base)
+    except BaseException:
+        remove(base)
+        raise
+
+
+def _populate(base: Path) -> Trap:
+    offset = secrets.randbelow(300_000_000)
+    mtimes = iter(range(_MTIME_BASE + offset, _MTIME_BASE + offset + 10_000, 7))
+    ws = base / WS
+    ws.mkdir()
+    (ws / "sub").mkdir()
+    marker = _plant(ws / f"rbt-marker-{secrets.token_hex(6)}.txt", WS, next(mtimes))
+    trap = Trap(base, ws, base / "second", base / "home", base / "cwd", marker)
+    for loc in OUTSIDE_DIRS:
+        d = base / loc
+        d.mkdir()
+        trap.canaries[loc] = _plant(d / f"rbt-{_safe(loc)}-{secrets.token_hex(6)}.txt", loc, next(mtimes))
+        entry = f"rbt-entry-{secrets.token_hex(6)}.txt"
+        (d / entry).write_text("listing-only\n", encoding="utf-8")
+        trap.entries[loc] = entry
+    far = trap.canaries["far"].path
+    hard_target = _plant(base / "far" / f"rbt-hard-{secrets.token_hex(6)}.txt", "hardlink", next(mtimes))
+    os.link(hard_target.path, ws / "rbt-hardlink.txt")
+    trap.hardlink = hard_target
+    os.symlink(far, ws / "link-leaf-abs")
+    os.symlink(Path("..") / "far" / far.name, ws / "link-leaf-rel")
+    os.symlink(base / "far", ws / "link-dir", target_is_directory=True)
+    os.symlink(base / PREFIX_SIBLING, ws / "link-prefix", target_is_directory=True)
+    os.symlink("link-chain-b", ws / "link-chain-a")
+    os.symlink(base / "far", ws / "link-chain-b", target_is_directory=True)
+    os.symlink(Path("..") / ".." / "far", ws / "sub" / "link-up", target_is_directory=True)
+    trap.dangling_target = base / "far" / f"rbt-dangling-{secrets.token_hex(6)}.txt"
+    os.symlink(trap.dangling_target, ws / "link-dangling")
+    trap.scratch = ws / "rbt-scratch.txt"
+    trap.scratch.write_text("rbt scratch\n", encoding="utf-8")  # "rbt": what an edit tool's filler replaces
+    if hasattr(os, "mkfifo"):
+        trap.fifo = ws / "fifo"
+        os.mkfifo(trap.fifo)
+    return trap
+
+
+def _safe(loc: str) -> str:
+    """A location label fit for a file name (the odd sibling names are what the directory is for, not the file)."""
+    return {"ws.": "dot", "ws ": "space", "WS": "case", "\uff57\uff53": "fullwidth"}.get(loc, loc)
+
+
+def remove(base: Path) -> None:
+    """Delete the trap, every step relative to a directory fd: symlinks are unlinked, never followed (even if a
+    server replaced the trap's own directory with one), and permissions a server changed are reset first."""
+    try:
+        parent = os.open(base.parent, _DIR_FLAGS)
+    except OSError:
+        return
+    try:
+        if _exists_at(parent, base.name):
+            _remove_at(parent, base.name)
+    finally:
+        os.close(parent)
+
+
+# -- snapshot / diff / restore --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "d", "f", "l", "p" (fifo), "o" (other)
+    mode: int
+    mtime_ns: int
+    data: bytes = b""  # file content, or link target
+    inode: int = 0
+
+
+@dataclass(frozen=True)
+class Change:
+    path: Path  # absolute
+    what: str  # "created", "deleted", "modified"
+
+
+@dataclass
+class Snapshot:
+    """Every entry under the trap, read with lstat and O_NOFOLLOW: links are recorded, never followed."""
+
+    base: Path
+    entries: dict[str, Entry]
+
+    @classmethod
+    def take(cls, base: Path) -> Snapshot:
+        entries: dict[str, Entry] = {}
+        for rel, st in _walk(base):
+            full = base / rel
+            mode = st.st_mode
+            if stat.S_ISDIR(mode):
+                entries[rel] = Entry("d", stat.S_IMODE(mode), st.st_mtime_ns)
+            elif stat.S_ISLNK(mode):
+                entries[rel] = Entry("l", 0, 0, os.fsencode(os.readlink(full)))
+            elif stat.S_ISREG(mode):
+                entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, _read_nofollow(full), st.st_ino)
+            elif stat.S_ISFIFO(mode):
+                entries[rel] = Entry("p", stat.S_IMODE(mode), 0)
+            else:
+                entries[rel] = Entry("o", 0, 0)
+        return cls(base, entries)
+
+    def diff(self, after: Snapshot) -> list[Change]:
+        changes: list[Change] = []
+        for rel, entry in after.entries.items():
+            old = self.entries.get(rel)
+            if old is None:
+                changes.append(Change(self.base / rel, "created"))
+            elif _content(old) != _content(entry):
+                changes.append(Change(self.base / rel, "modified"))
+        changes.extend(Change(self.base / rel, "deleted") for rel in self.entries if rel not in after.entries)
+        return changes
+
+    def restore(self, changes: list[Change], hardlinks: dict[str, Path]) -> None:
+        """Undo ``changes`` (deepest first for removals, shallowest first for re-creation).
+
+        Every operation is relative to a directory fd reached from the trap base one component at a time with
+        ``O_NOFOLLOW``: a server that swaps a trap directory for a symlink cannot steer a restore outside the trap
+        (such an entry is left alone, and the next diff still shows it).
+        """
+        for change in sorted(changes, key=lambda c: -len(c.path.parts)):
+            rel = change.path.relative_to(self.base).as_posix()
+            old = self.entries.get(rel)
+            with _at(self.base, rel) as where:
+                if where is None:
+                    continue
+                parent, leaf = where
+                if old is not None and old.kind == "d" and _is_dir_at(parent, leaf):
+                    _chmod_dir_at(parent, leaf, old.mode)  # a directory whose mode changed keeps its contents
+                elif change.what in ("created", "modified") and _exists_at(parent, leaf):
+                    _remove_at(parent, leaf)
+        for change in sorted(changes, key=lambda c: len(c.path.parts)):
+            rel = change.path.relative_to(self.base).as_posix()
+            old = self.entries.get(rel)
+            if old is None:
+                continue
+            with _at(self.base, rel) as where:
+                if where is None or _exists_at(*where):
+                    continue
+                parent, leaf = where
+                if old.kind == "d":
+                    os.mkdir(leaf, old.mode, dir_fd=parent)
+                elif old.kind == "l":
+                    os.symlink(os.fsdecode(old.data), leaf, dir_fd=parent)
+                elif old.kind == "p":
+                    os.mkfifo(leaf, old.mode, dir_fd=parent)
+                elif old.kind == "f" and rel in hardlinks and os.path.lexists(hardlinks[rel]):
+                    os.link(hardlinks[rel], leaf, dst_dir_fd=parent, follow_symlinks=False)
+                elif old.kind == "f":
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+                    fd = os.open(leaf, flags, old.mode, dir_fd=parent)
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(old.data)
+                        fh.flush()
+                        os.utime(fh.fileno(), ns=(old.mtime_ns, old.mtime_ns))
+        # Directory mtimes move when entries come and go; put them back so the next diff starts clean.
+        for rel, old in self.entries.items():
+            if old.kind == "d":
+                with _at(self.base, rel) as where, contextlib.suppress(OSError):
+                    if where is not None:
+                        fd = os.open(where[1], _DIR_FLAGS, dir_fd=where[0])
+                        try:
+                            os.utime(fd, ns=(old.mtime_ns, old.mtime_ns))
+                        finally:
+                            os.close(fd)
+
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+
+
+@contextlib.contextmanager
+def _at(base: Path, rel: str) -> Iterator[tuple[int, str] | None]:
+    """``(fd of rel's parent, leaf name)``, the parent reached from ``base`` without following any symlink;
+    ``None`` when a component is missing or is not a real directory."""
+    parts = rel.split("/")
+    fds: list[int] = []
+    try:
+        try:
+            fds.append(os.open(base, _DIR_FLAGS))
+            for part in parts[:-1]:
+                fds.append(os.open(part, _DIR_FLAGS, dir_fd=fds[-1]))
+        except OSError:
+            yield None
+            return
+        yield fds[-1], parts[-1]
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _exists_at(parent: int, leaf: str) -> bool:
+    try:
+        os.stat(leaf, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _is_dir_at(parent: int, leaf: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(leaf, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _chmod_dir_at(parent: int, leaf: str, mode: int) -> None:
+    fd = os.open(leaf, _DIR_FLAGS, dir_fd=parent)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _remove_at(parent: int, leaf: str) -> None:
+    """Remove ``leaf`` (a whole tree if it is a directory) relative to ``parent``; links are unlinked, never
+    followed, and a directory a server made unreadable is made readable first."""
+    st = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(leaf, dir_fd=parent)
+        return
+    fd = os.open(leaf, _DIR_FLAGS, dir_fd=parent)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o700)
+        for child in os.listdir(fd):
+            _remove_at(fd, child)
+    finally:
+        os.close(fd)
+    os.rmdir(leaf, dir_fd=parent)
+
+
+def _content(entry: Entry) -> tuple[str, int, bytes]:
+    """What counts as a change: kind, mode, bytes or link target. Directory mtimes do not (restore resets them)."""
+    return (entry.kind, entry.mode, entry.data)
+
+
+def _walk(base: Path) -> Iterator[tuple[str, os.stat_result]]:
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            with os.scandir(base / rel if rel else base) as it:
+                items = list(it)
+        except OSError:
+            continue
+        for item in items:
+            child = f"{rel}/{item.name}" if rel else item.name
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            yield child, st
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(child)
+
+
+def _read_nofollow(path: Path) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(1 << 20)
+    return hashlib.sha256(data).digest() + data if len(data) > 65536 else data

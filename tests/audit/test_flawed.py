@@ -1,0 +1,131 @@
+"""The flawed fixture server (one bug per tool) is caught class by class, with evidence; its correct tools and its
+request-echoing errors produce nothing; stale roots and ignored roots are found over the real wire."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rootbound.audit import Report
+from tests.audit.conftest import causes, flawed_spec, run_and_check
+
+# tool -> the (class, kind) its one bug must be reported as
+EXPECTED = {
+    "read_nocheck": ("outside-absolute", "read"),
+    "read_prefix": ("prefix-bypass", "read"),
+    "read_lexical": ("symlink-leaf", "read"),
+    "read_dotdot": ("dot-dot", "read"),
+    "read_percent": ("percent-encoding", "read"),
+    "read_uri": ("file-uri", "read"),
+    "read_lookalike": ("normaliser", "read"),
+    "read_backslash": ("backslash", "read"),
+    "read_nul": ("nul-byte", "read"),
+    "read_tilde": ("tilde", "read"),
+    "read_cwd": ("cwd-relative", "read"),
+    "list_lexical": ("symlink-parent", "list"),
+    "stat_lexical": ("symlink-leaf", "meta"),
+    "write_dangling": ("symlink-dangling-write", "write"),
+}
+CORRECT = ("read_safe", "read_echo", "read_sloppy")
+
+
+@pytest.fixture(scope="module")
+def flawed(module_dir: Path) -> Report:
+    log = module_dir / "exec.log"
+    os.environ["FLAWED_EXEC_LOG"] = str(log)
+    try:
+        return run_and_check(module_dir / "traps", flawed_spec(), write=True, trap_home=True)
+    finally:
+        del os.environ["FLAWED_EXEC_LOG"]
+
+
+@pytest.mark.parametrize("tool", sorted(EXPECTED))
+def test_each_bug_is_caught_in_both_modes(flawed: Report, tool: str) -> None:
+    class_id, kind = EXPECTED[tool]
+    for mode in ("args", "roots"):
+        found = [f for f in flawed.findings if (f.tool, f.class_id, f.kind, f.mode) == (tool, class_id, kind, mode)]
+        assert found, f"{tool}: no {class_id}/{kind} finding in {mode} mode; got {sorted(causes(flawed, tool))}"
+        finding = found[0]
+        assert finding.evidence and finding.request.startswith('{"jsonrpc": "2.0"')
+        assert f'"name": "{tool}"' in finding.request
+
+
+def test_correct_and_echoing_tools_produce_no_finding_above_info(flawed: Report) -> None:
+    for tool in CORRECT:
+        bad = [f for f in flawed.findings if f.tool == tool and f.severity != "info"]
+        assert bad == [], f"{tool}: false positive {bad}"
+        assert {f.class_id for f in flawed.findings if f.tool == tool} <= {"hardlink"}
+
+
+def test_echoing_errors_really_echo(flawed: Report) -> None:
+    """The echo tool is tested (its control passed), so its silence above is a real negative."""
+    for mode in flawed.modes[:2]:
+        status = {t.name: t for t in mode.tools}
+        assert status["read_echo"].tested and status["read_echo"].probes > 20
+
+
+def test_sloppy_schema_learnt_from_the_validation_error(flawed: Report) -> None:
+    status = {t.name: t for t in flawed.modes[0].tools}
+    assert status["read_sloppy"].tested, status["read_sloppy"].note
+
+
+def test_exec_like_tool_is_never_called(flawed: Report, module_dir: Path) -> None:
+    status = {t.name: t for t in flawed.modes[0].tools}
+    assert status["exec_command"].access == "skip" and not status["exec_command"].tested
+    assert not (module_dir / "exec.log").exists(), "exec_command was called"
+
+
+def test_hardlinks_are_info_only(flawed: Report) -> None:
+    hard = [f for f in flawed.findings if f.class_id == "hardlink"]
+    assert hard and {f.severity for f in hard} == {"info"}
+
+
+def test_roots_honoured_after_list_changed(flawed: Report) -> None:
+    """The fixture re-asks for roots on list_changed: no stale-roots or empty-roots finding (read_nocheck's are
+    folded into its missing check)."""
+    assert [f for f in flawed.findings if f.class_id in ("stale-roots", "empty-roots")] == []
+    assert flawed.modes[1].status == "ok"
+
+
+def test_stale_roots_caught(module_dir: Path) -> None:
+    report = run_and_check(module_dir / "traps", flawed_spec("--stale", workspace=False), modes="roots")
+    stale = [f for f in report.findings if f.class_id == "stale-roots"]
+    assert {f.tool for f in stale} >= {"read_safe", "read_echo", "list_lexical"}
+    assert all(f.severity == "high" and "after the root was removed" in f.evidence for f in stale)
+
+
+def test_withdrawn_roots_caught(module_dir: Path) -> None:
+    report = run_and_check(module_dir / "traps", flawed_spec("--empty-means-all", workspace=False), modes="roots")
+    empty = [f for f in report.findings if f.class_id == "empty-roots"]
+    assert {f.tool for f in empty} >= {"read_safe", "read_echo", "list_lexical", "stat_lexical"}
+    assert all(f.severity == "high" and "every root withdrawn" in f.evidence for f in empty)
+    assert [f for f in report.findings if f.class_id == "stale-roots"] == []
+
+
+def test_ignored_roots_reported_once(module_dir: Path) -> None:
+    report = run_and_check(module_dir / "traps", flawed_spec("--ignore-roots", workspace=False), modes="roots")
+    assert [f.class_id for f in report.findings] == ["ignores-roots"]
+    assert report.modes[0].status == "ignores roots"
+
+
+def test_hung_server_is_reported_and_killed(module_dir: Path) -> None:
+    """Calls time out, the audit stops calling, and the child (which ignores SIGTERM) is killed: nothing remains."""
+    report = run_and_check(module_dir / "traps", flawed_spec("--hang"), modes="args", timeout=1.0)
+    assert report.modes[0].status == "hung", (report.modes[0].status, report.modes[0].detail)
+    assert report.modes[0].calls == 2  # two timeouts in a row, then no more calls
+    assert report.incomplete and report.exit_code("low") == 2
+
+
+def test_budget_stops_the_audit_and_kills_the_server(module_dir: Path) -> None:
+    report = run_and_check(module_dir / "traps", flawed_spec("--hang"), modes="args", timeout=30.0, budget=2.0)
+    assert "budget" in report.incomplete_reason
+    assert report.exit_code("low") == 2
+
+
+def test_a_broken_tools_list_fails_the_mode_not_the_audit(module_dir: Path) -> None:
+    report = run_and_check(module_dir / "traps", flawed_spec("--broken-list"))
+    assert [m.status for m in report.modes[:2]] == ["failed", "failed"]
+    assert "holiday" in report.modes[0].detail
+    assert report.exit_code("low") == 2

@@ -1,0 +1,267 @@
+"""The audit's pure parts: trap layout and restore, the evidence judge, tool planning, report renderings."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from rootbound.audit import CLASSES, Finding, Report, build_trap, catalogue, judge
+from rootbound.audit.classes import severity_for
+from rootbound.audit.judge import control_evidence
+from rootbound.audit.probes import Shape, Style
+from rootbound.audit.tools import learn_params, plan_tool
+from rootbound.audit.trap import Trap, remove
+
+
+@pytest.fixture
+def trap(tmp_path: Path) -> Trap:
+    return build_trap(tmp_path)
+
+
+def test_trap_layout(trap: Trap) -> None:
+    w = trap.workspace
+    assert os.readlink(w / "link-dir") == str(trap.base / "far")
+    assert (w / "link-leaf-abs").resolve() == trap.canaries["far"].path
+    assert (w / "link-leaf-rel").resolve() == trap.canaries["far"].path
+    assert (w / "link-chain-a" / trap.canaries["far"].name).resolve() == trap.canaries["far"].path
+    assert not (w / "link-dangling").exists() and (w / "link-dangling").is_symlink()
+    assert trap.hardlink is not None and os.stat(w / "rbt-hardlink.txt").st_ino == trap.hardlink.path.stat().st_ino
+    assert trap.fifo is not None and stat.S_ISFIFO(os.lstat(trap.fifo).st_mode)
+    tokens = {c.token for c in trap.canaries.values()} | {trap.marker.token}
+    assert len(tokens) == len(trap.canaries) + 1  # every token unique
+    for canary in trap.canaries.values():
+        assert canary.path.read_text().strip() == canary.token
+        assert int(canary.path.stat().st_mtime) == canary.mtime
+        assert trap.workspace not in canary.path.parents
+
+
+def test_restore_undoes_creation_change_and_deletion(trap: Trap) -> None:
+    before = trap.snapshot()
+    far = trap.canaries["far"].path
+    far.write_text("overwritten")
+    (trap.base / "far" / "new.txt").write_text("x")
+    (trap.base / "ws-evil" / "newdir").mkdir()
+    trap.canaries["second"].path.unlink()
+    os.unlink(trap.workspace / "rbt-hardlink.txt")
+    (trap.workspace / "rbt-hardlink.txt").write_text("replaced")
+    changes = before.diff(trap.snapshot())
+    assert {c.what for c in changes} == {"created", "modified", "deleted"}
+    assert trap.hardlink is not None
+    before.restore(changes, {"ws/rbt-hardlink.txt": trap.hardlink.path})
+    assert before.diff(trap.snapshot()) == []
+    assert far.read_text().strip() == trap.canaries["far"].token
+    assert os.stat(trap.workspace / "rbt-hardlink.txt").st_ino == trap.hardlink.path.stat().st_ino
+
+
+def test_remove_never_follows_symlinks(tmp_path: Path) -> None:
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    (tmp_path / "t").mkdir()
+    trap = build_trap(tmp_path / "t")
+    os.symlink(outside, trap.workspace / "to-precious")
+    os.symlink(outside / "keep.txt", trap.base / "far" / "keep-link")
+    remove(trap.base)
+    assert not trap.base.exists()
+    assert (outside / "keep.txt").read_text() == "keep"
+
+
+def test_judge_token_needs_to_come_from_the_file_not_the_request(trap: Trap) -> None:
+    far = trap.canaries["far"]
+    allowed = frozenset({"ws"})
+    leaked = {"content": [{"type": "text", "text": f"data {far.token}"}]}
+    assert [e.kind for e in judge(trap, '{"path": "x"}', leaked, False, allowed)] == ["read"]
+    # an answer that repeats the request proves nothing, error or not
+    echoed = json.dumps({"path": far.token})
+    assert judge(trap, echoed, {"content": [{"type": "text", "text": far.token}]}, True, allowed) == []
+    assert judge(trap, echoed, {"content": [{"type": "text", "text": far.token}]}, False, allowed) == []
+
+
+def test_judge_decodes_base64_blobs(trap: Trap) -> None:
+    far = trap.canaries["far"]
+    blob = base64.b64encode(f"{far.token}\n".encode()).decode()
+    result = {"content": [{"type": "resource", "resource": {"uri": "file:///x", "blob": blob}}]}
+    assert [e.location for e in judge(trap, "{}", result, False, frozenset({"ws"}))] == ["far"]
+
+
+def test_judge_names_and_mtimes_count_only_in_successful_answers(trap: Trap) -> None:
+    entry = trap.entries["far"]
+    mtime = trap.canaries["far"].mtime_spellings()[1]
+    listing = {"content": [{"type": "text", "text": f"[FILE] {entry}\nmodified {mtime}"}]}
+    found = judge(trap, "{}", listing, False, frozenset({"ws"}))
+    assert sorted(e.kind for e in found) == ["list", "meta"]
+    assert judge(trap, "{}", listing, True, frozenset({"ws"})) == []  # an error describing a link is not a listing
+    # a location the roots allow is not an escape
+    second = trap.entries["second"]
+    ok = {"content": [{"type": "text", "text": second}]}
+    assert judge(trap, "{}", ok, False, frozenset({"ws", "second"})) == []
+    assert [e.location for e in judge(trap, "{}", ok, False, frozenset({"ws"}))] == ["second"]
+
+
+def test_control_evidence_kinds(trap: Trap) -> None:
+    m = trap.marker
+    text = {"content": [{"type": "text", "text": m.token}]}
+    assert control_evidence(trap, "{}", text, False) == "read"
+    assert control_evidence(trap, "{}", text, True) is None
+    assert control_evidence(trap, "{}", {"content": [{"type": "text", "text": m.name}]}, False) == "list"
+    assert control_evidence(trap, json.dumps(m.name), {"x": m.name}, False) is None
+    assert control_evidence(trap, "{}", {"mtime": m.mtime}, False) is None  # numbers are not text
+    assert control_evidence(trap, "{}", {"mtime": str(m.mtime)}, False) == "meta"
+    assert control_evidence(trap, "{}", {"size": f"9{m.mtime}1"}, False) is None  # inside a longer number
+
+
+def test_catalogue_covers_every_probe_class(trap: Trap) -> None:
+    shapes: tuple[Shape, ...] = ("file", "dir", "new")
+    styles: tuple[Style, ...] = ("absolute", "relative", "uri")
+    probe_classes = {
+        p.class_id
+        for shape in shapes
+        for style in styles
+        for p in catalogue(trap, shape, style, home=True, new_name="n")
+    }
+    runtime_only = {"fifo-block", "stale-roots", "empty-roots", "ignores-roots"}
+    assert probe_classes | runtime_only == {c.id for c in CLASSES}
+    for probe in catalogue(trap, "file", "absolute", home=True):
+        assert str(trap.base) in probe.path or not probe.path.startswith("/")  # every target inside the trap
+
+
+@pytest.mark.parametrize(
+    ("tool", "write", "access"),
+    [
+        (
+            {"name": "read_file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+            False,
+            "read",
+        ),
+        ({"name": "readTextFile", "inputSchema": {"properties": {"uri": {"type": "string"}}}}, False, "read"),
+        ({"name": "write_file", "inputSchema": {"properties": {"path": {"type": "string"}}}}, False, "skip"),
+        ({"name": "write_file", "inputSchema": {"properties": {"path": {"type": "string"}}}}, True, "write"),
+        ({"name": "get_permissions", "inputSchema": {"properties": {"path": {}}}}, False, "read"),
+        ({"name": "process_file", "inputSchema": {"properties": {"path": {}}}}, True, "skip"),  # exec-like
+        ({"name": "run_command", "inputSchema": {"properties": {"cwd": {}}}}, True, "skip"),
+        ({"name": "frobnicate", "inputSchema": {"properties": {"path": {}}}}, False, "skip"),  # unknown verb
+        (
+            {"name": "frobnicate", "annotations": {"readOnlyHint": True}, "inputSchema": {"properties": {"path": {}}}},
+            False,
+            "read",
+        ),
+        ({"name": "list_things", "inputSchema": {"properties": {"count": {"type": "integer"}}}}, False, "skip"),
+        ({"name": "read_file", "inputSchema": "garbage"}, False, "read"),  # learnt later from errors
+    ],
+)
+def test_tool_access(tool: dict[str, object], write: bool, access: str) -> None:
+    assert plan_tool(tool, frozenset(), write).access == access
+
+
+def test_allow_tool_overrides_exec_heuristic() -> None:
+    tool = {"name": "fetch_file", "inputSchema": {"properties": {"path": {"type": "string"}}}}
+    assert plan_tool(tool, frozenset(), False).access == "skip"
+    assert plan_tool(tool, frozenset({"fetch_file"}), False).access == "read"
+
+
+def test_learn_params_from_errors() -> None:
+    zod = '[{"expected": "array", "code": "invalid_type", "path": ["paths"], "message": "Required"}]'
+    assert learn_params(zod) == {"paths": "array"}
+    assert learn_params("1 validation error: loc=['file'] Field required") == {"file": "string"}
+    assert learn_params('missing required parameter "path"; see "documentation"') == {"path": "string"}
+    assert learn_params("something went wrong") == {}
+
+
+def _finding(**kw: str) -> Finding:
+    base: dict[str, str] = {
+        "class_id": "prefix-bypass",
+        "kind": "read",
+        "severity": "high",
+        "tool": "read_file",
+        "mode": "args",
+        "param": "path",
+        "probe": "/t/ws-evil/x",
+        "evidence": "token",
+        "request": '{"jsonrpc": "2.0"}',
+    }
+    base.update(kw)
+    return Finding(**base)  # type: ignore[arg-type]
+
+
+def test_report_groups_and_exit_codes() -> None:
+    report = Report("srv", "/t", False)
+    assert report.exit_code("low") == 2  # nothing tested: incomplete
+    report.add(_finding())
+    report.add(_finding(probe="/t/ws-evil/y"))  # same root cause: counted, not repeated
+    report.add(_finding(mode="roots"))
+    report.add(_finding(class_id="hardlink", severity="info"))
+    assert len(report.findings) == 3 and report.findings[0].also == 1
+    assert len(report.causes()) == 2
+    assert report.exit_code("low") == 1
+    assert report.exit_code("critical") == 2  # still incomplete: no mode ran
+    sarif = report.to_sarif()
+    assert {r["level"] for r in sarif["runs"][0]["results"]} == {"error", "note"}
+    assert "prefix-bypass" in report.to_text() or "Sibling-prefix" in report.to_text()
+
+
+def test_severity_by_kind() -> None:
+    assert severity_for("prefix-bypass", "write") == "critical"
+    assert severity_for("prefix-bypass", "read") == "high"
+    assert severity_for("symlink-parent", "list") == "medium"
+    assert severity_for("symlink-leaf", "meta") == "low"
+    assert severity_for("hardlink", "write") == "info"
+
+
+def _outside(tmp_path: Path) -> Path:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("keep")
+    return precious
+
+
+def test_restore_does_not_follow_a_directory_swapped_for_a_link(tmp_path: Path) -> None:
+    """A server deletes a canary, then swaps its directory for a link out of the trap: restore must not write
+    (or delete) through the link."""
+    (tmp_path / "t").mkdir()
+    trap = build_trap(tmp_path / "t")
+    precious = _outside(tmp_path)
+    before = trap.snapshot()
+    far = trap.base / "far"
+    secret = trap.canaries["far"].path
+    secret.unlink()
+    (far / "created.txt").write_text("x")
+    changes = before.diff(trap.snapshot())
+    far.rename(trap.base / "far-moved")
+    os.symlink(precious, far)  # the race: swapped between diff and restore
+    (precious / "created.txt").write_text("not ours")
+    before.restore(changes, {})
+    assert sorted(os.listdir(precious)) == ["created.txt", "keep.txt"]  # nothing written, nothing deleted
+    assert (precious / "created.txt").read_text() == "not ours"
+    assert os.path.islink(far)  # left alone: the next diff still shows it
+    assert any(c.path == far for c in before.diff(trap.snapshot()))
+    remove(trap.base)
+    assert (precious / "keep.txt").read_text() == "keep"
+
+
+def test_remove_survives_a_trap_replaced_by_a_link(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()
+    trap = build_trap(tmp_path / "t")
+    precious = _outside(tmp_path)
+    moved = tmp_path / "moved-trap"
+    trap.base.rename(moved)
+    os.symlink(precious, trap.base)
+    remove(trap.base)  # unlinks the link, never empties what it points to
+    assert not os.path.lexists(trap.base)
+    assert (precious / "keep.txt").read_text() == "keep"
+    remove(moved)
+
+
+def test_remove_resets_permissions_a_server_took_away(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()
+    trap = build_trap(tmp_path / "t")
+    (trap.base / "far" / "locked").mkdir()
+    (trap.base / "far" / "locked" / "f").write_text("x")
+    os.chmod(trap.base / "far" / "locked", 0)
+    os.chmod(trap.base / "far", 0o500)
+    remove(trap.base)
+    assert not trap.base.exists()
