@@ -118,7 +118,7 @@ class Grep:
         """Every regular file below the directory ``fd`` (owned), each opened beneath it with ``O_NOFOLLOW``."""
         base = handle.prefix
         name_filter = self.name_filter
-        open_entry, close, file = handle.open_entry, os.close, self.file
+        open_entry, close, file = handle.entry_opener(), os.close, self.file
         for prefix, entry, dir_fd, _ in scan(handle, fd, max_entries=max_entries, max_depth=max_depth):
             if not entry.is_file(follow_symlinks=False):
                 if entry.is_symlink():
@@ -132,14 +132,15 @@ class Grep:
                 self.skipped += 1
                 continue
             try:
-                file(opened[0], opened[1], base + prefix + name)
+                file(opened[0], opened[1], base, prefix + name)
             finally:
                 close(opened[0])
             if self.full:
                 return
 
-    def file(self, fd: int, st: os.stat_result, display: str) -> None:
-        """The one per-file scanner: policy, size, read, binary sniff, literal fast path, matching lines."""
+    def file(self, fd: int, st: os.stat_result, base: str, rest: str = "") -> None:
+        """The one per-file scanner: policy, size, read, binary sniff, literal fast path, matching lines. The file's
+        display path is ``base + rest`` (joined only when a line matches)."""
         if st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
             try:
                 check_file(st, self.hardlinks, writing=False)
@@ -163,7 +164,7 @@ class Grep:
         self.searched += 1
         if self.search is None and self.needle not in data:
             return  # most files do not match: one memchr-speed test instead of the line loop
-        self._lines(data, display)
+        self._lines(data, base + rest)
 
     def _lines(self, data: bytes, display: str) -> None:
         """Record matching lines of one file (one record per line, like grep)."""

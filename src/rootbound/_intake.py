@@ -67,8 +67,15 @@ def _within(inner: tuple[str, ...], outer: tuple[str, ...]) -> bool:
     return inner[: len(outer)] == outer
 
 
-def _open_error(exc: OSError) -> _Drop:
-    return _Drop("too many open files" if exc.errno in (errno.EMFILE, errno.ENFILE) else "cannot open")
+def _open_failure(exc: BaseException) -> _Drop:
+    """Why opening a root failed, as a drop reason (a denial while resolving it means it moved meanwhile)."""
+    if isinstance(exc, _Drop):
+        return exc
+    if isinstance(exc, RootsError):
+        return _Drop("changed during intake")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        return _Drop("too many open files")
+    return _Drop("cannot open")
 
 
 class Intake:
@@ -178,12 +185,9 @@ class Intake:
                 again = os.stat(parts[-1], dir_fd=parent_fd, follow_symlinks=False)
                 if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
                     raise _Drop("changed during intake")
-        except OSError as exc:
+        except (OSError, RootsError, _Drop) as exc:
             close_all(opened)
-            raise _open_error(exc) from None
-        except _Drop:
-            close_all(opened)
-            raise
+            raise _open_failure(exc) from None
         self._fds.extend(opened)
         info = EffectiveRoot(Path(text), kind, root, narrowed, st.st_dev, st.st_ino)
         return HeldRoot(info, parts, fd, parent_fd, _o2.mount_id(fd))
@@ -222,15 +226,9 @@ class Intake:
                 expected = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
                 if landed != rel or not expected(st.st_mode):
                     raise _Drop("changed during intake")
-        except OSError as exc:
+        except (OSError, RootsError, _Drop) as exc:
             close_all(opened)
-            raise _open_error(exc) from None
-        except RootsError:
-            close_all(opened)
-            raise _Drop("changed during intake") from None
-        except _Drop:
-            close_all(opened)
-            raise
+            raise _open_failure(exc) from None
         self._fds.extend(opened)
         path = Path("/" + "/".join(parts))
         info = EffectiveRoot(path, kind, root, narrowed, st.st_dev, st.st_ino)

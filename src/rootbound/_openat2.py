@@ -1,9 +1,11 @@
-"""ctypes wrappers for the two Linux syscalls Python does not expose: ``openat2`` and ``name_to_handle_at``.
+"""ctypes wrappers for the Linux calls Python does not expose: ``openat2``, and a mount id (``statx`` or
+``name_to_handle_at``).
 
 Why: ``openat2(dirfd, path, {flags, mode, RESOLVE_BENEATH | ...})`` (Linux >= 5.6) makes the kernel refuse any
 resolution that leaves ``dirfd`` (``..``, absolute symlinks, magic links, mount crossings) atomically, inside one
-path walk, so no check-then-open race exists. ``name_to_handle_at`` gives an object's mount id, which is how the
-component-walk fallback notices a same-filesystem bind mount (``st_dev`` cannot).
+path walk, so no check-then-open race exists. ``statx(STATX_MNT_ID)`` (or ``name_to_handle_at`` on kernels before
+5.8) gives an object's mount id, which is how the component-walk fallback notices a same-filesystem bind mount
+(``st_dev`` cannot).
 
 Both report failures as :class:`OSError` with the kernel's errno; callers decide what an errno means (see
 ``rootbound.boundary``: ENOSYS means "use the fallback", EXDEV/ELOOP mean deny). Nothing here decides policy.
@@ -68,6 +70,8 @@ def _load_libc() -> ctypes.CDLL | None:
 _libc = _load_libc()
 _syscall = None
 _name_to_handle_at = None
+_statx = None
+_EMPTY: Final = ctypes.c_char_p(b"")
 if _libc is not None:
     _syscall = _libc.syscall
     _syscall.restype = ctypes.c_long
@@ -76,6 +80,9 @@ if _libc is not None:
     if _name_to_handle_at is not None:
         _name_to_handle_at.restype = ctypes.c_int
         _name_to_handle_at.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+    _statx = getattr(_libc, "statx", None)  # glibc >= 2.28; arguments are passed as plain ints (no conversion cost)
+    if _statx is not None:
+        _statx.restype = ctypes.c_int
 
 
 def openat2(dirfd: int, path: bytes, flags: int, resolve: int, mode: int = 0) -> int:
@@ -135,10 +142,35 @@ def _probe() -> bool:
 
 
 _tls = threading.local()
+_STATX_MNT_ID: Final = 0x1000  # Linux >= 5.8
+_STATX_SIZE: Final = 256
+_STATX_MNT_OFFSET: Final = 144  # struct statx: stx_mnt_id follows stx_dev_minor
+
+
+def _statx_buffers() -> tuple[ctypes.Array[ctypes.c_char], ctypes.c_uint32, ctypes.c_uint64]:
+    buf = ctypes.create_string_buffer(_STATX_SIZE)  # passed as a pointer (a ctypes array), read through views
+    bufs = (buf, ctypes.c_uint32.from_buffer(buf), ctypes.c_uint64.from_buffer(buf, _STATX_MNT_OFFSET))
+    _tls.statx = bufs
+    return bufs
 
 
 def mount_id(fd: int) -> int | None:
-    """The mount id of the object ``fd`` refers to, or ``None`` when the kernel or filesystem cannot say."""
+    """The mount id of the object ``fd`` refers to, or ``None`` when the kernel or filesystem cannot say.
+
+    ``statx(STATX_MNT_ID)`` where the kernel has it (one cheap call: this is on the component walk's hot path),
+    else ``name_to_handle_at``. Both report the same (non-unique, reusable) mount id.
+    """
+    if _statx is not None:
+        try:
+            buf, mask, mnt = _tls.statx
+        except AttributeError:
+            buf, mask, mnt = _statx_buffers()
+        if _statx(fd, _EMPTY, _AT_EMPTY_PATH, _STATX_MNT_ID, buf) == 0 and mask.value & _STATX_MNT_ID:
+            return int(mnt.value)
+    return _handle_mount_id(fd)
+
+
+def _handle_mount_id(fd: int) -> int | None:
     if _name_to_handle_at is None:
         return None
     try:

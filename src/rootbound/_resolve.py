@@ -129,7 +129,7 @@ class Beneath:
             # RESOLVE_BENEATH refuses wholesale). The kernel-assisted walk tells them apart.
             return self._walk(held, rel, flags, follow, assisted=True)[0]
         if ".." not in rel:
-            opened = self._walk_plain(held, rel, flags, follow, False)
+            opened = self._descend(held, rel, flags, follow)
             if opened is not None:
                 return opened
         return self._walk_links(held, rel, flags, follow, assisted=False)[0]
@@ -270,46 +270,46 @@ class Beneath:
     def _walk(
         self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, *, assisted: bool
     ) -> tuple[int, tuple[str, ...]]:
-        """Resolve ``rel`` beneath ``held.fd`` component by component (see :meth:`_walk_links`)."""
+        """Resolve ``rel`` beneath ``held.fd`` component by component (:meth:`_descend`, else :meth:`_walk_links`)."""
         if ".." not in rel:
-            opened = self._walk_plain(held, rel, flags, follow, assisted)
+            opened = self._descend(held, rel, flags, follow, assisted)
             if opened is not None:
                 return opened, rel
         return self._walk_links(held, rel, flags, follow, assisted=assisted)
 
-    def _walk_plain(self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, assisted: bool) -> int | None:
+    def _descend(
+        self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, assisted: bool = False
+    ) -> int | None:
         """The common case, cheaply: every component a real directory. ``None`` on any symlink (then the full walk
-        decides); other errors are final.
+        decides); other errors are final. On the hot path of the walk resolver: one frame, closing as it goes.
 
         Without ``..`` and symlinks the walk only descends, and every mount crossed stays crossed (a mount is never
         mounted beneath itself), so one mount check on the final object covers every component.
         """
-        opened: list[int] = []
-        cur = held.fd
-        fd = -1
+        root = cur = held.fd
+        depth = 0
         try:
             if assisted:
                 for name in rel[:-1]:
-                    cur = self._component(cur, name, DIR_PATH, True)
-                    opened.append(cur)
+                    nxt = self._component(cur, name, DIR_PATH, True)
+                    if cur != root:
+                        os.close(cur)
+                    cur = nxt
+                    depth += 1
                 fd = self._component(cur, rel[-1] if rel else ".", flags, True)
             else:
                 for name in rel[:-1]:
-                    cur = os.open(name, _DIR_WALK, dir_fd=cur)
-                    opened.append(cur)
+                    nxt = os.open(name, _DIR_WALK, dir_fd=cur)
+                    if cur != root:
+                        os.close(cur)
+                    cur = nxt
+                    depth += 1
                 fd = os.open(rel[-1] if rel else ".", flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=cur)
-            if follow and flags & O_PATH and not flags & O_DIRECTORY and stat.S_ISLNK(os.fstat(fd).st_mode):
-                return None
-            if not assisted:
-                self.check_mount(held, fd)
-            result, fd = fd, -1
-            return result
         except OSError as exc:
-            if not assisted and not self.cross_mounts:
-                # A failure inside, or on, a foreign mount must say nothing about what is there.
-                if opened:
-                    self.check_mount(held, opened[-1])
-                if fd < 0 and len(opened) == len(rel) - 1:
+            if not assisted and not self.cross_mounts:  # a failure inside, or on, a foreign mount says nothing
+                if cur != root:
+                    self.check_mount(held, cur)
+                if rel and depth == len(rel) - 1:
                     self._check_mount_name(held, cur, rel[-1])
             if exc.errno in _LINK_ERRNOS:
                 return None
@@ -317,9 +317,20 @@ class Beneath:
         except ValueError:
             raise InvalidPath("control character") from None
         finally:
-            close_all(opened)
-            if fd >= 0:
+            if cur != root:
+                os.close(cur)
+        try:
+            if follow and flags & O_PATH and not flags & O_DIRECTORY and stat.S_ISLNK(os.fstat(fd).st_mode):
                 os.close(fd)
+                return None
+            if not assisted and not self.cross_mounts:  # one check covers every component (see above)
+                mnt = held.mnt
+                if mnt is None or _o2.mount_id(fd) != mnt:
+                    self.check_mount(held, fd)  # the exact answer (st_dev where no mount id is known)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def _walk_links(
         self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, *, assisted: bool

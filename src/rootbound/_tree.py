@@ -37,6 +37,7 @@ def scan(
     the entry is yielded (to open the entry in it); ``descend(level, name)`` can prune a subdirectory.
     """
     stack: list[tuple[int, str, int, Iterator[tuple[str, int]]]] = []
+    open_entry = handle.entry_opener()
     count = 0
     prefix, level = "", 1
     try:
@@ -63,7 +64,7 @@ def scan(
                     os.close(parent_fd)
                     stack.pop()
                     continue
-                child = handle.open_entry(parent_fd, item[0], item[1], DIR_READ)
+                child = open_entry(parent_fd, item[0], item[1], DIR_READ)
                 if child is None:
                     continue  # vanished, swapped for a symlink, a mount point, unreadable: not entered
                 fd = child[0]

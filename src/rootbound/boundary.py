@@ -19,12 +19,12 @@ another is denied; the spelling a client used for a root is an alias for the hel
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import threading
 import weakref
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
@@ -32,30 +32,33 @@ from typing import Final, Literal
 from ._candidate import MAX_PATH_BYTES, parse_candidate
 from ._held import Dropped, EffectiveRoot, HeldRoot
 from ._intake import Intake, RootLike, RootTrie
-from ._resolve import (
-    DIR_PATH,
-    DIR_READ,
-    MAX_SYMLINK_HOPS,
-    O_CLOEXEC,
-    O_PATH,
-    Beneath,
-    Resolver,
-    close_all,
-    pick_resolver,
+from ._intent import (
+    CREATE,
+    DIRECTORY,
+    LIST,
+    LSTAT,
+    READ,
+    RESOLVE,
+    RESOLVE_NEW,
+    STAT,
+    WRITE,
+    Intent,
+    check_kind,
+    lstat_name,
+    open_object,
+    open_parent,
+    reopen,
 )
-from ._resolve import READ as _READ_FLAGS
+from ._resolve import MAX_SYMLINK_HOPS, Beneath, Resolver, close_all, pick_resolver
 from .errors import (
     DanglingSymlink,
     InvalidPath,
     IsADirectory,
-    NotADirectory,
-    NotAFile,
     OutsideRoots,
     PathNotFound,
     ReadOnly,
     RootsError,
     RootsUnavailable,
-    SymlinkEscape,
     translate_error,
 )
 from .roots import RootSet
@@ -80,51 +83,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Intent:
-    """What an open beneath a root is for.
-
-    ``flags`` are the open flags of the object handed out (the parent directory for ``parent`` intents);
-    ``follow`` whether a final symlink is followed (within the root); ``kind`` the type the object must have
-    (``None``: any). With ``precheck`` the object is first opened ``O_PATH``, its type checked, and only then
-    reopened with ``flags`` through that fd, so a FIFO or device is never opened for reading. ``parent`` hands out
-    the held parent directory plus the final plain name (create, write, rename); with ``follow`` an in-root symlink
-    there is followed to the existing object it names, and a dangling one is refused. ``parents_mode`` (parent
-    intents) creates missing parent directories with that mode. ``named`` computes the display path.
-    ``O_DIRECTORY`` in ``flags`` already makes the kernel refuse anything but a directory.
-    """
-
-    name: str
-    flags: int
-    follow: bool = True
-    kind: Literal["file", "dir"] | None = None
-    precheck: bool = False
-    parent: bool = False
-    parents_mode: int | None = None
-    named: bool = False
-
-    def with_parents(self, mode: int) -> Intent:
-        """This parent intent, creating missing parent directories with permission bits ``mode``."""
-        return Intent(self.name, self.flags, self.follow, self.kind, self.precheck, self.parent, mode, self.named)
-
-
-READ: Final = Intent("read", _READ_FLAGS, kind="file")
-"""A regular file opened for reading (``O_NONBLOCK``: a planted FIFO cannot hang it; its type is then refused)."""
-LIST: Final = Intent("list", DIR_READ, named=True)
-"""A directory opened for listing."""
-STAT: Final = Intent("stat", O_PATH)
-"""Any object, final symlink followed (an ``O_PATH`` fd: for fstat, or a checked reopen)."""
-LSTAT: Final = Intent("lstat", O_PATH, follow=False)
-"""Any object, a final symlink itself."""
-DIRECTORY: Final = Intent("directory", DIR_PATH, named=True)
-"""An existing directory (``O_PATH``), e.g. to check what ``mkdir`` found."""
-CREATE: Final = Intent("create", DIR_READ, follow=False, parent=True, named=True)
-"""The parent directory and a final name that is never followed (exclusive create, mkdir, rename target)."""
-WRITE: Final = Intent("write", DIR_READ, parent=True, named=True)
-"""Like :data:`CREATE`, but an in-root symlink at the final name is followed to the existing object it names."""
-
-_PROC_FD: Final = "/proc/self/fd/"
-_KIND_ERRORS: Final = {"file": NotAFile, "dir": NotADirectory}
+_LOCATED_MAX: Final = 1024
+_KIND_BITS: Final = {"file": stat.S_IFREG, "dir": stat.S_IFDIR}
 
 
 class Handle:
@@ -156,11 +116,9 @@ class Handle:
         self._boundary = boundary
         self._candidate = candidate
         self._below = below
-        self._rel: tuple[str, ...] = ()
         self._intent = intent
         self._beneath = beneath
         self._held: HeldRoot | None = None
-        self._parts: tuple[str, ...] = ()
         self._released = True
         self.fd = -1
         self.name: str | None = None
@@ -170,7 +128,10 @@ class Handle:
 
     def __enter__(self) -> Handle:
         boundary = self._boundary
-        boundary._acquire()
+        with boundary._lock:  # counted in flight before the root fds are used; close() waits for the count
+            if boundary._closing:
+                raise RootsUnavailable("boundary closed")
+            boundary._inflight += 1
         self._released = False
         try:
             held, rel = boundary._locate(self._candidate)
@@ -179,9 +140,15 @@ class Handle:
             self._held, self._rel = held, rel
             intent = self._intent
             if intent.parent:
-                self._open_parent(held, rel, intent)
-            else:
-                self._open_object(held, rel, intent)
+                self.fd, self._parts, self.name = open_parent(self._beneath, held, rel, intent)
+            elif intent.named or intent.precheck:
+                self.fd, self._parts, self.st = open_object(self._beneath, held, rel, intent)
+            else:  # the hot path (read, stat), inline
+                self.fd = self._beneath.open(held, rel, intent.flags, follow=intent.follow)
+                if intent.kind is not None:
+                    self.st = st = os.fstat(self.fd)
+                    if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
+                        check_kind(self.fd, intent.kind)  # raises the denial for the wrong type
         except BaseException as exc:
             self._finish()
             if isinstance(exc, (OSError, ValueError, UnicodeError)) and not isinstance(exc, RootsError):
@@ -190,7 +157,18 @@ class Handle:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._finish()
+        fd = self.fd
+        if fd >= 0:
+            self.fd = -1
+            os.close(fd)
+        if not self._released:
+            self._released = True
+            boundary = self._boundary
+            with boundary._lock:
+                boundary._inflight -= 1
+                last = boundary._closing and boundary._inflight == 0
+            if last:
+                boundary._finalizer()
         if exc is not None and isinstance(exc, (OSError, UnicodeError)) and not isinstance(exc, RootsError):
             raise translate_error(exc) from None  # what the caller did on the fd fails with a fixed denial too
 
@@ -238,23 +216,9 @@ class Handle:
 
     def reopen(self, flags: int) -> int:
         """A new fd on the same object opened with ``flags``; the caller closes it. Used after a type check on an
-        ``O_PATH`` fd: through procfs the object itself is reopened, no path is resolved again. Without procfs the
-        path is resolved again beneath the root and must lead to the same inode."""
-        held = self._held
-        assert held is not None, "use the handle inside its with block"
-        try:
-            return os.open(f"{_PROC_FD}{self.fd}", flags | O_CLOEXEC)
-        except FileNotFoundError:
-            if os.path.isdir(_PROC_FD):
-                raise PathNotFound() from None
-        except OSError as exc:
-            raise translate_error(exc) from None
-        fd = self._beneath.open(held, self._rel, flags, follow=self._intent.follow)
-        mine, theirs = self.fstat(), os.fstat(fd)
-        if (mine.st_dev, mine.st_ino) != (theirs.st_dev, theirs.st_ino):
-            os.close(fd)
-            raise PathNotFound()  # replaced meanwhile: not the object that was checked
-        return fd
+        ``O_PATH`` fd: through procfs the object itself is reopened, no path is resolved again."""
+        assert self._held is not None, "use the handle inside its with block"
+        return reopen(self.fd, flags, (self._beneath, self._held, self._rel, self._intent.follow))
 
     def open_entry(self, dir_fd: int, name: str, inode: int, flags: int) -> tuple[int, os.stat_result] | None:
         """Open entry ``name`` listed (with ``inode``) in ``dir_fd``, a directory below this handle: ``None`` unless
@@ -262,90 +226,15 @@ class Handle:
         assert self._held is not None, "use the handle inside its with block"
         return self._beneath.open_entry(self._held, dir_fd, name, inode, flags)
 
-    # -- opening ---------------------------------------------------------------------------------------------------
-
-    def _open_object(self, held: HeldRoot, rel: tuple[str, ...], intent: Intent) -> None:
-        beneath = self._beneath
-        flags = O_PATH if intent.precheck else intent.flags
-        if intent.named:
-            self.fd, self._parts = beneath.open_named(held, rel, flags, follow=intent.follow)
-        else:
-            self.fd = beneath.open(held, rel, flags, follow=intent.follow)
-        if intent.kind is not None:
-            self.st = st = os.fstat(self.fd)
-            mode = st.st_mode
-            if not (stat.S_ISREG(mode) if intent.kind == "file" else stat.S_ISDIR(mode)):
-                if stat.S_ISDIR(mode):
-                    raise IsADirectory()
-                raise _KIND_ERRORS[intent.kind]()
-        if intent.precheck and intent.flags != O_PATH:
-            fd = self.reopen(intent.flags)
-            os.close(self.fd)
-            self.fd = fd
-
-    def _open_parent(self, held: HeldRoot, rel: tuple[str, ...], intent: Intent) -> None:
-        if held.is_file:
-            raise OutsideRoots("outside roots") if rel else ReadOnly()  # nothing can be created at a file root
-        if not rel:
-            raise IsADirectory()
-        name = rel[-1]
-        if name == "..":
-            raise InvalidPath("final component is not a name")
-        beneath = self._beneath
-        if intent.parents_mode is not None:
-            self._make_parents(held, rel[:-1], intent.parents_mode)
-        self.fd, self._parts = beneath.open_named(held, rel[:-1], intent.flags)
-        if not intent.follow:
-            self.name = name
-            return
-        existing = _lstat(self.fd, name)
-        if existing is not None and stat.S_ISLNK(existing.st_mode):
-            # Follow the link only to an existing object inside this root; act beside *that* object.
-            os.close(self.fd)
-            self.fd = -1
-            try:
-                target_fd, target = beneath.open_named(held, (*self._parts, name), O_PATH)
-            except PathNotFound:
-                raise DanglingSymlink() from None
-            os.close(target_fd)
-            if not target:
-                raise IsADirectory()
-            name = target[-1]
-            self.fd, self._parts = beneath.open_named(held, target[:-1], intent.flags)
-            again = _lstat(self.fd, name)
-            if again is not None and stat.S_ISLNK(again.st_mode):
-                raise SymlinkEscape()  # swapped while we looked: not provably inside
-        self.name = name
-
-    def _make_parents(self, held: HeldRoot, rel: tuple[str, ...], mode: int) -> None:
-        """Create the missing directories of ``rel`` one by one, each beneath the held root (links followed within)."""
-        for end in range(1, len(rel) + 1):
-            try:
-                fd = self._beneath.open(held, rel[:end], DIR_PATH)
-            except PathNotFound:
-                if rel[end - 1] == "..":
-                    raise
-                parent = self._beneath.open(held, rel[: end - 1], DIR_PATH)
-                try:
-                    os.mkdir(rel[end - 1], mode, dir_fd=parent)
-                except FileExistsError:
-                    pass  # made meanwhile: the next open decides what it is
-                finally:
-                    os.close(parent)
-                continue
-            os.close(fd)
+    def entry_opener(self) -> Callable[[int, str, int, int], tuple[int, os.stat_result] | None]:
+        """:meth:`open_entry` bound to this root, for the per-entry loop of a tree scan (one call less per entry)."""
+        assert self._held is not None, "use the handle inside its with block"
+        return functools.partial(self._beneath.open_entry, self._held)
 
     def lstat(self) -> os.stat_result | None:
         """For a parent intent: the ``lstat`` of ``name`` in the parent (``None`` if absent)."""
         assert self.name is not None, "only for parent intents"
-        return _lstat(self.fd, self.name)
-
-
-def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
+        return lstat_name(self.fd, self.name)
 
 
 class Boundary:
@@ -399,6 +288,7 @@ class Boundary:
             raise
         self._held: tuple[HeldRoot, ...] = tuple(held)
         self._trie = RootTrie(held)
+        self._located: dict[str, tuple[HeldRoot, tuple[str, ...]]] = {}
         self.roots: tuple[EffectiveRoot, ...] = tuple(h.info for h in held)
         self.dropped: tuple[Dropped, ...] = tuple(dropped)
         self.allow_dropped: tuple[Dropped, ...] = tuple(allow_dropped)
@@ -469,7 +359,7 @@ class Boundary:
 
     def without(self, stale: Iterable[EffectiveRoot]) -> Boundary:
         """A new boundary holding this one's roots except ``stale`` (their fds duplicated; nothing is resolved by
-        name). The dropped ones are reported as ``root changed``."""
+        name)."""
         gone = set(stale)
         new = Boundary.__new__(Boundary)
         new.resolver, new.cross_mounts, new.version = self.resolver, self.cross_mounts, self.version
@@ -498,8 +388,9 @@ class Boundary:
             raise
         new._held = tuple(held)
         new._trie = RootTrie(held)
+        new._located = {}
         new.roots = tuple(h.info for h in held)
-        new.dropped = self.dropped + tuple(Dropped(root.source, "root changed") for root in self.roots if root in gone)
+        new.dropped = self.dropped  # a root that went stale was taken in; it is simply no longer held
         new.allow_dropped = self.allow_dropped
         return new
 
@@ -527,13 +418,13 @@ class Boundary:
         there is still refused.
         """
         try:
-            with self.open(candidate, _RESOLVE) as handle:
+            with self.open(candidate, RESOLVE) as handle:
                 return handle.path
         except PathNotFound:
             if must_exist:
                 raise
         try:
-            with self.open(candidate, _RESOLVE_NEW) as handle:
+            with self.open(candidate, RESOLVE_NEW) as handle:
                 existing = handle.lstat()
                 path = handle.path
         except (IsADirectory, InvalidPath, ReadOnly):
@@ -572,7 +463,23 @@ class Boundary:
     # -- internals of the entry point (Handle is part of this module) --------------------------------------------
 
     def _locate(self, candidate: object) -> tuple[HeldRoot, tuple[str, ...]]:
-        """Map a candidate to ``(held root, components below it)`` lexically; nothing is resolved yet."""
+        """Map a candidate to ``(held root, components below it)`` lexically; nothing is resolved yet.
+
+        Pure string work on an immutable trie, so the answers for recent ``str`` candidates are remembered (a
+        bounded map): a server reads the same few paths again and again.
+        """
+        if type(candidate) is str:
+            known = self._located.get(candidate)
+            if known is not None:
+                return known
+            found = self._locate_new(candidate)
+            if len(self._located) >= _LOCATED_MAX:
+                self._located.clear()
+            self._located[candidate] = found
+            return found
+        return self._locate_new(candidate)
+
+    def _locate_new(self, candidate: object) -> tuple[HeldRoot, tuple[str, ...]]:
         absolute, parts = parse_candidate(candidate)
         if not absolute:
             if not self._held:
@@ -597,7 +504,3 @@ class _Holding:
 
     def __exit__(self, *exc_info: object) -> None:
         self._boundary._release()
-
-
-_RESOLVE: Final = Intent("resolve", O_PATH, named=True)
-_RESOLVE_NEW: Final = Intent("resolve-new", DIR_PATH, follow=False, parent=True, named=True)

@@ -1,4 +1,4 @@
-"""The threats.md attack matrix: every class (1.1-1.14) against every RootedFS/Boundary operation, both resolvers.
+"""The docs/threats.md attack matrix: every class (1.1-1.14) against every RootedFS/Boundary operation, both resolvers.
 
 Each case builds the fixture tree, plants what the attack needs, and runs one operation with the attacker's
 path. A denial must be a ``RootsError`` of the expected class, nothing outside the root may be read (the secret's

@@ -1,4 +1,4 @@
-"""threats.md 1.15, races: swaps during confined operations, planted links during writes, stale and closed roots.
+"""docs/threats.md 1.15, races: swaps during confined operations, planted links during writes, stale and closed roots.
 
 The swap uses ``renameat2(RENAME_EXCHANGE)``: the directory ``R/d`` and a symlink ``R/d_link -> outside`` trade
 names atomically, thousands of times a second, while confined operations run on ``d/...``. Any single read of the
@@ -8,7 +8,6 @@ outside file's bytes fails the test. Each race is also checked to have really ha
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import subprocess
@@ -23,23 +22,13 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary, RootedFS, RootsError, RootsUnavailable
+from tests.helpers.swap import exchange
 
 RESOLVERS = ["openat2", "walk"]
 INSIDE = b"INSIDE-content"
 OUTSIDE = b"OUTSIDE-SECRET-content"
 READS = 10_000
 MIN_SWAPS = 50
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-
-
-def exchange(a: str, b: str) -> None:
-    """Atomically swap two names (renameat2 RENAME_EXCHANGE, glibc >= 2.28)."""
-    if _libc.renameat2(_AT_FDCWD, a.encode(), _AT_FDCWD, b.encode(), _RENAME_EXCHANGE) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err), a)
 
 
 @dataclass

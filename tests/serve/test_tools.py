@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,14 @@ def test_read_only_fs_refuses_writes(fs: RootedFS) -> None:
         run_tool("write_file", read_only, {"path": "x.txt", "content": "x"}, Limits())
     assert "evil" not in str(info.value)
     assert not (fs.boundary.resolve(".") / "x.txt").exists()
+
+
+def test_stat_is_indented_json_with_the_canonical_path(fs: RootedFS, tmp_path: Path) -> None:
+    """The hand-written encoding of ``stat`` stays byte-identical to ``json.dumps(indent=1)``."""
+    odd = tmp_path.resolve() / "ws" / 'quote " and ü.txt'
+    odd.write_text("x")
+    for path in (odd.name, "p00"):
+        text = run_tool("stat", fs, {"path": path}, Limits())
+        info = json.loads(text)
+        assert text == json.dumps(info, indent=1)
+        assert info["path"] == str(odd if path == odd.name else odd.parent / "p00")

@@ -112,4 +112,4 @@ def run(args: argparse.Namespace) -> int:
         return serve_http(server, host, int(port), args.allowed_host)
     from .stdio import serve_stdio
 
-    return serve_stdio(server)
+    return serve_stdio(server, exit_process=True)

@@ -32,6 +32,7 @@ from .. import __version__
 from ..boundary import Boundary
 from ..fs import RootedFS
 from ..mcp import RootsService
+from ..mrtr import era_of
 from ..roots import RootSet
 from .tools import TOOLS, Limits, ToolError, run_tool
 
@@ -114,11 +115,12 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
+        # The result goes out as its wire dict: the SDK validates and shapes it for the wire either way, so building
+        # a CallToolResult first only to dump it again is a redundant round trip on every call.
+        modern = era_of(ctx.protocol_version) == "2026-07-28"
         if params.name not in names:
-            return _error("unknown tool")
+            return _text("unknown tool", is_error=True, modern=modern)
         roots = await service.roots(ctx)
         source = "operator directories" if service.fallback is not None and roots is service.fallback else "client"
         arguments = dict(params.arguments or {})
@@ -131,20 +133,24 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         try:
             text = await anyio.to_thread.run_sync(work)
         except ToolError as error:
-            return _error(str(error))
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+            return _text(str(error), is_error=True, modern=modern)
+        return _text(text, is_error=False, modern=modern)
 
     server: Server[Any] = Server(
         config.name,
         version=__version__,
         instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
         get_tool_input_schema=lambda name: next((t.input_schema for t in tools if t.name == name), None),
     )
+    server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
+    server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)  # typed to take wire dicts
     service.install(server)
     return server, service
 
 
-def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+def _text(text: str, *, is_error: bool, modern: bool) -> dict[str, Any]:
+    """A ``CallToolResult`` with one text block, in its wire form (2026-07-28 results carry a ``resultType``)."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": is_error}
+    if modern:
+        result["resultType"] = "complete"
+    return result

@@ -238,7 +238,8 @@ def stat(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
     }
     if kind == "symlink":
         info.pop("path")
-    return json.dumps(info, indent=1)
+    # json.dumps(info, indent=1), written out: ``indent`` forces the pure-Python encoder (a quarter of the call).
+    return "{\n" + ",\n".join(f" {json.dumps(key)}: {json.dumps(value)}" for key, value in info.items()) + "\n}"
 
 
 def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
