@@ -22,8 +22,9 @@ import pytest
 
 from rootbound import Boundary, RootedFS, RootsError
 from rootbound.edit import Edit
-from tests.confine.test_toctou import Arena, exchange, race
+from tests.confine.test_toctou import Arena, race
 from tests.confine.test_writes import snapshot
+from tests.helpers.swap import exchange
 
 RESOLVERS = ["openat2", "walk"]
 A = b"variant-A " + b"a" * 4096 + b"\n"
