@@ -20,9 +20,10 @@ Root policy (DIRs are the operator's allowlist; a client root is a claim, not a 
   no DIRs,    client declares roots   effective roots = client roots; a root of / is refused
   no DIRs,    client declares none    every tool answers -32021 (missing roots capability)
 
-Tools: list_roots, list_directory, read_file, stat, search_files, grep, find_projects, and write_file
-(only with --writable). Paths are absolute, file:// URIs, or relative to the first root. A denied path is a
-tool error naming the reason class, never echoing the input.
+Tools: list_roots, list_directory, read_file, stat, search_files, grep, find_projects; with --writable also
+edit_file (with a diff), write_file, create_directory, move_file and delete_file. Paths are absolute, file://
+URIs, or relative to the first root. A denied path is a tool error naming the reason class, never echoing the
+input.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a
@@ -40,7 +41,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     serve.add_argument("dirs", nargs="*", metavar="DIR", type=Path, help="operator allowlist directories")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp")
-    serve.add_argument("--writable", action="store_true", help="offer write_file (atomic, never follows links)")
+    serve.add_argument(
+        "--writable",
+        action="store_true",
+        help="offer the writing tools (edit_file, write_file, create_directory, move_file, delete_file)",
+    )
     serve.add_argument(
         "--state-key-env",
         metavar="NAME",

@@ -35,6 +35,7 @@ from ..mcp import RootsService
 from ..mrtr import era_of
 from ..roots import RootSet
 from .tools import TOOLS, Limits, ToolError, run_tool
+from .write_tools import WRITE_TOOLS, call_write_tool
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
 
@@ -110,6 +111,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         for spec in TOOLS
         if config.writable or not spec.writes
     ]
+    writing = {spec.name for spec in WRITE_TOOLS} if config.writable else set()
+    tools += [spec.tool() for spec in WRITE_TOOLS if spec.name in writing]
     names = {tool.name for tool in tools}
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
@@ -125,16 +128,22 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         source = "operator directories" if service.fallback is not None and roots is service.fallback else "client"
         arguments = dict(params.arguments or {})
 
-        def work() -> str:
+        def work() -> tuple[str, dict[str, Any] | None]:
             with held.for_roots(roots) as boundary:
                 fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
-                return run_tool(params.name, fs, arguments, config.limits, {"source": source})
+                if params.name in writing:
+                    output = call_write_tool(params.name, fs, arguments, config.limits)
+                    return output.text, output.structured
+                return run_tool(params.name, fs, arguments, config.limits, {"source": source}), None
 
         try:
-            text = await anyio.to_thread.run_sync(work)
+            text, structured = await anyio.to_thread.run_sync(work)
         except ToolError as error:
             return _text(str(error), is_error=True, modern=modern)
-        return _text(text, is_error=False, modern=modern)
+        result = _text(text, is_error=False, modern=modern)
+        if structured is not None:
+            result["structuredContent"] = structured
+        return result
 
     server: Server[Any] = Server(
         config.name,

@@ -121,15 +121,6 @@ TOOLS: Final = (
         "Directories inside the roots that hold a project marker: " + ", ".join(PROJECT_MARKERS) + ".",
         _schema({}, []),
     ),
-    ToolSpec(
-        "write_file",
-        "Write a text file inside the roots atomically (replaces an existing file; never follows a symlink).",
-        _schema(
-            {"path": _PATH, "content": {"type": "string", "maxLength": 16 * 1024 * 1024, "description": "UTF-8."}},
-            ["path", "content"],
-        ),
-        writes=True,
-    ),
 )
 
 
@@ -303,15 +294,6 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
     return _bounded(lines, limits, more=more)
 
 
-def write_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
-    path = _str_arg(args, "path")
-    content = args.get("content")
-    if not isinstance(content, str):
-        raise ToolError("argument 'content' must be a string")
-    written = fs.write_text(path, content)
-    return f"wrote {len(content.encode('utf-8'))} bytes to {written}"
-
-
 ToolFunction = Callable[[RootedFS, Mapping[str, Any], Limits, Mapping[str, Any]], str]
 _IMPLEMENTATIONS: Final[dict[str, ToolFunction]] = {
     "list_roots": list_roots,
@@ -321,7 +303,6 @@ _IMPLEMENTATIONS: Final[dict[str, ToolFunction]] = {
     "search_files": search_files,
     "grep": grep,
     "find_projects": find_projects,
-    "write_file": write_file,
 }
 
 
@@ -331,6 +312,10 @@ def run_tool(
     """Run one tool; a denial or failure raises :class:`ToolError` with a message naming the reason class."""
     function = _IMPLEMENTATIONS.get(name)
     if function is None:
+        from .write_tools import WRITE_IMPLEMENTATIONS, call_write_tool  # here: it builds on this module's types
+
+        if name in WRITE_IMPLEMENTATIONS:
+            return call_write_tool(name, fs, args, limits, context).text
         raise ToolError("unknown tool")
     try:
         return function(fs, args, limits, context or {})
