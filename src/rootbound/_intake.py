@@ -17,7 +17,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from pathlib import Path, PurePath, PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Literal, TypeAlias
 
 from . import _openat2 as _o2
@@ -25,11 +25,10 @@ from ._candidate import split_path
 from ._held import Dropped, EffectiveRoot, HeldRoot
 from ._resolve import DIR_PATH, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_PATH, Beneath, close_all, proc_name
 from .errors import InvalidPath, InvalidRootURI, RootsError
-from .roots import Root
+from .roots import Root, RootLike
 
 __all__ = ["Intake", "RootLike", "RootTrie"]
 
-RootLike: TypeAlias = "Root | PurePath | str"
 Kind: TypeAlias = Literal["dir", "file"]
 
 

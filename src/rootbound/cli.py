@@ -30,7 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return audit_cli.main(argv[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser, so the usage shown is the one that was meant
+        owner = getattr(args, "command_parser", None)
+        (owner if isinstance(owner, argparse.ArgumentParser) else parser).error(
+            f"unrecognized arguments: {' '.join(extra)}"
+        )
     if args.command is None:
         parser.print_help()
         return 0

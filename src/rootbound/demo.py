@@ -32,14 +32,34 @@ def heading(text: str) -> None:
     print(f"\n{BOLD}== {text}{RESET}")
 
 
+def _tiny_png() -> bytes:
+    """A 2x1 PNG (one red, one green pixel), built here so the demo ships no binary files."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 2, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00\x00\xff\x00")
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
 def make_workspace(base: Path) -> tuple[Path, Path]:
     """A workspace with three projects and an outside secret reachable only through a planted symlink."""
     workspace = base / "workspace"
     app, lib, site = workspace / "app", workspace / "lib", workspace / "site"
-    for directory in (app / "src", lib / "src", site, app / ".git"):
+    for directory in (app / "src", lib / "src", site, app / ".git", app / "node_modules" / "left-pad", app / "docs"):
         directory.mkdir(parents=True)
     (app / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0.1.0"\n')
-    (app / "src" / "main.py").write_text('def main() -> None:\n    # TODO: read the config\n    print("hello")\n')
+    (app / "src" / "main.py").write_text(
+        "".join(f"# line {n}\n" for n in range(1, 41))
+        + 'def main() -> None:\n    # TODO: read the config\n    print("hello")\n'
+    )
+    (app / ".gitignore").write_text("node_modules/\n*.log\n")
+    (app / "node_modules" / "left-pad" / "index.js").write_text("// TODO: vendored, and ignored by .gitignore\n")
+    (app / "debug.log").write_text("TODO: a log line nobody wants in a search\n")
+    (app / "docs" / "logo.png").write_bytes(_tiny_png())
     (lib / "Cargo.toml").write_text('[package]\nname = "lib"\nversion = "0.1.0"\n')
     (lib / "src" / "lib.rs").write_text(
         "// TODO: document the public API\npub fn add(a: i32, b: i32) -> i32 { a + b }\n"
@@ -59,11 +79,14 @@ async def call(client: Client, tool: str, **arguments: Any) -> None:
     except MCPError as error:
         print(f"  {RED}JSON-RPC error {error.code}: {error.message}{RESET}")
         return
-    content = result.content[0]
-    text = content.text if isinstance(content, types.TextContent) else str(content)
     colour = RED if result.is_error else ""
-    for line in text.splitlines() or [""]:
-        print(f"  {colour}{line}{RESET if colour else ''}")
+    for content in result.content:
+        if isinstance(content, types.TextContent):
+            for line in content.text.splitlines() or [""]:
+                print(f"  {colour}{line}{RESET if colour else ''}")
+        elif isinstance(content, (types.ImageContent, types.AudioContent)):
+            kind = "image" if isinstance(content, types.ImageContent) else "audio"
+            print(f"  {GREEN}[{kind} content: {content.mime_type}, {len(content.data)} base64 characters]{RESET}")
 
 
 def server_params(*dirs: Path) -> StdioServerParameters:
@@ -79,8 +102,14 @@ async def handshake_session(workspace: Path, secret: Path, base: Path) -> None:
     async with Client(server_params(base), mode="legacy", **provider.client_kwargs()) as client:
         await call(client, "list_roots")
         await call(client, "find_projects")
-        await call(client, "grep", pattern="TODO")
-        await call(client, "read_file", path="src/main.py")
+        heading("Reading for agents: a line range, an ignore-aware grep, an image")
+        await call(client, "read_file", path="src/main.py", start_line=41, end_line=43)
+        await call(client, "grep", pattern="todo", ignore_case=True, path=str(app), context=1)
+        print(
+            f"  {DIM}(node_modules/ and *.log are in app/.gitignore: not searched; include_ignored=true would){RESET}"
+        )
+        await call(client, "read_media_file", path="docs/logo.png")
+        await call(client, "directory_tree", path=".", max_depth=2)
         heading("Escape attempts: each is denied before anything outside is opened")
         await call(client, "read_file", path="notes.txt")
         await call(client, "read_file", path=str(secret))

@@ -1,4 +1,4 @@
-"""rootbound.uri: strict file URIs, every URI-shaped class in threats.md, and round-trip properties."""
+"""rootbound.uri: strict file URIs, every URI-shaped class in docs/threats.md, and round-trip properties."""
 
 from __future__ import annotations
 

@@ -33,9 +33,15 @@ def http_serve(args: Sequence[str]) -> Iterator[str]:
     )
     try:
         assert process.stderr is not None
-        line = process.stderr.readline()  # the server prints its URL once it is listening
-        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-        assert match is not None, line
+        # The server prints its policy line at start and its URL once it is listening.
+        lines: list[str] = []
+        match = None
+        while match is None and len(lines) < 20:
+            lines.append(process.stderr.readline())
+            match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[-1])
+            if not lines[-1]:
+                break
+        assert match is not None, lines
         yield match.group(1)
     finally:
         process.terminate()

@@ -3,8 +3,9 @@ every tool, the root policy table, ``--writable``, and bounded output."""
 
 from __future__ import annotations
 
-import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -49,7 +50,8 @@ async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
         async with serve(transport, [str(work)], mode=mode, provider=provider) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             assert names == {
-                "list_roots", "list_directory", "read_file", "stat", "search_files", "grep", "find_projects"
+                "list_roots", "list_directory", "directory_tree", "read_file", "read_multiple_files",
+                "read_media_file", "stat", "search_files", "grep", "find_projects",
             }  # fmt: skip
             error, text = await text_of(client, "list_roots")
             assert not error
@@ -60,10 +62,13 @@ async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
             error, text = await text_of(client, "read_file", path="src/main.py", offset=6, length=4)
             assert (error, text.splitlines()[0]) == (False, "'hi'")
             assert "[truncated: bytes 6-10 of 24" in text
+            result = await client.call_tool("stat", {"path": str(work / "lib" / "notes.md")})
+            assert not result.is_error
+            info = result.structured_content
+            assert isinstance(info, dict)
+            assert (info["type"], info["size"], info["mime"]) == ("file", 17, "text/plain")
             error, text = await text_of(client, "stat", path=str(work / "lib" / "notes.md"))
-            assert not error
-            info = json.loads(text)
-            assert (info["type"], info["size"]) == ("file", 17)
+            assert "type: file\nsize: 17\n" in text
             error, text = await text_of(client, "search_files", pattern="*.py")
             assert (error, text) == (False, str(work / "app" / "src" / "main.py"))
             error, text = await text_of(client, "grep", pattern="TODO")
@@ -128,22 +133,27 @@ async def test_root_policy_table(tree: Path, dirs: str, client: str, expected: s
                 with pytest.raises(MCPError) as info:
                     await session.call_tool("list_roots", {})
                 assert info.value.code == -32021
+                assert "rootbound serve DIR" in info.value.message  # says how to fix it
                 return
             error, text = await text_of(session, "list_roots")
     assert not error
     lines = text.splitlines()
     if expected == "client ∩ dirs":
         assert lines[0] == f"{(work / 'app').as_uri()} dir"
-        assert "refused a client root: not in allowlist" in text  # other/ is not in DIRs: dropped, not widened
-        assert (work / "other").as_uri() not in text
+        # other/ is not in DIRs: dropped (shown by its canonical URI and the reason), not widened
+        assert lines[1] == f"refused a client root: {(work / 'other').as_uri()} (not in allowlist)"
     elif expected == "dirs":
         assert lines[:2] == [f"{(work / 'app').as_uri()} dir", f"{(work / 'lib').as_uri()} dir"]
         assert lines[-1] == "source: operator directories"
     elif expected == "client":
         assert lines[:2] == [f"{(work / 'app').as_uri()} dir", f"{(work / 'other').as_uri()} dir"]
     elif expected == "refused":
-        assert lines[0] == "(no roots: every path is denied)"
-        assert "refused a client root" in text
+        assert lines[:2] == [
+            "(no roots: every path is denied)",
+            "refused a client root: file:/// (filesystem root not allowed)",
+        ]
+        assert lines[2].startswith("no roots: every path is denied. Fix: have the client declare a root")
+        assert lines[2].endswith("(no root the client declared could be used: see the reasons above)")
     elif expected == "narrowed":
         assert lines[:2] == [
             f"{(work / 'app').as_uri()} dir [narrowed to the allowlist]",
@@ -208,8 +218,52 @@ def test_cli_help_and_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path
         assert cli_main(["serve", "--state-key-env", "ROOTBOUND_TEST_SHORT_KEY"]) == 2
     finally:
         del os.environ["ROOTBOUND_TEST_SHORT_KEY"]
-    assert cli_main(["serve", "--http", "nonsense"]) == 2
-    assert cli_main(["serve", "--max-read", "0"]) == 2
+    # / as a DIR is refused like a client's root of /: the whole file system is not a workspace.
+    assert cli_main(["serve", "/"]) == 2
+    assert "DIR / would serve the whole file system" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--log-level", "LOUD"], "argument --log-level: expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        (["--roots-timeout", "0"], "argument --roots-timeout: expected a number of seconds > 0"),
+        (["--tool-timeout", "nan"], "argument --tool-timeout: expected a number of seconds > 0"),
+        (["--http", "127.0.0.1:99999"], "argument --http: expected HOST:PORT with PORT from 0 to 65535"),
+        (["--http", "nonsense"], "argument --http: expected HOST:PORT"),
+        (["--max-read", "0"], "argument --max-read: expected a positive integer"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_bad_flags_are_usage_errors_with_serves_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli_main(["serve", *argv])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: rootbound serve ")
+    assert f"rootbound serve: error: {message}" in err
+    assert "Traceback" not in err
+
+
+def test_startup_line_states_the_policy(tmp_path: Path) -> None:
+    work = tmp_path.resolve()
+    (work / "one.txt").write_text("x\n")
+    process = subprocess.run(
+        [sys.executable, "-m", "rootbound", "serve", str(work), str(work / "one.txt"), "--tool-timeout", "5"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    lines = process.stderr.splitlines()
+    assert lines[0] == (
+        f"rootbound serve: stdio; roots: client roots ∩ DIRs [{work}, {work / 'one.txt'} (a file)], or the DIRs "
+        "when the client declares none; read-only; reads up to 1048576 bytes; tool timeout 5 s; roots timeout 10 s"
+    )
+    assert len(lines) == 1
 
 
 @pytest.mark.parametrize(("mode", "with_dirs"), [("legacy", False), ("legacy", True), ("2026-07-28", True)])

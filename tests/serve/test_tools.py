@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -47,10 +46,9 @@ def test_output_size_cap(fs: RootedFS) -> None:
     assert text.endswith("[truncated: the first 2 shown; narrow the request]")
 
 
-def test_binary_file_is_not_text(fs: RootedFS) -> None:
-    with pytest.raises(ToolError) as info:
-        run_tool("read_file", fs, {"path": "bin.dat"}, Limits())
-    assert str(info.value).endswith("(not text)")
+def test_binary_file_gets_a_binary_answer_not_garbage(fs: RootedFS) -> None:
+    text = run_tool("read_file", fs, {"path": "bin.dat"}, Limits())
+    assert text == "[binary file: 9 bytes, binary data (application/octet-stream)]"
 
 
 @pytest.mark.parametrize(
@@ -88,12 +86,39 @@ def test_read_only_fs_refuses_writes(fs: RootedFS) -> None:
     assert not (fs.boundary.resolve(".") / "x.txt").exists()
 
 
-def test_stat_is_indented_json_with_the_canonical_path(fs: RootedFS, tmp_path: Path) -> None:
-    """The hand-written encoding of ``stat`` stays byte-identical to ``json.dumps(indent=1)``."""
-    odd = tmp_path.resolve() / "ws" / 'quote " and ü.txt'
-    odd.write_text("x")
-    for path in (odd.name, "p00"):
-        text = run_tool("stat", fs, {"path": path}, Limits())
-        info = json.loads(text)
-        assert text == json.dumps(info, indent=1)
-        assert info["path"] == str(odd if path == odd.name else odd.parent / "p00")
+def test_a_cancelled_budget_stops_walks_and_reads(tmp_path: Path) -> None:
+    """What notifications/cancelled does on the server: the budget is cancelled and the worker stops at its next
+    check (every 64 entries of a walk, every chunk of a long line count)."""
+    from rootbound.workspace.tools import Budget
+
+    root = tmp_path.resolve()
+    for i in range(200):
+        (root / f"f{i:03}.txt").write_text("x\n")
+    (root / "big.txt").write_text("line\n" * 300_000)
+    fs = RootedFS(Boundary([root]))
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("grep", {"pattern": "x"}),
+        ("search_files", {"pattern": "*.txt"}),
+        ("directory_tree", {"path": "."}),
+        ("read_file", {"path": "big.txt", "start_line": 299_999}),
+    ]
+    for tool, args in calls:
+        budget = Budget(60)
+        budget.cancel()
+        with pytest.raises(ToolError) as info:
+            run_tool(tool, fs, args, Limits(), {"budget": budget})
+        assert str(info.value) == "cancelled"
+        assert budget.steps <= 64 or tool == "read_file"
+        assert run_tool(tool, fs, args, Limits())  # an uncancelled call completes
+
+
+def test_no_roots_says_why_and_how_to_fix_it(tmp_path: Path) -> None:
+    fs = RootedFS(Boundary([]))
+    out = run_tool("list_roots", fs, {}, Limits(), {"source": "client"})
+    assert out.splitlines()[0] == "(no roots: every path is denied)"
+    assert "the client declared no roots" in out
+    assert "rootbound serve DIR" in out
+    with pytest.raises(ToolError) as info:
+        run_tool("read_file", fs, {"path": str(tmp_path)}, Limits())
+    assert str(info.value).startswith("path is outside the allowed roots (outside roots): no roots")
+    assert str(tmp_path) not in str(info.value)

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from rootbound import Boundary, RootedFS
-from rootbound.workspace.tools import TOOLS, Limits, ToolError
+from rootbound.workspace.tools import Limits, ToolError, call_tool, tool_specs
 from rootbound.workspace.write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
-from rootbound.workspace.write_tools import call_write_tool as call_tool
 
 
 @pytest.fixture
@@ -48,11 +47,10 @@ def test_specs_and_annotations() -> None:
         "move_file": (False, True, False),
         "delete_file": (False, True, True),
     }
-    assert not {spec.name for spec in TOOLS} & set(WRITE_IMPLEMENTATIONS)  # only the writing module has them
+    assert not {spec.name for spec in tool_specs(False)} & set(WRITE_IMPLEMENTATIONS)
+    assert {spec.name for spec in tool_specs(True)} >= set(WRITE_IMPLEMENTATIONS)
     assert all(spec.output_schema is not None for spec in WRITE_TOOLS)
-    listed = [spec.tool() for spec in WRITE_TOOLS]
-    assert all(t.annotations is not None and t.annotations.read_only_hint is False for t in listed)
-    assert [t.annotations.destructive_hint for t in listed if t.annotations] == [True, True, False, True, True]
+    assert all(not spec.annotations["readOnlyHint"] for spec in tool_specs(True) if spec.writes)
 
 
 def test_edit_file_text_and_structure(fs: RootedFS, root: Path) -> None:

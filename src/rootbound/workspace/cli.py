@@ -20,15 +20,53 @@ Root policy (DIRs are the operator's allowlist; a client root is a claim, not a 
   no DIRs,    client declares roots   effective roots = client roots; a root of / is refused
   no DIRs,    client declares none    every tool answers -32021 (missing roots capability)
 
-Tools: list_roots, list_directory, read_file, stat, search_files, grep, find_projects; with --writable also
-edit_file (with a diff), write_file, create_directory, move_file and delete_file. Paths are absolute, file://
-URIs, or relative to the first root. A denied path is a tool error naming the reason class, never echoing the
-input.
+Tools (read-only): list_roots, list_directory, directory_tree, read_file (lines or bytes), read_multiple_files,
+read_media_file, stat, search_files, grep (RE2), find_projects; with --writable also edit_file (with a diff),
+write_file, create_directory, move_file and delete_file (docs/writing.md). search_files, grep and directory_tree
+skip .git and what .gitignore ignores. Paths are absolute, file:// URIs, or relative to the first root. A denied
+path is a tool error naming the reason class, never echoing the input. Every call stops at --tool-timeout.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a
 load balancer; see docs/deploy.md).
 """
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a positive integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("expected a positive integer")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of seconds > 0") from None
+    if not 0 < value <= 86_400:  # NaN and inf fail this too
+        raise argparse.ArgumentTypeError("expected a number of seconds > 0 (at most a day)")
+    return value
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError("expected HOST:PORT with PORT from 0 to 65535 (0: any free port)")
+    return host, int(port)
+
+
+def _log_level(text: str) -> str:
+    level = text.upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(LOG_LEVELS)}")
+    return level
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -39,8 +77,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         description=SERVE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    serve.set_defaults(command_parser=serve)  # lets the top level report a stray argument with serve's usage
     serve.add_argument("dirs", nargs="*", metavar="DIR", type=Path, help="operator allowlist directories")
-    serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp")
+    serve.add_argument(
+        "--http", metavar="HOST:PORT", type=_host_port, help="serve Streamable HTTP at http://HOST:PORT/mcp"
+    )
     serve.add_argument(
         "--writable",
         action="store_true",
@@ -55,10 +96,25 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "instances, so this matters for state-carrying rounds and key rotation",
     )
     serve.add_argument(
-        "--max-read", metavar="BYTES", type=int, default=1024 * 1024, help="largest read per call (default 1 MiB)"
+        "--max-read",
+        metavar="BYTES",
+        type=_positive_int,
+        default=1024 * 1024,
+        help="largest read per call (default 1 MiB; a read not told its size returns up to 64 KiB)",
     )
     serve.add_argument(
-        "--roots-timeout", metavar="SECONDS", type=float, default=10.0, help="wait for roots/list (default 10)"
+        "--tool-timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=30.0,
+        help="deadline for one tool call; a longer walk or search stops with a tool error (default 30)",
+    )
+    serve.add_argument(
+        "--roots-timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=10.0,
+        help="wait for roots/list (default 10)",
     )
     serve.add_argument(
         "--allowed-host",
@@ -67,8 +123,29 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="HOST[:PORT]",
         help="extra Host header value to accept over HTTP (behind a proxy); the bind address is always accepted",
     )
-    serve.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    serve.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=_log_level,
+        metavar="LEVEL",
+        help=f"stderr log level: {', '.join(LOG_LEVELS)} (default WARNING)",
+    )
     return serve
+
+
+def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
+    """The one startup line: what a client will be allowed, decided from the flags (no client is known yet)."""
+    if dirs:
+        shown = ", ".join(f"{d}{'' if d.is_dir() else ' (a file)'}" for d in dirs)
+        roots = f"client roots ∩ DIRs [{shown}], or the DIRs when the client declares none"
+    else:
+        roots = "the client's roots (/ refused); none declared: tools answer -32021"
+    mode = "writable (edit, write, create, move, delete)" if args.writable else "read-only"
+    transport = "Streamable HTTP" if args.http else "stdio"
+    return (
+        f"{transport}; roots: {roots}; {mode}; reads up to {args.max_read} bytes; "
+        f"tool timeout {args.tool_timeout:g} s; roots timeout {args.roots_timeout:g} s"
+    )
 
 
 def _fail(message: str) -> int:
@@ -77,12 +154,15 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     dirs: list[Path] = []
     for raw in args.dirs:
         path = Path(os.path.expanduser(str(raw))).resolve()  # operator input: ~ is expanded here, and only here
         if not path.exists():
             return _fail(f"DIR does not exist: {raw}")
+        if path == Path(path.anchor):
+            # The same rule as for a client's root of /: the whole file system is not a workspace.
+            return _fail("DIR / would serve the whole file system; name the directories to serve")
         dirs.append(path)
     keys: tuple[bytes, ...] = ()
     if args.state_key_env:
@@ -92,8 +172,6 @@ def run(args: argparse.Namespace) -> int:
         keys = tuple(part.strip().encode() for part in value.split(",") if part.strip())
         if any(len(key) < 32 for key in keys):
             return _fail("each requestState key must be at least 32 bytes")
-    if args.max_read <= 0:
-        return _fail("--max-read must be positive")
 
     from ..mcp.server import SILENCE_ENV
     from .server import WorkspaceConfig, build_workspace_server
@@ -103,18 +181,17 @@ def run(args: argparse.Namespace) -> int:
     config = WorkspaceConfig(
         dirs=tuple(dirs),
         writable=args.writable,
-        limits=Limits(max_read=args.max_read),
+        limits=Limits(max_read=args.max_read, deadline=args.tool_timeout),
         state_keys=keys,
         roots_timeout=args.roots_timeout,
     )
     server, _service = build_workspace_server(config)
+    print(f"rootbound serve: {describe_policy(args, dirs)}", file=sys.stderr, flush=True)
     if args.http:
-        host, _, port = args.http.rpartition(":")
-        if not host or not port.isdigit():
-            return _fail("--http takes HOST:PORT")
+        host, port = args.http
         from .http import serve_http
 
-        return serve_http(server, host, int(port), args.allowed_host)
+        return serve_http(server, host, port, args.allowed_host)
     from .stdio import serve_stdio
 
     return serve_stdio(server, exit_process=True)

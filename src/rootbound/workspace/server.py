@@ -27,17 +27,28 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateSecurity
+from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from ..boundary import Boundary
+from ..errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from ..fs import RootedFS
 from ..mcp import RootsService
 from ..mrtr import era_of
 from ..roots import RootSet
-from .tools import TOOLS, Limits, ToolError, run_tool
-from .write_tools import WRITE_TOOLS, call_write_tool
+from .specs import ToolSpec
+from .tools import Budget, Limits, ToolError, ToolOutput, tool_specs
+from .tools import call_tool as call_tool_in
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
+
+PROGRESS_INTERVAL = 0.25
+DEADLINE_GRACE = 2.0
+NO_CAPABILITY_HELP = (
+    "This server was started without directories, so it serves only the client's roots, and this client "
+    "declares none. Fix: enable roots in the client (add the folder to work on), or start the server with one: "
+    "rootbound serve DIR"
+)
 
 INSTRUCTIONS = (
     "File tools confined to your roots (intersected with the operator's directories). Paths may be absolute, "
@@ -97,6 +108,55 @@ class HeldBoundaries:
             use.__exit__(None, None, None)
 
 
+def _tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=not spec.writes,
+            destructive_hint=spec.annotations["destructiveHint"],
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
+    )
+
+
+def _progress_token(ctx: ServerRequestContext[Any, Any]) -> object:
+    meta = ctx.meta
+    if not meta:
+        return None
+    return meta.get("progress_token", meta.get("progressToken"))
+
+
+async def _report_progress(ctx: ServerRequestContext[Any, Any], budget: Budget) -> None:
+    """While a call runs: ``notifications/progress`` with the entries walked so far, when they change."""
+    last = 0
+    while True:
+        await anyio.sleep(PROGRESS_INTERVAL)
+        steps = budget.steps
+        if steps != last:
+            last = steps
+            await ctx.session.report_progress(steps, None, f"{steps} entries examined")
+
+
+def _result(output: ToolOutput, *, modern: bool) -> dict[str, Any]:
+    """A ``CallToolResult`` in its wire form: the SDK validates and shapes results for the wire either way, so
+    building the model first only to dump it again is a redundant round trip on every call."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": output.text}]
+    for media in output.media:
+        content.append({"type": media.kind, "data": media.data, "mimeType": media.mime})
+    result: dict[str, Any] = {"content": content, "isError": False}
+    if output.structured is not None:
+        result["structuredContent"] = output.structured
+    if modern:
+        result["resultType"] = "complete"  # every 2026-07-28 result carries one
+    return result
+
+
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
     """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
     allow = list(config.dirs) or None
@@ -106,44 +166,59 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         timeout=config.roots_timeout,
         state_security=RequestStateSecurity(keys=list(config.state_keys)) if config.state_keys else None,
     )
-    tools = [
-        types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
-        for spec in TOOLS
-        if config.writable or not spec.writes
-    ]
-    writing = {spec.name for spec in WRITE_TOOLS} if config.writable else set()
-    tools += [spec.tool() for spec in WRITE_TOOLS if spec.name in writing]
+    tools = [_tool(spec) for spec in tool_specs(config.writable)]
     names = {tool.name for tool in tools}
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
-        # The result goes out as its wire dict: the SDK validates and shapes it for the wire either way, so building
-        # a CallToolResult first only to dump it again is a redundant round trip on every call.
         modern = era_of(ctx.protocol_version) == "2026-07-28"
         if params.name not in names:
-            return _text("unknown tool", is_error=True, modern=modern)
-        roots = await service.roots(ctx)
+            return _error("unknown tool", modern=modern)
+        try:
+            roots = await service.roots(ctx)
+        except MCPError as error:
+            if error.code == MISSING_REQUIRED_CLIENT_CAPABILITY and not config.dirs:
+                raise MCPError(error.code, f"{error.message}. {NO_CAPABILITY_HELP}", error.data) from None
+            raise
         source = "operator directories" if service.fallback is not None and roots is service.fallback else "client"
         arguments = dict(params.arguments or {})
+        budget = Budget(config.limits.deadline)
 
-        def work() -> tuple[str, dict[str, Any] | None]:
+        def work() -> ToolOutput | ToolError:
             with held.for_roots(roots) as boundary:
                 fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
-                if params.name in writing:
-                    output = call_write_tool(params.name, fs, arguments, config.limits)
-                    return output.text, output.structured
-                return run_tool(params.name, fs, arguments, config.limits, {"source": source}), None
+                try:
+                    context = {"source": source, "budget": budget}
+                    return call_tool_in(params.name, fs, arguments, config.limits, context)
+                except ToolError as error:
+                    return error  # returned, not raised: it would reach the task group as an exception group
 
         try:
-            text, structured = await anyio.to_thread.run_sync(work)
-        except ToolError as error:
-            return _text(str(error), is_error=True, modern=modern)
-        result = _text(text, is_error=False, modern=modern)
-        if structured is not None:
-            result["structuredContent"] = structured
-        return result
+            # The thread is abandoned on cancellation (the request's scope) and stops at its next budget check.
+            with anyio.move_on_after(config.limits.deadline + DEADLINE_GRACE) as scope:
+                async with anyio.create_task_group() as tasks:
+                    if _progress_token(ctx) is not None:
+                        tasks.start_soon(_report_progress, ctx, budget)
+                    try:
+                        output = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+                    finally:
+                        tasks.cancel_scope.cancel()
+                if _progress_token(ctx) is not None:
+                    # The last word before the result: how much was done (also when it took one tick).
+                    await ctx.session.report_progress(budget.steps, budget.steps, "done")
+        except BaseException:
+            budget.cancel()
+            raise
+        if scope.cancelled_caught:
+            budget.cancel()
+            return _error(
+                f"stopped after {config.limits.deadline:g} s (the per-call deadline); narrow the request", modern=modern
+            )
+        if isinstance(output, ToolError):
+            return _error(str(output), modern=modern)
+        return _result(output, modern=modern)
 
     server: Server[Any] = Server(
         config.name,
@@ -157,9 +232,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     return server, service
 
 
-def _text(text: str, *, is_error: bool, modern: bool) -> dict[str, Any]:
-    """A ``CallToolResult`` with one text block, in its wire form (2026-07-28 results carry a ``resultType``)."""
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": is_error}
+def _error(text: str, *, modern: bool) -> dict[str, Any]:
+    """A tool error (``isError``) with one text block, in its wire form."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
     if modern:
         result["resultType"] = "complete"
     return result

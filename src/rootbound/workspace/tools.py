@@ -1,161 +1,85 @@
-"""The tools of ``rootbound serve``: what each does on a :class:`~rootbound.RootedFS`, and its input schema.
+"""The tools of ``rootbound serve``: what each does on a :class:`~rootbound.RootedFS`.
 
-Built only on rootbound's public core: every path a tool touches goes through the confined file system, so the
-tools cannot do anything the boundary would not allow. Output is bounded; a cut is marked, never silent.
+The reading tools live in :mod:`rootbound.workspace.reading`, what every call shares in
+:mod:`rootbound.workspace.calls`; this module has the rest and the table of all of them. Built only on rootbound's
+core: every path a tool touches goes through the confined file system, so the tools
+cannot do anything the boundary would not allow. Output is bounded; a cut is marked, never silent. Each tool
+returns text for the model and, where the result has a shape (:mod:`rootbound.workspace.specs`), the same
+result as structured content. Long walks call :meth:`Budget.check` per entry, so a per-call deadline and a
+client's cancellation stop them promptly.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import os
 import stat as stat_module
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import InvalidPath, LimitExceeded, NotText, RootsError
+from .._grep_filtered import GrepLimits, grep_tree
+from .._ignore import PathFilter, name_matcher
+from .._media import SNIFF_BYTES, sniff
+from .._regex import compile_bytes
+from .._walk import WalkLimits, walk
+from ..errors import LimitExceeded, RootsError
 from ..fs import RootedFS
-
-__all__ = ["PROJECT_MARKERS", "TOOLS", "Limits", "ToolError", "ToolSpec", "run_tool"]
-
-PROJECT_MARKERS: Final = ("pyproject.toml", "package.json", "Cargo.toml", "go.mod", "pom.xml", ".git")
-TRUNCATED: Final = "[truncated: {shown} shown; narrow the request]"
-
-
-class ToolError(Exception):
-    """A tool failure whose message is safe to show (fixed text, never the caller's input)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on what one tool call reads or returns."""
-
-    max_read: int = 1024 * 1024
-    max_results: int = 500
-    max_matches: int = 200
-    max_output: int = 256 * 1024
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    writes: bool = False
-
-
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
-_PATH = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 4096,
-    "description": "An absolute path, a file:// URI, or a path relative to the first root.",
-}
-_OPTIONAL_DIR = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 4096,
-    "description": "Directory to search below: absolute, file:// URI, or relative to the first root. "
-    "Default: every root.",
-}
-
-TOOLS: Final = (
-    ToolSpec(
-        "list_roots",
-        "The directories and files this server may access: the client's roots intersected with the operator's "
-        "allowlist. Roots the server refused are listed with the reason.",
-        _schema({}, []),
-    ),
-    ToolSpec(
-        "list_directory",
-        "The entries of a directory inside the roots, one per line; directories end with '/', symlinks with '@'.",
-        _schema({"path": _PATH}, ["path"]),
-    ),
-    ToolSpec(
-        "read_file",
-        "The text of a file inside the roots. Use offset and length (bytes) to read part of a large file.",
-        _schema(
-            {
-                "path": _PATH,
-                "offset": {"type": "integer", "minimum": 0, "description": "First byte to read (default 0)."},
-                "length": {"type": "integer", "minimum": 1, "description": "How many bytes to read at most."},
-            },
-            ["path"],
-        ),
-    ),
-    ToolSpec(
-        "stat",
-        "Type, size, permissions and modification time of a path inside the roots (symlinks are not followed).",
-        _schema({"path": _PATH}, ["path"]),
-    ),
-    ToolSpec(
-        "search_files",
-        "Paths whose name matches a glob ('*.py', 'test_*'), at any depth, like find -name. A pattern with '/' "
-        "matches paths relative to the search directory instead ('src/**/*.py').",
-        _schema(
-            {
-                "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "A relative glob."},
-                "path": _OPTIONAL_DIR,
-            },
-            ["pattern"],
-        ),
-    ),
-    ToolSpec(
-        "grep",
-        "Lines containing a text (or matching a regular expression) in files inside the roots, as path:line:text.",
-        _schema(
-            {
-                "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Text to find."},
-                "path": _OPTIONAL_DIR,
-                "regex": {"type": "boolean", "description": "Treat the pattern as a Python regex (default false)."},
-            },
-            ["pattern"],
-        ),
-    ),
-    ToolSpec(
-        "find_projects",
-        "Directories inside the roots that hold a project marker: " + ", ".join(PROJECT_MARKERS) + ".",
-        _schema({}, []),
-    ),
+from .calls import (
+    Budget,
+    Limits,
+    Media,
+    ToolError,
+    ToolOutput,
+    bool_arg,
+    budget_of,
+    describe,
+    globs_arg,
+    int_arg,
+    iso,
+    path_arg,
+    str_arg,
 )
+from .reading import opened, read_file, read_media_file, read_multiple_files
+from .render import bounded, escape, escape_line
+from .specs import PROJECT_MARKERS, TOOLS, ToolSpec
+from .write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
+
+__all__ = [
+    "PROJECT_MARKERS",
+    "TOOLS",
+    "Budget",
+    "Limits",
+    "Media",
+    "ToolError",
+    "ToolOutput",
+    "ToolSpec",
+    "call_tool",
+    "run_tool",
+    "tool_specs",
+]
 
 
-def _bounded(lines: list[str], limits: Limits, *, total: int | None = None, more: bool = False) -> str:
-    """Join lines, cutting at the output limit; any cut (or known excess) gets a visible marker."""
-    out: list[str] = []
-    size = 0
-    for line in lines:
-        size += len(line) + 1
-        if size > limits.max_output:
-            break
-        out.append(line)
-    if total is not None and total > len(out):
-        out.append(TRUNCATED.format(shown=f"{len(out)} of {total}"))
-    elif more or len(out) < len(lines):
-        out.append(TRUNCATED.format(shown=f"the first {len(out)}"))
-    return "\n".join(out)
+__all__ = [
+    "PROJECT_MARKERS",
+    "TOOLS",
+    "Budget",
+    "Limits",
+    "Media",
+    "ToolError",
+    "ToolOutput",
+    "ToolSpec",
+    "call_tool",
+    "run_tool",
+]
 
 
-def _str_arg(args: Mapping[str, Any], name: str, *, required: bool = True) -> str | None:
-    value = args.get(name)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not value:
-        raise ToolError(f"argument '{name}' must be a non-empty string")
-    return value
-
-
-def _int_arg(args: Mapping[str, Any], name: str, *, minimum: int) -> int | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ToolError(f"argument '{name}' must be an integer >= {minimum}")
-    return value
+def _filter(args: Mapping[str, Any], *, include: bool = False) -> PathFilter:
+    return PathFilter(
+        exclude=globs_arg(args, "exclude"),
+        include=globs_arg(args, "include") if include else (),
+        gitignore=not bool_arg(args, "include_ignored"),
+    )
 
 
 def _targets(fs: RootedFS, path: str | None) -> list[object]:
@@ -165,50 +89,131 @@ def _targets(fs: RootedFS, path: str | None) -> list[object]:
     return [root.path for root in fs.boundary if root.kind == "dir"]
 
 
-def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
+NO_ROOTS_HELP: Final = (
+    "no roots: every path is denied. Fix: have the client declare a root (a directory it wants this server to "
+    "use), or start the server with one: rootbound serve DIR"
+)
+
+
+def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    roots: list[dict[str, Any]] = []
     lines = []
     for root in fs.boundary:
-        label = f" ({root.name})" if root.name else ""
+        label = f" ({escape(root.name)})" if root.name else ""
         narrowed = " [narrowed to the allowlist]" if root.narrowed else ""
         lines.append(f"{root.uri}{label} {root.kind}{narrowed}")
-    if not lines:
-        lines.append("(no roots: every path is denied)")
+        roots.append(
+            {"uri": root.uri, "path": str(root.path), "name": root.name, "kind": root.kind, "narrowed": root.narrowed}
+        )
+    refused: list[dict[str, Any]] = []
     for dropped in fs.boundary.dropped:
-        lines.append(f"refused a client root: {dropped.reason}")
-    source = context.get("source")
-    if source:
-        lines.append(f"source: {source}")
-    return "\n".join(lines)
+        uri = getattr(dropped.original, "canonical", None)
+        uri = uri if isinstance(uri, str) else None  # a validated, percent-encoded URI, or nothing
+        refused.append({"uri": uri, "reason": dropped.reason})
+        lines.append(f"refused a client root: {uri + ' ' if uri else ''}({dropped.reason})")
+    source = str(context.get("source") or "client")
+    structured: dict[str, Any] = {"roots": roots, "refused": refused, "source": source}
+    if not roots:
+        why = (
+            "no root the client declared could be used: see the reasons above"
+            if refused
+            else "the client declared no roots"
+            if source == "client"
+            else "the operator's directories are gone"
+        )
+        note = f"{NO_ROOTS_HELP} ({why})"
+        lines.insert(0, "(no roots: every path is denied)")
+        lines.append(note)
+        structured["note"] = note
+    lines.append(f"source: {source}")
+    return ToolOutput("\n".join(lines), structured)
 
 
-def list_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
-    path = _str_arg(args, "path")
-    entries = []
-    for entry in fs.scandir(path):
-        suffix = {"dir": "/", "symlink": "@"}.get(entry.kind, "")
-        entries.append(entry.path.name + suffix)
-    if not entries:
-        return "(empty directory)"
-    return _bounded(entries[: limits.max_results], limits, total=len(entries))
+def list_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    path = path_arg(args)
+    details = bool_arg(args, "details")
+    sort_by = args.get("sort_by", "name") or "name"
+    if sort_by not in ("name", "size", "modified"):
+        raise ToolError("argument 'sort_by' must be 'name', 'size' or 'modified'")
+    reverse = bool_arg(args, "reverse")
+    want_stat = details or sort_by != "name"
+    budget = budget_of(context)
+    rows: list[dict[str, Any]] = []
+    base = ""
+    try:
+        plain = PathFilter(gitignore=False, skip_git=False)
+        for found in walk(fs, path, plain, limits=WalkLimits(max_depth=1), check=budget.check):
+            row: dict[str, Any] = {"name": found.name, "path": found.display, "type": found.kind}
+            base = found.display[: -len(found.name)]
+            if want_stat:
+                with contextlib.suppress(OSError):
+                    st = found.entry.stat(follow_symlinks=False)
+                    row["size"], row["modified"], row["_mtime"] = st.st_size, iso(st.st_mtime), st.st_mtime
+            rows.append(row)
+    except LimitExceeded:
+        raise ToolError("the directory has too many entries to list") from None
+    if sort_by == "size":
+        rows.sort(key=lambda row: (row.get("size", -1), row["name"]), reverse=reverse)
+    elif sort_by == "modified":
+        rows.sort(key=lambda row: (row.get("_mtime", 0.0), row["name"]), reverse=reverse)
+    elif reverse:
+        rows.reverse()
+    total = len(rows)
+    shown = rows[: limits.max_results]
+    for row in shown:
+        row.pop("_mtime", None)
+    lines = []
+    for row in shown:
+        name = escape(row["name"]) + {"dir": "/", "symlink": "@"}.get(row["type"], "")
+        if details:
+            size = row.get("size")
+            lines.append(f"{row['type']:<7} {'-' if size is None else size:>12}  {row.get('modified', '-')}  {name}")
+        else:
+            lines.append(name)
+    structured = {
+        "path": base.rstrip("/") or str(path),
+        "entries": shown,
+        "total": total,
+        "truncated": total > len(shown),
+    }
+    if not rows:
+        return ToolOutput("(empty directory)", structured)
+    return ToolOutput(bounded(lines, limits.max_output, total=total), structured)
 
 
-def read_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
-    path = _str_arg(args, "path")
-    offset = _int_arg(args, "offset", minimum=0) or 0
-    length = _int_arg(args, "length", minimum=1)
-    want = min(length or limits.max_read, limits.max_read)
-    data, size = fs.read_range(path, offset, want)
-    if b"\x00" in data:
-        raise NotText()  # binary: a model gains nothing from it, and NULs break many consumers
-    text = data.decode("utf-8", "replace")
-    end = offset + len(data)
-    if end < size:
-        text += f"\n[truncated: bytes {offset}-{end} of {size}; read on with offset={end}]"
-    return text
+def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    path = path_arg(args)
+    depth = int_arg(args, "max_depth", minimum=1, maximum=limits.max_tree_depth) or limits.tree_depth
+    cap = min(int_arg(args, "max_entries", minimum=1, maximum=5000) or limits.max_results, 5000)
+    where = _filter(args)
+    budget = budget_of(context)
+    entries: list[dict[str, Any]] = []
+    lines: list[str] = []
+    truncated = depth_limited = False
+    try:
+        for found in walk(fs, path, where, limits=WalkLimits(max_depth=depth), check=budget.check):
+            if len(entries) >= cap:
+                truncated = True
+                break
+            entries.append({"path": found.rel, "type": found.kind, "depth": found.depth})
+            suffix = {"dir": "/", "symlink": "@"}.get(found.kind, "")
+            if found.kind == "dir" and found.depth >= depth:
+                suffix = "/…"  # not expanded: max_depth
+                depth_limited = True
+            lines.append("  " * (found.depth - 1) + escape(found.name) + suffix)
+    except LimitExceeded:
+        truncated = True
+    start = fs.boundary.resolve(path)
+    structured = {"path": str(start), "entries": entries, "truncated": truncated, "depth_limited": depth_limited}
+    header = escape(str(start)) + "/"
+    if not lines:
+        return ToolOutput(header + "\n(empty)", structured)
+    text = header + "\n" + bounded(lines, limits.max_output - len(header), more=truncated)
+    return ToolOutput(text, structured)
 
 
-def stat(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
-    path = _str_arg(args, "path")
+def stat(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    path = path_arg(args)
     st = fs.stat(path, follow_symlinks=False)
     kind = (
         "directory"
@@ -219,63 +224,125 @@ def stat(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         if stat_module.S_ISLNK(st.st_mode)
         else "other"
     )
-    info = {
-        "path": str(fs.boundary.resolve(path, must_exist=True) if kind != "symlink" else path),
-        "type": kind,
-        "size": st.st_size,
-        "mode": stat_module.filemode(st.st_mode),
-        "modified": datetime.fromtimestamp(st.st_mtime, tz=timezone.utc).isoformat(timespec="seconds"),
-        "links": st.st_nlink,
-    }
-    if kind == "symlink":
-        info.pop("path")
-    # json.dumps(info, indent=1), written out: ``indent`` forces the pure-Python encoder (a quarter of the call).
-    return "{\n" + ",\n".join(f" {json.dumps(key)}: {json.dumps(value)}" for key, value in info.items()) + "\n}"
+    info: dict[str, Any] = {}
+    if kind != "symlink":
+        info["path"] = str(fs.boundary.resolve(path, must_exist=True))
+    info.update(
+        {
+            "type": kind,
+            "size": st.st_size,
+            "mode": stat_module.filemode(st.st_mode),
+            "modified": iso(st.st_mtime),
+            "links": st.st_nlink,
+        }
+    )
+    if kind == "file":
+        with contextlib.suppress(RootsError, OSError), opened(fs, path) as (fd, _st, _display):
+            head = os.pread(fd, SNIFF_BYTES, 0)
+            info["mime"] = sniff(head).mime
+    lines = [f"{key}: {escape(str(value))}" for key, value in info.items()]
+    return ToolOutput("\n".join(lines), info)
 
 
-def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
-    pattern = _str_arg(args, "pattern")
+def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    pattern = str_arg(args, "pattern")
     assert pattern is not None
+    matches = name_matcher(pattern)
+    where = _filter(args)
+    budget = budget_of(context)
     found: list[str] = []
     truncated = False
-    for start in _targets(fs, _str_arg(args, "path", required=False)):
-        room = limits.max_results - len(found)
-        if "/" in pattern:
-            try:
-                found.extend(map(str, fs.glob(pattern, start, max_results=room)))
-            except LimitExceeded:
-                raise ToolError(f"more than {limits.max_results} matches; narrow the pattern or the path") from None
-            continue
-        result = fs.search(pattern, start, max_results=room)
-        found.extend(result.found)
-        if result.truncated:
+    for start in _targets(fs, str_arg(args, "path", required=False)):
+        try:
+            for item in walk(fs, start, where, check=budget.check):
+                if matches(item.rel, item.name, item.kind == "dir"):
+                    if len(found) >= limits.max_results:
+                        truncated = True
+                        break
+                    found.append(item.display)
+        except LimitExceeded:
             truncated = True
+        if truncated:
             break
+    found.sort()
+    structured = {"matches": found, "truncated": truncated}
     if not found:
-        return "(no matches)"
-    return _bounded(found, limits, more=truncated)
+        return ToolOutput("(no matches)", structured)
+    return ToolOutput(bounded([escape(p) for p in found], limits.max_output, more=truncated), structured)
 
 
-def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
-    pattern = _str_arg(args, "pattern")
+def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    pattern = str_arg(args, "pattern")
     assert pattern is not None
-    regex = args.get("regex", False)
-    if not isinstance(regex, bool):
-        raise ToolError("argument 'regex' must be a boolean")
+    regex = bool_arg(args, "regex")
+    ignore_case = bool_arg(args, "ignore_case")
+    compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
+    required = None if regex or ignore_case else pattern.encode("utf-8", "surrogatepass")
+    files_only = bool_arg(args, "files_only")
+    around = int_arg(args, "context", minimum=0, maximum=10) or 0
+    per_file = int_arg(args, "max_per_file", minimum=1, maximum=200) or limits.max_per_file
+    where = _filter(args, include=True)
+    budget = budget_of(context)
+    grep_limits = GrepLimits(
+        max_matches=limits.max_matches, max_per_file=min(per_file, limits.max_matches), context=around
+    )
     lines: list[str] = []
+    matches: list[dict[str, Any]] = []
+    files: list[str] = []
     truncated = False
-    for start in _targets(fs, _str_arg(args, "path", required=False)):
-        result = fs.grep(pattern, start, regex=regex, max_matches=limits.max_matches - len(lines))
-        lines.extend(f"{m.path}:{m.line_number}:{m.line}" for m in result.matches)
-        if result.truncated:
+    capped = searched = skipped = 0
+    for start in _targets(fs, str_arg(args, "path", required=False)):
+        report = grep_tree(
+            fs,
+            start,
+            compiled,
+            where,
+            limits=GrepLimits(
+                max_matches=grep_limits.max_matches - len(matches),
+                max_per_file=grep_limits.max_per_file,
+                context=around,
+            ),
+            files_only=files_only,
+            max_files=limits.max_results - len(files),
+            check=budget.check,
+            required=required,
+        )
+        searched += report.searched
+        skipped += report.skipped
+        capped += report.capped_files
+        for display, hits in report.files:
+            files.append(display)
+            shown = escape(display)
+            if files_only:
+                lines.append(shown)
+                continue
+            if around and lines:
+                lines.append("--")
+            for hit in hits:
+                if hit.gap:
+                    lines.append("--")
+                sep = ":" if hit.match else "-"
+                lines.append(f"{shown}{sep}{hit.number}{sep}{escape_line(hit.text)}")
+                matches.append({"path": display, "line": hit.number, "text": hit.text, "context": not hit.match})
+        if report.truncated:
             truncated = True
             break
+    structured = {
+        "matches": matches,
+        "files": files,
+        "files_searched": searched,
+        "files_skipped": skipped,
+        "truncated": truncated,
+    }
     if not lines:
-        return "(no matches)"
-    return _bounded(lines, limits, more=truncated)
+        return ToolOutput("(no matches)", structured)
+    text = bounded(lines, limits.max_output, more=truncated)
+    if capped:
+        text += f"\n[{capped} files had more than {grep_limits.max_per_file} matches: raise max_per_file to see more]"
+    return ToolOutput(text, structured)
 
 
-def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> str:
+def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     projects: dict[Path, list[str]] = {}
     markers = frozenset(PROJECT_MARKERS)
     more = False
@@ -288,47 +355,66 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
                     more = True
                     break
                 projects.setdefault(entry.path.parent, []).append(entry.path.name)
+    projects = dict(sorted(projects.items()))
+    items = [{"path": str(path), "markers": sorted(names)} for path, names in projects.items()]
+    structured = {"projects": items, "truncated": more}
     if not projects:
-        return "(no projects found)"
-    lines = [f"{path}  [{', '.join(sorted(names))}]" for path, names in sorted(projects.items())]
-    return _bounded(lines, limits, more=more)
+        return ToolOutput("(no projects found)", structured)
+    lines = [
+        f"{escape(str(path))}  [{', '.join(map(escape, sorted(names)))}]" for path, names in sorted(projects.items())
+    ]
+    return ToolOutput(bounded(lines, limits.max_output, more=more), structured)
 
 
-ToolFunction = Callable[[RootedFS, Mapping[str, Any], Limits, Mapping[str, Any]], str]
+ToolFunction = Callable[[RootedFS, Mapping[str, Any], Limits, Mapping[str, Any]], ToolOutput]
+
+
 _IMPLEMENTATIONS: Final[dict[str, ToolFunction]] = {
     "list_roots": list_roots,
     "list_directory": list_directory,
+    "directory_tree": directory_tree,
     "read_file": read_file,
+    "read_multiple_files": read_multiple_files,
+    "read_media_file": read_media_file,
     "stat": stat,
     "search_files": search_files,
     "grep": grep,
     "find_projects": find_projects,
+    **WRITE_IMPLEMENTATIONS,
 }
 
 
-def run_tool(
-    name: str, fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any] | None = None
-) -> str:
+def call_tool(
+    name: str,
+    fs: RootedFS,
+    args: Mapping[str, Any],
+    limits: Limits,
+    context: Mapping[str, Any] | None = None,
+) -> ToolOutput:
     """Run one tool; a denial or failure raises :class:`ToolError` with a message naming the reason class."""
     function = _IMPLEMENTATIONS.get(name)
     if function is None:
-        from .write_tools import WRITE_IMPLEMENTATIONS, call_write_tool  # here: it builds on this module's types
-
-        if name in WRITE_IMPLEMENTATIONS:
-            return call_write_tool(name, fs, args, limits, context).text
         raise ToolError("unknown tool")
     try:
         return function(fs, args, limits, context or {})
     except ToolError:
         raise
     except RootsError as error:
-        raise ToolError(describe(error)) from None
+        message = describe(error)
+        if not len(fs.boundary) and "outside roots" in message:
+            message = f"{message}: {NO_ROOTS_HELP}"
+        raise ToolError(message) from None
     except (OSError, ValueError, UnicodeError):
         raise ToolError("denied: the path could not be resolved safely") from None
 
 
-def describe(error: RootsError) -> str:
-    """The user-facing text for a denial: its fixed message and reason class, never the input."""
-    if isinstance(error, InvalidPath):
-        return f"denied: invalid path ({error.reason})"
-    return f"{error.message} ({error.reason})" if error.reason else error.message
+def run_tool(
+    name: str, fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any] | None = None
+) -> str:
+    """:func:`call_tool`'s text."""
+    return call_tool(name, fs, args, limits, context).text
+
+
+def tool_specs(writable: bool) -> Sequence[ToolSpec]:
+    """The tools a server offers: the write tools only when ``writable``."""
+    return [*TOOLS, *WRITE_TOOLS] if writable else list(TOOLS)

@@ -4,100 +4,23 @@ Each tool checks its arguments, calls one ``RootedFS`` method (which does all co
 handling) and renders the outcome as text plus structured content. None of them exists without ``--writable``.
 Annotations are truthful: ``create_directory`` only adds (not destructive); ``edit_file`` and ``move_file`` are
 not idempotent (repeating an edit or a move does something else, or fails).
-
-The server registers them with two lines (``server.py``: list :data:`WRITE_TOOLS` when writable, and route their
-calls to :func:`call_write_tool`), so this module carries its own spec and result types.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Final
 
-import mcp_types as types
-
 from ..edit import Edit, content_hash
-from ..errors import RootsError
 from ..fs import RootedFS
-from .tools import Limits, ToolError, describe
+from .calls import Limits, ToolError, ToolOutput
+from .render import bounded, escape
+from .specs import ToolSpec
 
-__all__ = ["WRITE_IMPLEMENTATIONS", "WRITE_TOOLS", "ToolOutput", "WriteToolSpec", "call_write_tool"]
+__all__ = ["WRITE_IMPLEMENTATIONS", "WRITE_TOOLS"]
 
 MAX_EDITS: Final = 100
 MAX_TEXT: Final = 16 * 1024 * 1024
-TRUNCATED: Final = "[truncated: {shown} shown; narrow the request]"
-_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u0085]")
-
-
-@dataclass(frozen=True)
-class WriteToolSpec:
-    """One writing tool as listed: its contract, and the hints a host may act on (``destructive``, ``idempotent``)."""
-
-    name: str
-    title: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
-    writes: bool = True
-    idempotent: bool = True
-    destructive: bool = True
-
-    @property
-    def annotations(self) -> dict[str, Any]:
-        return {
-            "title": self.title,
-            "readOnlyHint": False,
-            "destructiveHint": self.destructive,
-            "idempotentHint": self.idempotent,
-            "openWorldHint": False,
-        }
-
-    def tool(self) -> types.Tool:
-        """The ``tools/list`` entry."""
-        hints = self.annotations
-        return types.Tool(
-            name=self.name,
-            title=self.title,
-            description=self.description,
-            input_schema=self.input_schema,
-            output_schema=self.output_schema,
-            annotations=types.ToolAnnotations(
-                title=self.title,
-                read_only_hint=hints["readOnlyHint"],
-                destructive_hint=hints["destructiveHint"],
-                idempotent_hint=hints["idempotentHint"],
-                open_world_hint=hints["openWorldHint"],
-            ),
-        )
-
-
-@dataclass(frozen=True)
-class ToolOutput:
-    """What a writing tool answers: text for the model, and the same as JSON matching its output schema."""
-
-    text: str
-    structured: dict[str, Any]
-
-
-def escape(text: str) -> str:
-    """A path for one line of text output: control characters as ``\\xNN`` (a name cannot forge a line)."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROLS.search(text) else text
-
-
-def bounded(lines: list[str], max_output: int) -> str:
-    """Join lines, cutting at ``max_output`` characters with a visible marker."""
-    out: list[str] = []
-    size = 0
-    for line in lines:
-        size += len(line) + 1
-        if size > max_output:
-            break
-        out.append(line)
-    if len(out) < len(lines):
-        out.append(TRUNCATED.format(shown=f"the first {len(out)}"))
-    return "\n".join(out)
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -154,7 +77,7 @@ _EDIT_OUT = _output(
 _PATH_OUT = _output({"path": _STR}, ["path"])
 
 WRITE_TOOLS: Final = (
-    WriteToolSpec(
+    ToolSpec(
         "edit_file",
         "Edit a file",
         "Replace text in one file: each edit's old_text must match exactly once (or set replace_all), edits apply "
@@ -181,7 +104,7 @@ WRITE_TOOLS: Final = (
         writes=True,
         idempotent=False,
     ),
-    WriteToolSpec(
+    ToolSpec(
         "write_file",
         "Write a file",
         "Write a UTF-8 text file inside the roots atomically (readers never see a partial file). Replaces an "
@@ -205,7 +128,7 @@ WRITE_TOOLS: Final = (
         _output({"path": _STR, "bytes": _INT, "sha256": _SHA256}, ["path", "bytes", "sha256"]),
         writes=True,
     ),
-    WriteToolSpec(
+    ToolSpec(
         "create_directory",
         "Create a directory",
         "Create a directory inside the roots, with any missing parents; an existing directory is fine.",
@@ -214,7 +137,7 @@ WRITE_TOOLS: Final = (
         writes=True,
         destructive=False,
     ),
-    WriteToolSpec(
+    ToolSpec(
         "move_file",
         "Move or rename",
         "Move or rename a file or directory; both ends inside the roots (possibly two different roots). Refuses "
@@ -232,7 +155,7 @@ WRITE_TOOLS: Final = (
         writes=True,
         idempotent=False,
     ),
-    WriteToolSpec(
+    ToolSpec(
         "delete_file",
         "Delete a file",
         "Delete one file (or one symlink, never its target) inside the roots. Directories are refused.",
@@ -347,28 +270,10 @@ def delete_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: 
     return ToolOutput(f"deleted {escape(str(removed))}", {"path": str(removed)})
 
 
-WriteTool = Callable[[RootedFS, Mapping[str, Any], Limits, Mapping[str, Any]], ToolOutput]
-WRITE_IMPLEMENTATIONS: Final[dict[str, WriteTool]] = {
+WRITE_IMPLEMENTATIONS: Final = {
     "edit_file": edit_file,
     "write_file": write_file,
     "create_directory": create_directory,
     "move_file": move_file,
     "delete_file": delete_file,
 }
-
-
-def call_write_tool(
-    name: str, fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any] | None = None
-) -> ToolOutput:
-    """Run one writing tool; a denial or failure raises :class:`ToolError` naming the reason class (never input)."""
-    function = WRITE_IMPLEMENTATIONS.get(name)
-    if function is None:
-        raise ToolError("unknown tool")
-    try:
-        return function(fs, args, limits, context or {})
-    except ToolError:
-        raise
-    except RootsError as error:
-        raise ToolError(describe(error)) from None
-    except (OSError, ValueError, UnicodeError):
-        raise ToolError("denied: the path could not be resolved safely") from None

@@ -1,0 +1,169 @@
+"""What every workspace tool call shares: its limits, its budget (deadline and cancellation), what it answers, the
+checks on its arguments, and the safe text of a failure.
+
+Why a module of its own: the tool modules (:mod:`~rootbound.workspace.tools`, :mod:`~rootbound.workspace.reading`)
+and the server (:mod:`~rootbound.workspace.server`) all speak these terms; none of them owns the others.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import InvalidPath, RootsError
+
+__all__ = [
+    "Budget",
+    "Cancelled",
+    "Limits",
+    "Media",
+    "ToolError",
+    "ToolOutput",
+    "bool_arg",
+    "budget_of",
+    "describe",
+    "globs_arg",
+    "int_arg",
+    "iso",
+    "path_arg",
+    "str_arg",
+]
+
+
+class ToolError(Exception):
+    """A tool failure whose message is safe to show (fixed text, never the caller's input)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one tool call reads or returns."""
+
+    max_read: int = 1024 * 1024
+    """The most a read returns when asked for more (``--max-read``)."""
+    default_read: int = 64 * 1024
+    """What a read returns when not told how much: about 16k tokens, room left in a model's context."""
+    max_results: int = 500
+    max_matches: int = 200
+    max_per_file: int = 20
+    max_output: int = 256 * 1024
+    max_media: int = 4 * 1024 * 1024
+    max_files: int = 20
+    tree_depth: int = 3
+    max_tree_depth: int = 10
+    deadline: float = 30.0
+    """Seconds a call may run; a walk past it stops with a tool error (``--tool-timeout``)."""
+
+
+class Cancelled(ToolError):
+    """The client cancelled the request (``notifications/cancelled``); nobody reads the answer."""
+
+
+class Budget:
+    """The time a call may still take and whether its client cancelled it, checked per walked entry.
+
+    ``steps`` counts the entries seen, for progress notifications sent by the server while the call runs.
+    """
+
+    __slots__ = ("_cancelled", "deadline", "seconds", "steps")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self._cancelled = threading.Event()
+        self.steps = 0
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def check(self, steps: int = 1) -> None:
+        """Count ``steps`` more units of work; raise if the client cancelled or the deadline passed."""
+        self.steps += steps
+        if self._cancelled.is_set():
+            raise Cancelled("cancelled")
+        if time.monotonic() > self.deadline:
+            raise ToolError(f"stopped after {self.seconds:g} s (the per-call deadline); narrow the path or pattern")
+
+
+@dataclass(frozen=True)
+class Media:
+    """An image or audio block: ``kind`` is ``image`` or ``audio``, ``data`` base64."""
+
+    kind: str
+    mime: str
+    data: str
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool answers: text for the model, the same as JSON when the tool has an output schema, media."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+    media: tuple[Media, ...] = ()
+
+
+def str_arg(args: Mapping[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = args.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ToolError(f"argument '{name}' must be a non-empty string")
+    return value
+
+
+def path_arg(args: Mapping[str, Any], name: str = "path") -> str:
+    value = str_arg(args, name)
+    assert value is not None
+    return value
+
+
+def int_arg(args: Mapping[str, Any], name: str, *, minimum: int, maximum: int | None = None) -> int | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (maximum and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise ToolError(f"argument '{name}' must be an integer {bound}")
+    return value
+
+
+def bool_arg(args: Mapping[str, Any], name: str) -> bool:
+    value = args.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ToolError(f"argument '{name}' must be a boolean")
+    return value
+
+
+def globs_arg(args: Mapping[str, Any], name: str) -> list[str]:
+    value = args.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ToolError(f"argument '{name}' must be a list of strings")
+    return value
+
+
+def budget_of(context: Mapping[str, Any]) -> Budget:
+    budget = context.get("budget")
+    return budget if isinstance(budget, Budget) else Budget(Limits.deadline)
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def describe(error: RootsError) -> str:
+    """The user-facing text for a denial: its fixed message and reason class, never the input."""
+    if isinstance(error, InvalidPath):
+        return f"denied: invalid path ({error.reason})"
+    return f"{error.message} ({error.reason})" if error.reason else error.message

@@ -1,0 +1,50 @@
+"""Text a model reads: names with control characters escaped, and output cut with a visible marker.
+
+Why: a file name is attacker-chosen. A name holding a newline would print as two result lines (a forged match or
+path), and an ESC sequence can rewrite a terminal showing the log. Text output escapes them; structured output
+keeps the exact names (JSON escapes them itself).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["TRUNCATED", "bounded", "escape", "escape_line"]
+
+TRUNCATED: Final = "[truncated: {shown} shown; narrow the request]"
+
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators (some viewers break lines on them).
+_NAME_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u0085]")
+_LINE_CONTROLS: Final = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u0085]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape(text: str) -> str:
+    """A name or path for one line of text output: every control character as ``\\xNN``."""
+    return _NAME_CONTROLS.sub(_escaped, text) if _NAME_CONTROLS.search(text) else text
+
+
+def escape_line(text: str) -> str:
+    """A line of file content inside a result line (grep): controls escaped, tabs kept."""
+    return _LINE_CONTROLS.sub(_escaped, text) if _LINE_CONTROLS.search(text) else text
+
+
+def bounded(lines: list[str], max_output: int, *, total: int | None = None, more: bool = False) -> str:
+    """Join lines, cutting at ``max_output`` characters; any cut (or known excess) gets a visible marker."""
+    out: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line) + 1
+        if size > max_output:
+            break
+        out.append(line)
+    if total is not None and total > len(out):
+        out.append(TRUNCATED.format(shown=f"{len(out)} of {total}"))
+    elif more or len(out) < len(lines):
+        out.append(TRUNCATED.format(shown=f"the first {len(out)}"))
+    return "\n".join(out)

@@ -1,0 +1,313 @@
+"""What ``rootbound serve`` tells a host about each tool: description, input schema, output schema, annotations.
+
+Why a module of its own: this is the contract a host and a model read (``tools/list``) — what a path is relative
+to, what each limit is, what a structured result looks like — and it changes for different reasons than the code
+that runs the tools (:mod:`rootbound.workspace.tools`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["PROJECT_MARKERS", "TOOLS", "ToolSpec"]
+
+PROJECT_MARKERS: Final = ("pyproject.toml", "package.json", "Cargo.toml", "go.mod", "pom.xml", ".git")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as listed: ``writes`` tools (``write_tools``) are offered only with ``--writable``.
+
+    ``destructive`` is a writing tool's ``destructiveHint`` (false for one that only adds, like create_directory).
+    """
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    writes: bool = False
+    idempotent: bool = True
+    destructive: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        """MCP tool annotations (hints a host may use to auto-approve reads): every tool here is closed-world."""
+        return {
+            "title": self.title,
+            "readOnlyHint": not self.writes,
+            "destructiveHint": self.writes and self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": False,
+        }
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _output(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+_PATH_TEXT = "An absolute path, a file:// URI, or a path relative to the first root (see list_roots)."
+_PATH = {"type": "string", "minLength": 1, "maxLength": 4096, "description": _PATH_TEXT}
+_DIR = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 4096,
+    "description": "Directory (or file) to search: " + _PATH_TEXT[3:] + " Default: every root.",
+}
+_GLOBS = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 512},
+    "maxItems": 64,
+}
+_EXCLUDE = {**_GLOBS, "description": "Globs to leave out, .gitignore syntax ('node_modules', '*.min.js', 'dist/')."}
+_INCLUDE = {**_GLOBS, "description": "Only files matching one of these globs ('*.py', 'src/**/*.ts')."}
+_INCLUDE_IGNORED = {
+    "type": "boolean",
+    "description": "Also walk what .gitignore files ignore (default false). .git is always skipped.",
+}
+_INT = {"type": "integer"}
+_STR = {"type": "string"}
+_BOOL = {"type": "boolean"}
+_TRUNCATED = {"type": "boolean", "description": "More results exist than were returned."}
+_KIND = {"type": "string", "enum": ["file", "dir", "symlink", "other"]}
+
+_ROOTS_OUT = _output(
+    {
+        "roots": {
+            "type": "array",
+            "items": _output(
+                {"uri": _STR, "path": _STR, "name": {"type": ["string", "null"]}, "kind": _STR, "narrowed": _BOOL},
+                ["uri", "path", "kind", "narrowed"],
+            ),
+        },
+        "refused": {
+            "type": "array",
+            "items": _output({"uri": {"type": ["string", "null"]}, "reason": _STR}, ["reason"]),
+        },
+        "source": _STR,
+        "note": _STR,
+    },
+    ["roots", "refused", "source"],
+)
+_ENTRY = _output(
+    {"name": _STR, "path": _STR, "type": _KIND, "size": _INT, "modified": _STR},
+    ["name", "path", "type"],
+)
+_LIST_OUT = _output(
+    {"path": _STR, "entries": {"type": "array", "items": _ENTRY}, "total": _INT, "truncated": _TRUNCATED},
+    ["path", "entries", "total", "truncated"],
+)
+_STAT_OUT = _output(
+    {
+        "path": _STR,
+        "type": {"type": "string", "enum": ["file", "directory", "symlink", "other"]},
+        "size": _INT,
+        "mode": _STR,
+        "modified": _STR,
+        "links": _INT,
+        "mime": _STR,
+    },
+    ["type", "size", "mode", "modified", "links"],
+)
+_SEARCH_OUT = _output(
+    {"matches": {"type": "array", "items": _STR}, "truncated": _TRUNCATED},
+    ["matches", "truncated"],
+)
+_GREP_OUT = _output(
+    {
+        "matches": {
+            "type": "array",
+            "items": _output(
+                {"path": _STR, "line": _INT, "text": _STR, "context": _BOOL}, ["path", "line", "text", "context"]
+            ),
+        },
+        "files": {"type": "array", "items": _STR},
+        "files_searched": _INT,
+        "files_skipped": _INT,
+        "truncated": _TRUNCATED,
+    },
+    ["matches", "files", "truncated"],
+)
+_TREE_OUT = _output(
+    {
+        "path": _STR,
+        "entries": {
+            "type": "array",
+            "items": _output({"path": _STR, "type": _KIND, "depth": _INT}, ["path", "type", "depth"]),
+        },
+        "truncated": _TRUNCATED,
+        "depth_limited": {"type": "boolean", "description": "Some directories were deeper than max_depth."},
+    },
+    ["path", "entries", "truncated"],
+)
+_PROJECTS_OUT = _output(
+    {
+        "projects": {
+            "type": "array",
+            "items": _output({"path": _STR, "markers": {"type": "array", "items": _STR}}, ["path", "markers"]),
+        },
+        "truncated": _TRUNCATED,
+    },
+    ["projects", "truncated"],
+)
+
+_LINE = {"type": "integer", "minimum": 1}
+
+TOOLS: Final = (
+    ToolSpec(
+        "list_roots",
+        "List roots",
+        "The directories and files this server may access: the client's roots intersected with the operator's "
+        "directories. Relative paths in every other tool are relative to the first root listed. Roots the server "
+        "refused are listed with the reason; when nothing is left it says why and how to fix it.",
+        _object({}, []),
+        _ROOTS_OUT,
+    ),
+    ToolSpec(
+        "list_directory",
+        "List a directory",
+        "The entries of one directory, sorted. Text: one per line; directories end with '/', symlinks with '@'. "
+        "details=true adds size and modification time (UTC); sort_by orders by name, size or modified. At most "
+        "500 entries, with a marker when more exist.",
+        _object(
+            {
+                "path": _PATH,
+                "details": {"type": "boolean", "description": "Add type, size and modification time (default false)."},
+                "sort_by": {"type": "string", "enum": ["name", "size", "modified"], "description": "Default name."},
+                "reverse": {"type": "boolean", "description": "Largest or newest first (default false)."},
+            },
+            ["path"],
+        ),
+        _LIST_OUT,
+    ),
+    ToolSpec(
+        "directory_tree",
+        "Show a directory tree",
+        "The tree below a directory, indented, sorted, directories ending with '/'. Skips .git and what .gitignore "
+        "ignores (include_ignored=true to show it). Bounded: max_depth (default 3, at most 10) and max_entries "
+        "(default 500); a cut is marked, and directories deeper than max_depth end with '/…'.",
+        _object(
+            {
+                "path": _PATH,
+                "max_depth": {"type": "integer", "minimum": 1, "maximum": 10},
+                "max_entries": {"type": "integer", "minimum": 1, "maximum": 5000},
+                "exclude": _EXCLUDE,
+                "include_ignored": _INCLUDE_IGNORED,
+            },
+            ["path"],
+        ),
+        _TREE_OUT,
+    ),
+    ToolSpec(
+        "read_file",
+        "Read a text file",
+        "Text of a file, by lines or by bytes, never split inside a UTF-8 character. By default the first "
+        "~64 KiB (whole lines); a cut ends with a marker saying where to read on (start_line=N or offset=N). "
+        "Choose one way: start_line/end_line (1-based, inclusive), head=N (first N lines), tail=N (last N lines), "
+        "or offset/length (bytes). Binary files answer 'binary' with their size and type (use read_media_file "
+        "for images and audio).",
+        _object(
+            {
+                "path": _PATH,
+                "start_line": {**_LINE, "description": "First line to read (1-based)."},
+                "end_line": {**_LINE, "description": "Last line to read (inclusive)."},
+                "head": {**_LINE, "description": "Read the first N lines."},
+                "tail": {**_LINE, "description": "Read the last N lines."},
+                "offset": {"type": "integer", "minimum": 0, "description": "First byte to read."},
+                "length": {"type": "integer", "minimum": 1, "description": "How many bytes to read at most."},
+            },
+            ["path"],
+        ),
+    ),
+    ToolSpec(
+        "read_multiple_files",
+        "Read several text files",
+        "The text of up to 20 files in one call, each under a '==> path <==' header, in the order given. The "
+        "answer is bounded in total (~256 KiB) and per file; a failed file shows its error inline and the "
+        "others still come back. Use read_file with start_line or offset to read on in a cut file.",
+        _object(
+            {
+                "paths": {
+                    "type": "array",
+                    "items": _PATH,
+                    "minItems": 1,
+                    "maxItems": 20,
+                    "description": "Files to read. " + _PATH_TEXT,
+                },
+            },
+            ["paths"],
+        ),
+    ),
+    ToolSpec(
+        "read_media_file",
+        "Read an image or audio file",
+        "An image or audio file as MCP image/audio content (base64) with its MIME type detected from the content "
+        "(PNG, JPEG, GIF, WebP, BMP, TIFF, ICO, AVIF, HEIC, SVG; WAV, MP3, AAC, Ogg, FLAC, AIFF, M4A, MIDI). At "
+        "most 4 MiB. Anything else answers with its detected type and size.",
+        _object({"path": _PATH}, ["path"]),
+    ),
+    ToolSpec(
+        "stat",
+        "File information",
+        "Type, size, permissions, modification time (UTC) and link count of a path; symlinks are not followed. "
+        "Files also get a MIME type detected from their first bytes.",
+        _object({"path": _PATH}, ["path"]),
+        _STAT_OUT,
+    ),
+    ToolSpec(
+        "search_files",
+        "Find files by name",
+        "Paths whose name matches a glob ('*.py', 'test_*'), at any depth below path (like find -name); a glob "
+        "with '/' matches the path relative to the search directory ('src/**/*.py'). Skips .git and what "
+        ".gitignore ignores unless include_ignored=true. Sorted; at most 500 results, with a marker when more "
+        "exist.",
+        _object(
+            {
+                "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "A relative glob."},
+                "path": _DIR,
+                "exclude": _EXCLUDE,
+                "include_ignored": _INCLUDE_IGNORED,
+            },
+            ["pattern"],
+        ),
+        _SEARCH_OUT,
+    ),
+    ToolSpec(
+        "grep",
+        "Search file contents",
+        "Lines containing a text (or matching an RE2 regular expression with regex=true: linear time, no "
+        "backreferences or lookaround) in files below path, as path:line:text, files in path order. Options: "
+        "ignore_case, context (lines before and after, shown as path-line-text), files_only (just the paths), "
+        "include/exclude globs, include_ignored. Skips .git, .gitignore'd and binary files. At most 200 "
+        "matches in all and 20 per file (max_per_file), with a marker when cut.",
+        _object(
+            {
+                "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Text to find."},
+                "path": _DIR,
+                "regex": {"type": "boolean", "description": "Treat the pattern as an RE2 regex (default false)."},
+                "ignore_case": {"type": "boolean", "description": "Case-insensitive (default false)."},
+                "context": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines around a match."},
+                "files_only": {"type": "boolean", "description": "List matching files only (default false)."},
+                "max_per_file": {"type": "integer", "minimum": 1, "maximum": 200},
+                "include": _INCLUDE,
+                "exclude": _EXCLUDE,
+                "include_ignored": _INCLUDE_IGNORED,
+            },
+            ["pattern"],
+        ),
+        _GREP_OUT,
+    ),
+    ToolSpec(
+        "find_projects",
+        "Find projects",
+        "Directories inside the roots that hold a project marker: " + ", ".join(PROJECT_MARKERS) + ".",
+        _object({}, []),
+        _PROJECTS_OUT,
+    ),
+)
