@@ -25,11 +25,11 @@ Root policy (DIRs are the operator's allowlist; a client root is a claim, not a 
   no DIRs,    client declares roots   effective roots = client roots; a root of / is refused
   no DIRs,    client declares none    every tool answers -32021 (missing roots capability)
 
-Tools (all read-only but write_file): list_roots, list_directory, directory_tree, read_file (lines or bytes),
-read_multiple_files, read_media_file, stat, search_files, grep (RE2), find_projects, and write_file (only with
---writable). search_files, grep and directory_tree skip .git and what .gitignore ignores. Paths are absolute,
-file:// URIs, or relative to the first root. A denied path is a tool error naming the reason class, never
-echoing the input. Every call stops at --tool-timeout.
+Tools (read-only): list_roots, list_directory, directory_tree, read_file (lines or bytes), read_multiple_files,
+read_media_file, stat, search_files, grep (RE2), find_projects; with --writable also edit_file (with a diff),
+write_file, create_directory, move_file and delete_file (docs/writing.md). search_files, grep and directory_tree
+skip .git and what .gitignore ignores. Paths are absolute, file:// URIs, or relative to the first root. A denied
+path is a tool error naming the reason class, never echoing the input. Every call stops at --tool-timeout.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a
@@ -87,7 +87,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     serve.add_argument(
         "--http", metavar="HOST:PORT", type=_host_port, help="serve Streamable HTTP at http://HOST:PORT/mcp"
     )
-    serve.add_argument("--writable", action="store_true", help="offer write_file (atomic, never follows links)")
+    serve.add_argument(
+        "--writable",
+        action="store_true",
+        help="offer the writing tools (edit_file, write_file, create_directory, move_file, delete_file)",
+    )
     serve.add_argument(
         "--state-key-env",
         metavar="NAME",
@@ -142,7 +146,7 @@ def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
         roots = f"client roots ∩ DIRs [{shown}], or the DIRs when the client declares none"
     else:
         roots = "the client's roots (/ refused); none declared: tools answer -32021"
-    mode = "writable (write_file)" if args.writable else "read-only"
+    mode = "writable (edit, write, create, move, delete)" if args.writable else "read-only"
     transport = "Streamable HTTP" if args.http else "stdio"
     return (
         f"{transport}; roots: {roots}; {mode}; reads up to {args.max_read} bytes; "

@@ -119,7 +119,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=not spec.writes,
-            destructive_hint=spec.writes,
+            destructive_hint=spec.annotations["destructiveHint"],
             idempotent_hint=spec.idempotent,
             open_world_hint=False,
         ),
