@@ -7,7 +7,9 @@ adapters drive, and the confinement layer (``Boundary``, ``RootedFS``) does only
 
 from __future__ import annotations
 
+from ._writes import EditOutcome
 from .boundary import Boundary, Dropped, EffectiveRoot
+from .edit import Edit, EditAmbiguous, EditError, EditNotFound, FileChanged, InvalidEdit
 from .errors import (
     AccessDenied,
     CrossesMount,
@@ -51,13 +53,20 @@ __all__ = [
     "CrossesMount",
     "DanglingSymlink",
     "Dropped",
+    "Edit",
+    "EditAmbiguous",
+    "EditError",
+    "EditNotFound",
+    "EditOutcome",
     "EffectiveRoot",
     "Entry",
     "Era",
+    "FileChanged",
     "FileOperationFailed",
     "GrepMatch",
     "GrepResult",
     "HardLinked",
+    "InvalidEdit",
     "InvalidPath",
     "InvalidPattern",
     "InvalidRootURI",

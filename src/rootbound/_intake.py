@@ -20,10 +20,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Literal, TypeAlias
 
-from . import _openat2 as _o2
 from ._candidate import split_path
 from ._held import Dropped, EffectiveRoot, HeldRoot
-from ._resolve import DIR_PATH, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_PATH, Beneath, close_all, proc_name
+from ._resolve import DIR_PATH, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_PATH, Beneath, ResolverKind, close_all
 from .errors import InvalidPath, InvalidRootURI, RootsError
 from .roots import Root, RootLike
 
@@ -80,7 +79,7 @@ def _open_failure(exc: BaseException) -> _Drop:
 class Intake:
     """Takes in one roots snapshot. ``fds`` collects every fd opened (the boundary owns and closes them)."""
 
-    def __init__(self, resolver: Literal["openat2", "walk"], fds: list[int]) -> None:
+    def __init__(self, resolver: ResolverKind, fds: list[int]) -> None:
         # Roots are opened beneath allowlist entries with mounts allowed: a mount inside an allowed directory is
         # inside it (as before); operations beneath the root then apply the boundary's own mount policy.
         self._beneath = Beneath(resolver, cross_mounts=True)
@@ -170,16 +169,16 @@ class Intake:
         text = "/" + "/".join(parts)
         opened: list[int] = []
         try:
-            fd = os.open(text, O_PATH | O_NOFOLLOW | O_CLOEXEC | (O_DIRECTORY if kind == "dir" else 0))
+            fd = self._beneath.os_open(text, O_PATH | O_NOFOLLOW | O_CLOEXEC | (O_DIRECTORY if kind == "dir" else 0))
             opened.append(fd)
             st = os.fstat(fd)
             expected = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
-            name = proc_name(fd)
+            name = self._beneath.proc_name(fd)
             if not expected(st.st_mode) or (name if name is not None else os.path.realpath(text)) != text:
                 raise _Drop("changed during intake")
             parent_fd = -1
             if kind == "file":
-                parent_fd = os.open(os.path.dirname(text), DIR_PATH | O_CLOEXEC)
+                parent_fd = self._beneath.os_open(os.path.dirname(text), DIR_PATH | O_CLOEXEC)
                 opened.append(parent_fd)
                 again = os.stat(parts[-1], dir_fd=parent_fd, follow_symlinks=False)
                 if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
@@ -189,7 +188,7 @@ class Intake:
             raise _open_failure(exc) from None
         self._fds.extend(opened)
         info = EffectiveRoot(Path(text), kind, root, narrowed, st.st_dev, st.st_ino)
-        return HeldRoot(info, parts, fd, parent_fd, _o2.mount_id(fd))
+        return HeldRoot(info, parts, fd, parent_fd, self._beneath.mount_id(fd))
 
     def _open_beneath(
         self, anchor: HeldRoot, parts: tuple[str, ...], kind: Kind, root: Root, *, narrowed: bool
@@ -219,7 +218,7 @@ class Intake:
                     parent_fd, landed = self._beneath.open_named(anchor, rel[:-1], DIR_PATH)
                     opened.append(parent_fd)
                     landed = (*landed, rel[-1])
-                    fd = os.open(rel[-1], O_PATH | O_NOFOLLOW | O_CLOEXEC, dir_fd=parent_fd)
+                    fd = self._beneath.os_open(rel[-1], O_PATH | O_NOFOLLOW | O_CLOEXEC, parent_fd)
                     opened.append(fd)
                 st = os.fstat(fd)
                 expected = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
@@ -231,7 +230,7 @@ class Intake:
         self._fds.extend(opened)
         path = Path("/" + "/".join(parts))
         info = EffectiveRoot(path, kind, root, narrowed, st.st_dev, st.st_ino)
-        return HeldRoot(info, parts, fd, parent_fd, _o2.mount_id(fd))
+        return HeldRoot(info, parts, fd, parent_fd, self._beneath.mount_id(fd))
 
 
 class _Node:

@@ -124,14 +124,15 @@ def reopen(fd: int, flags: int, again: tuple[Beneath, HeldRoot, tuple[str, ...],
     """A new fd on the object ``fd`` refers to, opened with ``flags``: through procfs the object itself is reopened
     and no path is resolved again. Without procfs, ``again`` (resolver, root, components, follow) is resolved once
     more beneath the root and must lead to the same inode."""
-    try:
-        return os.open(f"{_PROC_FD}{fd}", flags | O_CLOEXEC)
-    except FileNotFoundError:
-        if os.path.isdir(_PROC_FD):
-            raise PathNotFound() from None
-    except OSError as exc:
-        raise translate_error(exc) from None
     beneath, held, rel, follow = again
+    if not beneath.portable:  # the portable profile has no procfs
+        try:
+            return os.open(f"{_PROC_FD}{fd}", flags | O_CLOEXEC)
+        except FileNotFoundError:
+            if os.path.isdir(_PROC_FD):
+                raise PathNotFound() from None
+        except OSError as exc:
+            raise translate_error(exc) from None
     new = beneath.open(held, rel, flags, follow=follow)
     mine, theirs = os.fstat(fd), os.fstat(new)
     if (mine.st_dev, mine.st_ino) != (theirs.st_dev, theirs.st_ino):

@@ -44,6 +44,7 @@ __all__ = [
     "READ",
     "Beneath",
     "Resolver",
+    "ResolverKind",
     "close_all",
     "pick_resolver",
     "proc_name",
@@ -51,12 +52,17 @@ __all__ = [
 
 MAX_SYMLINK_HOPS: Final = 40  # the kernel's MAXSYMLINKS, so both resolvers agree on chains
 
-O_PATH: Final = getattr(os, "O_PATH", os.O_RDONLY)
 O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
 _O_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 _O_NOCTTY: Final = getattr(os, "O_NOCTTY", 0)
+# The portable profile: the walk as it must run where O_PATH, procfs and mount ids do not exist (macOS, the
+# BSDs), simulated on Linux (``resolver="portable"``) so every escape and race test runs against it. "Open without
+# reading" becomes a non-blocking read-only open: a FIFO must not hang it, a terminal must not become the
+# controlling one. Where the OS has no O_PATH at all, that same open is what O_PATH means here.
+_PORTABLE_PATH: Final = os.O_RDONLY | _O_NONBLOCK | _O_NOCTTY
+O_PATH: Final = getattr(os, "O_PATH", _PORTABLE_PATH)
 DIR_PATH: Final = O_PATH | O_DIRECTORY
 DIR_READ: Final = os.O_RDONLY | O_DIRECTORY
 # O_NONBLOCK: a FIFO planted in a root must not hang a read; the type check after fstat then refuses it.
@@ -64,13 +70,17 @@ READ: Final = os.O_RDONLY | _O_NONBLOCK | _O_NOCTTY
 _DIR_WALK: Final = DIR_PATH | O_NOFOLLOW | O_CLOEXEC
 _LINK_ERRNOS: Final = frozenset((errno.ELOOP, errno.EMLINK, errno.ENOTDIR))
 
-Resolver: TypeAlias = Literal["auto", "openat2", "walk"]
+Resolver: TypeAlias = Literal["auto", "openat2", "walk", "portable"]
+ResolverKind: TypeAlias = Literal["openat2", "walk", "portable"]
 
 
-def pick_resolver(resolver: Resolver) -> Literal["openat2", "walk"]:
-    """The resolver to use for ``"auto"``, ``"openat2"`` or ``"walk"`` (openat2 only where the kernel has it)."""
-    if resolver not in ("auto", "openat2", "walk"):
-        raise ValueError("resolver must be 'auto', 'openat2' or 'walk'")
+def pick_resolver(resolver: Resolver) -> ResolverKind:
+    """The resolver for ``"auto"``, ``"openat2"``, ``"walk"`` or ``"portable"`` (openat2 only where the kernel has
+    it; ``"portable"`` is the walk without ``O_PATH``, procfs or mount ids)."""
+    if resolver not in ("auto", "openat2", "walk", "portable"):
+        raise ValueError("resolver must be 'auto', 'openat2', 'walk' or 'portable'")
+    if resolver == "portable" or (resolver == "auto" and not hasattr(os, "O_PATH")):
+        return "portable"
     if resolver == "openat2" and not _o2.available():
         raise RootsUnavailable("openat2 not available")
     return "openat2" if resolver == "openat2" or (resolver == "auto" and _o2.available()) else "walk"
@@ -85,6 +95,11 @@ def close_all(fds: list[int]) -> None:
             pass
 
 
+def portable_flags(flags: int) -> int:
+    """``flags`` as the portable profile opens them: ``O_PATH`` becomes a non-blocking read-only open."""
+    return (flags & ~O_PATH) | _PORTABLE_PATH if flags & O_PATH else flags
+
+
 def proc_name(fd: int) -> str | None:
     """The kernel's name for ``fd`` (``/proc/self/fd``), or ``None`` without procfs."""
     try:
@@ -94,17 +109,29 @@ def proc_name(fd: int) -> str | None:
 
 
 class Beneath:
-    """Opens paths beneath held roots with one resolver (``"openat2"`` or ``"walk"``) and one mount policy."""
+    """Opens paths beneath held roots with one resolver (``"openat2"``, ``"walk"`` or ``"portable"``) and one mount
+    policy."""
 
-    __slots__ = ("_child_flags", "_resolve_flags", "cross_mounts", "resolver")
+    __slots__ = ("_child_flags", "_resolve_flags", "cross_mounts", "portable", "resolver")
 
-    def __init__(self, resolver: Literal["openat2", "walk"], *, cross_mounts: bool) -> None:
+    def __init__(self, resolver: ResolverKind, *, cross_mounts: bool) -> None:
         self.resolver = resolver
+        self.portable = resolver == "portable"  # no O_PATH, no procfs, no mount ids: st_dev only
         self.cross_mounts = cross_mounts
         self._resolve_flags = (
             _o2.RESOLVE_BENEATH | _o2.RESOLVE_NO_MAGICLINKS | (0 if cross_mounts else _o2.RESOLVE_NO_XDEV)
         )
         self._child_flags = self._resolve_flags | _o2.RESOLVE_NO_SYMLINKS
+
+    def os_open(self, name: str, flags: int, dir_fd: int | None = None) -> int:
+        """``os.open``, except that the portable profile has no ``O_PATH``: a non-blocking read-only open instead."""
+        return os.open(name, portable_flags(flags) if self.portable else flags, dir_fd=dir_fd)
+
+    def proc_name(self, fd: int) -> str | None:
+        return None if self.portable else proc_name(fd)
+
+    def mount_id(self, fd: int) -> int | None:
+        return None if self.portable else _o2.mount_id(fd)
 
     # -- the two public ways in --------------------------------------------------------------------------------
 
@@ -173,7 +200,7 @@ class Beneath:
         exact check (mount id), so an odd filesystem costs time, never a wrong answer.
         """
         try:
-            fd = os.open(name, flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=dir_fd)
+            fd = self.os_open(name, flags | O_NOFOLLOW | O_CLOEXEC, dir_fd)
         except OSError:
             return None
         try:
@@ -224,13 +251,12 @@ class Beneath:
             return tuple(name[len(held.prefix) :].split("/"))
         raise RootChanged()
 
-    @staticmethod
-    def _open_file_root(held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool) -> int:
+    def _open_file_root(self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool) -> int:
         """A file root matches only itself: reopen it by name in its parent, and check it is the held inode."""
         if rel:
             raise OutsideRoots("outside roots")
         try:
-            fd = os.open(held.name, flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=held.parent_fd)
+            fd = self.os_open(held.name, flags | O_NOFOLLOW | O_CLOEXEC, held.parent_fd)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.EMLINK):
                 raise RootChanged() from None
@@ -254,12 +280,12 @@ class Beneath:
                 if exc.errno == errno.EXDEV:
                     raise CrossesMount() from None
                 raise
-        return os.open(name, flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=cur)
+        return self.os_open(name, flags | O_NOFOLLOW | O_CLOEXEC, cur)
 
     def _check_mount_name(self, held: HeldRoot, cur: int, name: str) -> None:
         """Error path only: is ``name`` in ``cur`` itself a foreign mount point (its open just failed)?"""
         try:
-            fd = os.open(name, O_PATH | O_NOFOLLOW | O_CLOEXEC, dir_fd=cur)
+            fd = self.os_open(name, O_PATH | O_NOFOLLOW | O_CLOEXEC, cur)
         except OSError:
             return
         try:
@@ -298,13 +324,16 @@ class Beneath:
                     depth += 1
                 fd = self._component(cur, rel[-1] if rel else ".", flags, True)
             else:
+                dir_flags, leaf_flags = _DIR_WALK, flags | O_NOFOLLOW | O_CLOEXEC
+                if self.portable:
+                    dir_flags, leaf_flags = portable_flags(dir_flags), portable_flags(leaf_flags)
                 for name in rel[:-1]:
-                    nxt = os.open(name, _DIR_WALK, dir_fd=cur)
+                    nxt = os.open(name, dir_flags, dir_fd=cur)
                     if cur != root:
                         os.close(cur)
                     cur = nxt
                     depth += 1
-                fd = os.open(rel[-1] if rel else ".", flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=cur)
+                fd = os.open(rel[-1] if rel else ".", leaf_flags, dir_fd=cur)
         except OSError as exc:
             if not assisted and not self.cross_mounts:  # a failure inside, or on, a foreign mount says nothing
                 if cur != root:

@@ -27,7 +27,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Final, Literal
+from typing import Final
 
 from ._candidate import MAX_PATH_BYTES, parse_candidate
 from ._held import Dropped, EffectiveRoot, HeldRoot
@@ -49,7 +49,7 @@ from ._intent import (
     open_parent,
     reopen,
 )
-from ._resolve import MAX_SYMLINK_HOPS, Beneath, Resolver, close_all, pick_resolver
+from ._resolve import MAX_SYMLINK_HOPS, Beneath, Resolver, ResolverKind, close_all, pick_resolver
 from .errors import (
     DanglingSymlink,
     InvalidPath,
@@ -216,7 +216,8 @@ class Handle:
 
     def reopen(self, flags: int) -> int:
         """A new fd on the same object opened with ``flags``; the caller closes it. Used after a type check on an
-        ``O_PATH`` fd: through procfs the object itself is reopened, no path is resolved again."""
+        ``O_PATH`` fd: through procfs the object itself is reopened, no path is resolved again. Without procfs (the
+        portable profile) the path is resolved again beneath the root and must lead to the same inode."""
         assert self._held is not None, "use the handle inside its with block"
         return reopen(self.fd, flags, (self._beneath, self._held, self._rel, self._intent.follow))
 
@@ -244,7 +245,9 @@ class Boundary:
     allowlist: paths (taken in now), or a held :class:`Boundary` whose roots are used as held objects, never
     resolved by name again (client roots are then opened beneath their fds). ``cross_mounts=False`` (the default)
     refuses any path that crosses into another mount below a root. ``resolver`` picks the kernel path:
-    ``"openat2"``, ``"walk"`` (the portable component walk) or ``"auto"`` (openat2 when the kernel has it).
+    ``"openat2"``, ``"walk"`` (the component walk), ``"portable"`` (the walk exactly as it must run without
+    ``O_PATH``, procfs and mount ids, as on macOS; mounts by ``st_dev`` only) or ``"auto"`` (openat2 when the
+    kernel has it).
     Use as a context manager, or call :meth:`close`, to release the fds (a finaliser also does).
     """
 
@@ -258,7 +261,7 @@ class Boundary:
     ) -> None:
         if os.name != "posix":
             raise RootsUnavailable("platform not supported")
-        self.resolver: Literal["openat2", "walk"] = pick_resolver(resolver)
+        self.resolver: ResolverKind = pick_resolver(resolver)
         self.cross_mounts = cross_mounts
         self.version: int | None = roots.version if isinstance(roots, RootSet) else None
         self._beneath = {self.resolver: Beneath(self.resolver, cross_mounts=cross_mounts)}
@@ -300,7 +303,7 @@ class Boundary:
         candidate: object,
         intent: Intent,
         *,
-        resolver: Literal["openat2", "walk"] | None = None,
+        resolver: ResolverKind | None = None,
         below: tuple[str, ...] = (),
     ) -> Handle:
         """The one way beneath a root: ``with boundary.open(candidate, intent) as handle: ...``.

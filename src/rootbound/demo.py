@@ -21,6 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp import Client, MCPError
 from rootbound import Root
 from rootbound.mcp import RootsProvider
+from rootbound.workspace.writing_demo import writable_session
 
 BOLD, DIM, GREEN, RED, RESET = ("\033[1m", "\033[2m", "\033[32m", "\033[31m", "\033[0m")
 if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
@@ -143,6 +144,7 @@ async def run(base: Path) -> None:
     print(f"workspace: {workspace}")
     await handshake_session(workspace, secret, base)
     await session_2026(workspace)
+    await writable_session(workspace, secret)
     print(f"\n{GREEN}done in {time.monotonic() - started:.1f} s{RESET}")
 
 

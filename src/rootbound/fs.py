@@ -9,11 +9,12 @@ reason.
 
 Policies (also in ``docs/security.md``):
 
-* **Writes** are atomic: a fresh temp name (``O_CREAT|O_EXCL|O_NOFOLLOW``) in the target's directory, ``fsync``,
-  then ``rename`` over the final name, all relative to the held parent fd. A final name that is a symlink is
-  followed only when it resolves to an existing file inside the same root; a dangling one is refused
-  (:class:`~rootbound.DanglingSymlink`). ``exclusive=True`` creates with ``O_EXCL`` and refuses any existing
-  entry, links included.
+* **Writes** (``rootbound._writes``, mixed in: write, edit, mkdir, create_directory, move, delete) are atomic: a
+  fresh temp name (``O_CREAT|O_EXCL|O_NOFOLLOW``) in the target's directory, ``fsync``, a proof that the directory
+  is still beneath its root, then ``rename`` over the final name (or ``RENAME_NOREPLACE`` into a free one for
+  ``exclusive=True``), all relative to the held parent fd. A final name that is a symlink is followed only when it
+  resolves to an existing file inside the same root; a dangling one is refused
+  (:class:`~rootbound.DanglingSymlink`).
 * **Hard links** (``hardlinks=``): ``"read-only"`` (default) reads a file with ``st_nlink > 1`` but refuses to
   replace it; ``"refuse"`` also refuses to read it; ``"allow"`` does neither. A path check cannot see where the
   other names of an inode live.
@@ -30,14 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
-from ._files import HardlinkPolicy, check_file, create_file, read_fd, replace_file
+from ._files import HardlinkPolicy, check_file, read_fd
 from ._glob import compile_glob, name_matcher
 from ._grep import DEFAULT_GREP_FILE_SIZE, DEFAULT_MAX_LINE, DEFAULT_MAX_MATCHES, Grep, GrepMatch, GrepResult
-from ._resolve import DIR_READ, O_PATH, pick_resolver
+from ._resolve import DIR_READ, O_PATH, ResolverKind, pick_resolver
 from ._resolve import READ as _READ_FLAGS
 from ._tree import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ENTRIES, scan
-from .boundary import CREATE, DIRECTORY, LIST, LSTAT, READ, STAT, WRITE, Boundary, Handle, Intent, Resolver
-from .errors import IsADirectory, LimitExceeded, NotADirectory, NotText, PathExists, ReadOnly
+from ._writes import WriteOps
+from .boundary import LIST, LSTAT, READ, STAT, Boundary, Handle, Intent, Resolver
+from .errors import LimitExceeded, NotText
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -92,12 +94,13 @@ def _kind(entry: os.DirEntry[str]) -> EntryKind:
     return "other"
 
 
-class RootedFS:
+class RootedFS(WriteOps):
     """Confined file operations on a :class:`~rootbound.Boundary` (which stays owned by the caller).
 
     Paths are what :meth:`Boundary.resolve` accepts (relative to the first root, absolute, or ``file:`` URIs).
-    ``resolver`` overrides the boundary's kernel path (``"walk"`` forces the portable fallback), ``read_only``
-    refuses every write, ``hardlinks`` sets the hard-link policy, ``max_read`` the default read limit.
+    ``resolver`` overrides the boundary's kernel path (``"walk"`` forces the component walk, ``"portable"`` the
+    walk without O_PATH, procfs or mount ids), ``read_only`` refuses every write, ``hardlinks`` sets the hard-link
+    policy, ``max_read`` the default read limit.
     """
 
     def __init__(
@@ -112,7 +115,7 @@ class RootedFS:
         if hardlinks not in ("read-only", "refuse", "allow"):
             raise ValueError("hardlinks must be 'read-only', 'refuse' or 'allow'")
         self.boundary = boundary
-        self.resolver: Literal["openat2", "walk"] = boundary.resolver if resolver is None else pick_resolver(resolver)
+        self.resolver: ResolverKind = boundary.resolver if resolver is None else pick_resolver(resolver)
         self.read_only = read_only
         self.hardlinks: HardlinkPolicy = hardlinks
         self.max_read = max_read
@@ -189,61 +192,6 @@ class RootedFS:
             entries = [Entry(parent / entry.name, _kind(entry)) for entry in listing]
         entries.sort(key=lambda entry: entry.path.name)
         return entries
-
-    # -- writing -----------------------------------------------------------------------------------------------
-
-    def write_bytes(self, path: object, data: bytes, *, exclusive: bool = False, mode: int = 0o666) -> Path:
-        """Write ``data`` atomically (temp + rename beside the target); returns the canonical path written.
-
-        ``exclusive=True`` creates the file with ``O_EXCL`` (refusing any existing entry, symlinks included).
-        A new file gets permission bits ``mode`` minus the umask; a replaced file keeps its permission bits.
-        """
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError("data must be bytes")
-        if self.read_only:
-            raise ReadOnly()
-        with self._open(path, CREATE if exclusive else WRITE) as handle:
-            assert handle.name is not None
-            if exclusive:
-                create_file(handle.fd, handle.name, data, mode)
-            else:
-                existing = handle.lstat()
-                if existing is not None and not stat.S_ISLNK(existing.st_mode):
-                    check_file(existing, self.hardlinks, writing=True)
-                replace_file(handle.fd, handle.name, data, mode, existing)
-            return handle.path
-
-    def write_text(
-        self, path: object, text: str, *, encoding: str = "utf-8", exclusive: bool = False, mode: int = 0o666
-    ) -> Path:
-        """:meth:`write_bytes` of ``text`` encoded."""
-        return self.write_bytes(path, text.encode(encoding), exclusive=exclusive, mode=mode)
-
-    def mkdir(self, path: object, *, parents: bool = False, exist_ok: bool = False, mode: int = 0o777) -> Path:
-        """Create a directory beneath a root (``parents`` creates missing ancestors); returns its canonical path.
-
-        ``mode`` is the permission bits (minus the umask), as for :func:`os.mkdir`.
-        """
-        if self.read_only:
-            raise ReadOnly()
-        intent = CREATE.with_parents(mode) if parents else CREATE
-        try:
-            with self._open(path, intent) as handle:
-                assert handle.name is not None
-                try:
-                    os.mkdir(handle.name, mode, dir_fd=handle.fd)
-                    return handle.path
-                except FileExistsError:
-                    if not exist_ok:
-                        raise PathExists() from None
-        except IsADirectory:  # the root itself
-            if not exist_ok:
-                raise PathExists() from None
-        try:  # it exists: acceptable only as a directory (an in-root symlink to one is followed)
-            with self._open(path, DIRECTORY) as handle:
-                return handle.path
-        except NotADirectory:
-            raise PathExists() from None
 
     # -- trees ---------------------------------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from rootbound import (
 )
 from rootbound import _openat2 as o2
 
-RESOLVERS = ["openat2", "walk"]
+RESOLVERS = ["openat2", "walk", "portable"]  # portable: the walk without O_PATH, procfs, mount ids
 OPS = ["read", "read_range", "write", "write_new", "mkdir", "list", "stat", "walk", "glob", "grep", "search", "resolve"]
 SECRET = b"SECRET-OUTSIDE-7f3a"
 
@@ -682,7 +682,7 @@ _BIND_SCRIPT = textwrap.dedent(
         f.write(SECRET)
     run("mount", "--bind", os.path.join(outside, "secret"), os.path.join(root, "f"))  # a file bind mount
     results = {}
-    for resolver in ("openat2", "walk"):
+    for resolver in ("openat2", "walk", "portable"):
         for cross in (False, True):
             fs = RootedFS(Boundary([root], resolver=resolver, cross_mounts=cross))
             kinds = (("dir-bind", "m/secret"), ("tmpfs", "t/secret"), ("file-bind", "f"),
@@ -724,12 +724,20 @@ def bind_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return results
 
 
+_SAME_DEVICE = {"dir-bind", "file-bind", "through-and-back-link", "through-and-back-dotdot"}
+
+
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("kind", ["dir-bind", "tmpfs", "file-bind", "through-and-back-link", "through-and-back-dotdot"])
 def test_bind_mount(bind_results: dict[str, str], resolver: str, kind: str, op: str) -> None:
     """1.5: a mount inside a root (same-filesystem bind, other filesystem, file bind) is refused by default,
     also when the path only passes through it (a link inside the mount, or ``..``, leading back into the root)."""
     outcome = bind_results[f"{resolver}/False/{kind}/{op}"]
+    if resolver == "portable" and kind in _SAME_DEVICE:
+        # The documented gap (docs/security.md, "Not guaranteed"): by st_dev alone a bind mount of the same
+        # filesystem is invisible. Pinned, so the day it is closed the documentation changes with it.
+        assert outcome != "denied:CrossesMount", outcome
+        return
     assert outcome.startswith("denied:"), outcome
     if op in ("write", "write_new", "mkdir") and kind == "file-bind":
         return  # replacing or creating over a mount point fails in the kernel (EBUSY/EEXIST): denied, no effect
@@ -738,8 +746,11 @@ def test_bind_mount(bind_results: dict[str, str], resolver: str, kind: str, op: 
 
 def test_bind_mount_tree_and_opt_in(bind_results: dict[str, str], resolver: str) -> None:
     """Walking the root never greps through a mount; ``cross_mounts=True`` is what lets a read through."""
-    assert bind_results[f"{resolver}/False/tree/grep"] == "ok"
+    # By st_dev alone (portable) the same-filesystem bind is entered like any directory: the documented gap.
+    assert bind_results[f"{resolver}/False/tree/grep"] == ("leaked" if resolver == "portable" else "ok")
     for kind in ("dir-bind", "tmpfs", "file-bind"):
+        if resolver == "portable" and kind in _SAME_DEVICE:
+            continue  # crossed even without the opt-in (the gap above), and its writes replaced the secret there
         assert bind_results[f"{resolver}/True/{kind}/read"] == "leaked"  # the opt-in really crosses
 
 

@@ -24,7 +24,7 @@ import pytest
 from rootbound import Boundary, RootedFS, RootsError, RootsUnavailable
 from tests.helpers.swap import exchange
 
-RESOLVERS = ["openat2", "walk"]
+RESOLVERS = ["openat2", "walk", "portable"]  # portable: the walk without O_PATH, procfs, mount ids
 INSIDE = b"INSIDE-content"
 OUTSIDE = b"OUTSIDE-SECRET-content"
 READS = 10_000

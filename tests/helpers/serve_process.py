@@ -22,12 +22,16 @@ __all__ = ["http_serve", "serve", "text_of"]
 
 
 @contextlib.contextmanager
-def http_serve(args: Sequence[str]) -> Iterator[str]:
-    """``rootbound serve --http 127.0.0.1:0`` as a subprocess; yields the URL it prints once listening."""
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+def http_serve(
+    args: Sequence[str], *, env: dict[str, str] | None = None, launcher: Sequence[str] = ("-m", "rootbound")
+) -> Iterator[str]:
+    """``rootbound serve --http 127.0.0.1:0`` as a subprocess; yields the URL it prints once listening.
+
+    ``env`` adds environment variables; ``launcher`` replaces ``-m rootbound`` (a test's own entry point).
+    """
     process = subprocess.Popen(
-        [sys.executable, "-m", "rootbound", "serve", "--http", "127.0.0.1:0", *args],
-        env=env,
+        [sys.executable, *launcher, "serve", "--http", "127.0.0.1:0", *args],
+        env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -56,21 +60,29 @@ def http_serve(args: Sequence[str]) -> Iterator[str]:
 
 @contextlib.asynccontextmanager
 async def serve(
-    transport: str, args: Sequence[str], *, mode: str, provider: RootsProvider | None
+    transport: str,
+    args: Sequence[str],
+    *,
+    mode: str,
+    provider: RootsProvider | None,
+    env: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+    launcher: Sequence[str] = ("-m", "rootbound"),
 ) -> AsyncIterator[Client]:
+    """A real SDK client on ``rootbound serve`` (``headers`` go on every HTTP request, e.g. Authorization)."""
     kwargs: dict[str, Any] = dict(provider.client_kwargs()) if provider is not None else {}
     if transport == "stdio":
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "rootbound", "serve", *args],
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            args=[*launcher, "serve", *args],
+            env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
         )
         async with Client(params, mode=mode, **kwargs) as client:
             yield client
         return
-    with http_serve(args) as url:
+    with http_serve(args, env=env, launcher=launcher) as url:
         async with (
-            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
+            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300), headers=headers) as http,
             Client(streamable_http_client(url, http_client=http), mode=mode, **kwargs) as client,
         ):
             yield client

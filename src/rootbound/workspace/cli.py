@@ -7,7 +7,12 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from .sandbox import Sandbox
 
 __all__ = ["SERVE_HELP", "add_parser", "run"]
 
@@ -24,11 +29,11 @@ No DIRs: client roots are confined to the home directory of the user running the
 file:///etc is refused, / is narrowed to the home directory). --trust-client-roots lifts this: client roots are
 then taken anywhere this user can read, except / itself. Use it only with a client you trust as much as a shell.
 
-Tools (all read-only but write_file): list_roots, list_directory, directory_tree, read_file (lines or bytes),
-read_multiple_files, read_media_file, stat, search_files, grep (RE2), find_projects, and write_file (only with
---writable). search_files, grep and directory_tree skip .git and what .gitignore ignores. Paths are absolute,
-file:// URIs, or relative to the first root. A denied path is a tool error naming the reason class, never
-echoing the input. Every call stops at --tool-timeout.
+Tools (read-only): list_roots, list_directory, directory_tree, read_file (lines or bytes), read_multiple_files,
+read_media_file, stat, search_files, grep (RE2), find_projects; with --writable also edit_file (with a diff),
+write_file, create_directory, move_file and delete_file (docs/writing.md). search_files, grep and directory_tree
+skip .git and what .gitignore ignores. Paths are absolute, file:// URIs, or relative to the first root. A denied
+path is a tool error naming the reason class, never echoing the input. Every call stops at --tool-timeout.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a
@@ -92,7 +97,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     serve.add_argument(
         "--http", metavar="HOST:PORT", type=_host_port, help="serve Streamable HTTP at http://HOST:PORT/mcp"
     )
-    serve.add_argument("--writable", action="store_true", help="offer write_file (atomic, never follows links)")
+    serve.add_argument(
+        "--writable",
+        action="store_true",
+        help="offer the writing tools (edit_file, write_file, create_directory, move_file, delete_file)",
+    )
     serve.add_argument(
         "--state-key-env",
         metavar="NAME",
@@ -169,6 +178,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="LEVEL",
         help=f"stderr log level: {', '.join(LOG_LEVELS)} (default WARNING)",
     )
+    _add_sandbox_and_auth_flags(serve)
     return serve
 
 
@@ -182,12 +192,67 @@ def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
         roots = f"client roots ∩ DIRs [{shown}], or the DIRs when the client declares none"
     else:
         roots = "the client's roots (/ refused); none declared: tools answer -32021"
-    mode = "writable (write_file)" if args.writable else "read-only"
+    mode = "writable (edit, write, create, move, delete)" if args.writable else "read-only"
     transport = "Streamable HTTP" if args.http else "stdio"
     return (
         f"{transport}; roots: {roots}; {mode}; reads up to {args.max_read} bytes; "
         f"tool timeout {args.tool_timeout:g} s; roots timeout {args.roots_timeout:g} s"
     )
+
+
+# --- sandbox and authentication flags (docs/security.md, "Defence in depth") ---------------------------------------
+
+
+MIN_TOKEN_LENGTH = 32  # characters: a 32-hex-digit token is 128 bits
+
+
+def _add_sandbox_and_auth_flags(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="do not restrict this process with Landlock (by default, where the kernel offers it, the process can "
+        "open only the DIRs and its own interpreter's files, bind only its port and connect nowhere)",
+    )
+    serve.add_argument(
+        "--require-sandbox", action="store_true", help="refuse to start when the kernel cannot apply the sandbox"
+    )
+    serve.add_argument(
+        "--auth-token-env",
+        metavar="NAME",
+        help=f"with --http: environment variable holding the bearer token every request must send "
+        f"(Authorization: Bearer TOKEN; at least {MIN_TOKEN_LENGTH} characters)",
+    )
+    serve.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="with --http: allow listening on a non-loopback address without --auth-token-env",
+    )
+
+
+def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandbox, TokenVerifier | None] | str:
+    """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
+    from .http import is_loopback
+    from .sandbox import Sandbox
+
+    sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
+    if args.require_sandbox and not sandbox.active:
+        return f"--require-sandbox: sandbox {sandbox.describe()}"
+    verifier: TokenVerifier | None = None
+    if args.auth_token_env:
+        if not args.http:
+            return "--auth-token-env needs --http"
+        token = os.environ.get(args.auth_token_env, "")
+        if len(token) < MIN_TOKEN_LENGTH:
+            return f"environment variable {args.auth_token_env} must hold a token of {MIN_TOKEN_LENGTH}+ characters"
+        from .auth import StaticTokenVerifier
+
+        verifier = StaticTokenVerifier(token)
+    elif args.http and not args.insecure_no_auth and not is_loopback(args.http[0]):
+        return "refusing to serve a non-loopback address without --auth-token-env (or --insecure-no-auth)"
+    return sandbox, verifier
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 
 
 def _fail(message: str) -> int:
@@ -234,6 +299,10 @@ def run(args: argparse.Namespace) -> int:
         if home is None:
             return _fail("no DIRs and no usable home directory to confine client roots to: give DIRs")
         dirs, confine_only = [home], True
+    walls = _sandbox_and_auth(args, dirs)
+    if isinstance(walls, str):
+        return _fail(walls)
+    sandbox, verifier = walls
 
     from ..mcp.server import SILENCE_ENV
     from .server import WorkspaceConfig, build_workspace_server
@@ -248,19 +317,37 @@ def run(args: argparse.Namespace) -> int:
         roots_timeout=args.roots_timeout,
         dirs_confine_only=confine_only,
         max_roots=args.max_roots,
+        sandbox=sandbox.describe(),
     )
     from ._fd_budget import raise_fd_limit
 
     raise_fd_limit()  # held roots are descriptors: use the room the hard limit allows
     server, _service = build_workspace_server(config)
-    print(f"rootbound serve: {describe_policy(args, dirs)}", file=sys.stderr, flush=True)
+    policy = describe_policy(args, dirs)
     if args.http:
         host, port = args.http
         from ._sessions import SessionLimits
         from .http import serve_http
 
+        # One startup line, once listening (bound and sandboxed): the URL, auth, sandbox, then the policy.
+        _, _, rest = policy.partition("; ")
         sessions = SessionLimits(args.max_sessions, args.session_idle_timeout, args.init_timeout)
-        return serve_http(server, host, port, args.allowed_host, sessions)
+        return serve_http(
+            server,
+            host,
+            port,
+            args.allowed_host,
+            sandbox=sandbox,
+            token_verifier=verifier,
+            policy=rest,
+            sessions=sessions,
+        )
+    from .sandbox import SandboxError
     from .stdio import serve_stdio
 
+    try:
+        status = sandbox.apply()
+    except SandboxError as error:
+        return _fail(f"cannot sandbox: {error} (--no-sandbox to serve without)")
+    print(f"rootbound serve: {policy}; sandbox: {status}", file=sys.stderr, flush=True)
     return serve_stdio(server, exit_process=True)

@@ -5,16 +5,47 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._deep_json import DepthGuard
 from ._sessions import SessionGuard, SessionLimits, session_manager
 
-__all__ = ["http_app", "serve_http"]
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from .sandbox import Sandbox
+
+__all__ = ["http_app", "is_loopback", "serve_http"]
 
 
-def http_app(server: Any, *, allowed_hosts: Sequence[str], sessions: SessionLimits | None = None) -> Any:
-    """One Streamable HTTP endpoint at ``/mcp`` for both eras (2026-07-28 requests are always stateless)."""
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a bind address) is reachable only from this machine; a name other than localhost is not."""
+    import ipaddress
+
+    bare = host.strip("[]")
+    if bare == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False
+
+
+def http_app(
+    server: Any,
+    *,
+    allowed_hosts: Sequence[str],
+    token_verifier: TokenVerifier | None = None,
+    resource_server_url: str | None = None,
+    resource_metadata_url: str | None = None,
+    public_routes: Sequence[Any] = (),
+    sessions: SessionLimits | None = None,
+) -> Any:
+    """One Streamable HTTP endpoint at ``/mcp`` for both eras (2026-07-28 requests are always stateless).
+
+    With ``token_verifier`` every request needs an ``Authorization: Bearer`` token it accepts (``auth.py``);
+    ``public_routes`` (e.g. the SDK's ``create_protected_resource_routes``) are served without one.
+    """
     from mcp.server.streamable_http_manager import DEFAULT_MAX_REQUEST_BODY_SIZE
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
@@ -26,7 +57,7 @@ def http_app(server: Any, *, allowed_hosts: Sequence[str], sessions: SessionLimi
         allowed_hosts=hosts,
         allowed_origins=[f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts],
     )
-    limits = sessions or SessionLimits()
+    limits = sessions or SessionLimits()  # issue 16 #6: cap, idle timeout, uninitialised sessions reaped
     manager = session_manager(server, limits, security_settings=security)
     guard = SessionGuard(manager, limits)
 
@@ -35,8 +66,20 @@ def http_app(server: Any, *, allowed_hosts: Sequence[str], sessions: SessionLimi
         async with manager.run(), guard.running():
             yield
 
-    endpoint = DepthGuard(guard, max_body=DEFAULT_MAX_REQUEST_BODY_SIZE)
-    return Starlette(routes=[Route("/mcp", endpoint=endpoint)], lifespan=lifespan)
+    endpoint = DepthGuard(guard, max_body=DEFAULT_MAX_REQUEST_BODY_SIZE)  # issue 16 #12
+    routes = [Route("/mcp", endpoint=endpoint), *public_routes]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    if token_verifier is None:
+        return app
+    from .auth import require_bearer
+
+    return require_bearer(
+        app,
+        token_verifier,
+        resource_server_url=resource_server_url,
+        resource_metadata_url=resource_metadata_url,
+        public_paths={route.path for route in public_routes},
+    )
 
 
 SHUTDOWN_GRACE = 2
@@ -44,8 +87,17 @@ SHUTDOWN_GRACE = 2
 
 
 def serve_http(
-    server: Any, host: str, port: int, extra_hosts: Sequence[str], sessions: SessionLimits | None = None
+    server: Any,
+    host: str,
+    port: int,
+    extra_hosts: Sequence[str],
+    *,
+    sandbox: Sandbox | None = None,
+    token_verifier: TokenVerifier | None = None,
+    policy: str = "",
+    sessions: SessionLimits | None = None,
 ) -> int:
+    """Serve until stopped; ``policy`` (what clients will be allowed) ends the one startup line."""
     import os
     import socket
 
@@ -70,12 +122,23 @@ def serve_http(
     if bare in ("127.0.0.1", "localhost", "::1"):
         hosts += [f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"]
     hosts += list(extra_hosts)
-    app = http_app(server, allowed_hosts=hosts, sessions=sessions)
+    app = http_app(server, allowed_hosts=hosts, token_verifier=token_verifier, sessions=sessions)
     # log_config=None: uvicorn's records reach the root logger's rate-limited handler instead of its own.
     config = uvicorn.Config(
         app, log_level="warning", log_config=None, lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE
     )
     web = uvicorn.Server(config)
+    status = "off"
+    if sandbox is not None:  # after bind (the port is known) and before any thread starts
+        from .sandbox import SandboxError
+
+        try:
+            status = sandbox.apply(port)
+        except SandboxError as error:
+            sock.close()
+            print(f"rootbound serve: cannot sandbox: {error} (--no-sandbox to serve without)", file=sys.stderr)
+            return 2
+    auth = "bearer token" if token_verifier is not None else "none"
 
     async def exit_when_stuck() -> None:
         # uvicorn's graceful shutdown is bounded, but the lifespan then waits for the session manager's task
@@ -99,7 +162,12 @@ def serve_http(
             while not web.started and not web.should_exit:  # noqa: ASYNC110 - uvicorn exposes no event
                 await anyio.sleep(0.01)
             # Printed once listening, with the bound port: a supervisor (or a test) can wait for this line.
-            print(f"rootbound serve: Streamable HTTP on http://{shown}:{port}/mcp", file=sys.stderr, flush=True)
+            print(
+                f"rootbound serve: Streamable HTTP on http://{shown}:{port}/mcp (auth: {auth}; sandbox: {status})"
+                + (f"; {policy}" if policy else ""),
+                file=sys.stderr,
+                flush=True,
+            )
 
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)

@@ -68,6 +68,7 @@ class WorkspaceConfig:
     limits: Limits = field(default_factory=Limits)
     state_keys: tuple[bytes, ...] = ()
     roots_timeout: float = 10.0
+    sandbox: str = ""  # what the kernel sandbox enforces, for list_roots (workspace/sandbox.py)
     name: str = "rootbound-workspace"
     max_roots: int = 256
     """Roots one snapshot may hold (``--max-roots``); a larger one is refused whole."""
@@ -131,7 +132,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=not spec.writes,
-            destructive_hint=spec.writes,
+            destructive_hint=spec.annotations["destructiveHint"],
             idempotent_hint=spec.idempotent,
             open_world_hint=False,
         ),
@@ -203,7 +204,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             with held.for_roots(roots) as boundary:
                 fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
                 try:
-                    context = {"source": source, "budget": budget}
+                    context = {"source": source, "budget": budget, "sandbox": config.sandbox}
                     return call_tool_in(params.name, fs, arguments, config.limits, context)
                 except ToolError as error:
                     return error  # returned, not raised: it would reach the task group as an exception group

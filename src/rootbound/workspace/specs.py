@@ -17,7 +17,10 @@ PROJECT_MARKERS: Final = ("pyproject.toml", "package.json", "Cargo.toml", "go.mo
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool as listed: ``writes`` tools are offered only with ``--writable``."""
+    """One tool as listed: ``writes`` tools (``write_tools``) are offered only with ``--writable``.
+
+    ``destructive`` is a writing tool's ``destructiveHint`` (false for one that only adds, like create_directory).
+    """
 
     name: str
     title: str
@@ -26,6 +29,7 @@ class ToolSpec:
     output_schema: dict[str, Any] | None = None
     writes: bool = False
     idempotent: bool = True
+    destructive: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -34,7 +38,7 @@ class ToolSpec:
         return {
             "title": self.title,
             "readOnlyHint": not self.writes,
-            "destructiveHint": self.writes,
+            "destructiveHint": self.writes and self.destructive,
             "idempotentHint": self.idempotent,
             "openWorldHint": False,
         }
@@ -88,6 +92,7 @@ _ROOTS_OUT = _output(
         },
         "source": _STR,
         "note": _STR,
+        "sandbox": _STR,
     },
     ["roots", "refused", "source"],
 )
@@ -305,16 +310,5 @@ TOOLS: Final = (
         "Directories inside the roots that hold a project marker: " + ", ".join(PROJECT_MARKERS) + ".",
         _object({}, []),
         _PROJECTS_OUT,
-    ),
-    ToolSpec(
-        "write_file",
-        "Write a file",
-        "Write a UTF-8 text file inside the roots atomically (replaces an existing file; never follows a symlink "
-        "out of its root).",
-        _object(
-            {"path": _PATH, "content": {"type": "string", "maxLength": 16 * 1024 * 1024, "description": "UTF-8."}},
-            ["path", "content"],
-        ),
-        writes=True,
     ),
 )

@@ -43,6 +43,7 @@ from .calls import (
 from .reading import opened, read_file, read_media_file, read_multiple_files
 from .render import bounded, escape, escape_line
 from .specs import PROJECT_MARKERS, TOOLS, ToolSpec
+from .write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
 
 __all__ = [
     "PROJECT_MARKERS",
@@ -124,6 +125,10 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
         lines.insert(0, "(no roots: every path is denied)")
         lines.append(note)
         structured["note"] = note
+    sandbox = context.get("sandbox")
+    if sandbox:  # the kernel wall under the boundary (docs/security.md, "Defence in depth")
+        lines.append(f"sandbox: {sandbox}")
+        structured["sandbox"] = str(sandbox)
     lines.append(f"source: {source}")
     return ToolOutput("\n".join(lines), structured)
 
@@ -365,15 +370,6 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
     return ToolOutput(bounded(lines, limits.max_output, more=more), structured)
 
 
-def write_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    path = path_arg(args)
-    content = args.get("content")
-    if not isinstance(content, str):
-        raise ToolError("argument 'content' must be a string")
-    written = fs.write_text(path, content)
-    return ToolOutput(f"wrote {len(content.encode('utf-8'))} bytes to {escape(str(written))}")
-
-
 ToolFunction = Callable[[RootedFS, Mapping[str, Any], Limits, Mapping[str, Any]], ToolOutput]
 
 
@@ -388,7 +384,7 @@ _IMPLEMENTATIONS: Final[dict[str, ToolFunction]] = {
     "search_files": search_files,
     "grep": grep,
     "find_projects": find_projects,
-    "write_file": write_file,
+    **WRITE_IMPLEMENTATIONS,
 }
 
 
@@ -425,4 +421,4 @@ def run_tool(
 
 def tool_specs(writable: bool) -> Sequence[ToolSpec]:
     """The tools a server offers: the write tools only when ``writable``."""
-    return [spec for spec in TOOLS if writable or not spec.writes]
+    return [*TOOLS, *WRITE_TOOLS] if writable else list(TOOLS)

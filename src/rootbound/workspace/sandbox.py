@@ -1,0 +1,172 @@
+"""The coarse wall under the :class:`~rootbound.Boundary`: ``rootbound serve`` takes away its own access with Landlock.
+
+The Boundary decides, per client, which paths a tool may touch; it is Python code, so a bug in it, in the SDK or in
+a dependency would be an escape. Landlock is enforced by the kernel for the life of the process: after
+:meth:`Sandbox.apply`, opening, listing, creating or removing anything outside the operator's DIRs (read-only
+unless ``--writable``) and the interpreter's own files (read-only) fails with EACCES, and with ABI >= 4 the process
+can bind only its serving port and connect nowhere over TCP. What it cannot cover is in docs/security.md,
+"Defence in depth".
+
+Applied after everything serving needs is imported and the listening socket is bound, and before the first
+thread starts: Landlock restricts the calling thread and the threads it starts later, never threads already running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import stat
+import sys
+import sysconfig
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from .. import _landlock as ll
+
+__all__ = ["Sandbox", "SandboxError"]
+
+_READ: Final = ll.ACCESS_FS_READ_FILE | ll.ACCESS_FS_READ_DIR
+# --writable: change files and directories beneath the DIRs; never make devices, fifos, sockets or symlinks, never
+# execute. REFER (ABI 2) lets an atomic replace rename between directories of the DIRs; TRUNCATE (ABI 3) lets a
+# file be truncated in place.
+_WRITE: Final = (
+    ll.ACCESS_FS_WRITE_FILE
+    | ll.ACCESS_FS_REMOVE_DIR
+    | ll.ACCESS_FS_REMOVE_FILE
+    | ll.ACCESS_FS_MAKE_DIR
+    | ll.ACCESS_FS_MAKE_REG
+    | ll.ACCESS_FS_REFER
+    | ll.ACCESS_FS_TRUNCATE
+)
+# Imported before restricting, though the interpreter's files stay readable: what serving is certain to import
+# lazily, so it does not depend on finding files after the restriction (a package installed outside the paths
+# below would otherwise fail at its first use). Tool dependencies are imported by the tools module itself.
+_PRELOAD_STDIO: Final = ("mcp.server.stdio",)
+_PRELOAD_HTTP: Final = (
+    "encodings.idna",
+    "uvicorn.lifespan.on",
+    "uvicorn.loops.auto",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.websockets.auto",
+    "uvicorn.protocols.http.h11_impl",
+    "uvicorn.protocols.http.httptools_impl",
+)
+
+
+class SandboxError(Exception):
+    """The sandbox was asked for and could not be applied: serving without it would be a silent downgrade."""
+
+
+class Sandbox:
+    """What ``serve`` restricts itself to, decided at start; :meth:`apply` enforces it, once."""
+
+    def __init__(self, dirs: Sequence[Path], *, writable: bool, listens: bool = False, enabled: bool = True) -> None:
+        self.dirs = tuple(dirs)
+        self.listens = listens  # serving over TCP: its port stays bindable
+        self.writable = writable
+        self.enabled = enabled
+        self.abi = ll.abi_version() if enabled else 0
+        self.applied = False
+
+    @property
+    def active(self) -> bool:
+        """Whether :meth:`apply` will restrict anything (Landlock available, not opted out)."""
+        return self.enabled and self.abi > 0 and (bool(self.dirs) or ll.net_rights(self.abi) != 0)
+
+    def describe(self) -> str:
+        """One line for the startup message and ``list_roots``: what the kernel enforces, or why nothing."""
+        if not self.enabled:
+            return "off (--no-sandbox)"
+        if self.abi == 0:
+            return "unavailable (no Landlock in this kernel): the Boundary is the only wall"
+        parts = [f"landlock ABI {self.abi}"]
+        if self.dirs:
+            parts.append("files: the DIRs " + ("read-write" if self.writable else "read-only"))
+        else:
+            parts.append("files: not restricted (no DIRs)")
+        if ll.net_rights(self.abi):
+            parts.append("TCP: no connect, bind only the serving port" if self.listens else "TCP: no bind, no connect")
+        else:
+            parts.append("TCP: not restricted (ABI < 4)")
+        return ", ".join(parts)
+
+    def apply(self, port: int | None = None) -> str:
+        """Restrict this process (a no-op when inactive); returns :meth:`describe`. Raises :class:`SandboxError`."""
+        if not self.active or self.applied:
+            return self.describe()
+        _preload(_PRELOAD_HTTP if self.listens else _PRELOAD_STDIO)
+        threads = _thread_count()
+        if threads != 1:
+            raise SandboxError(f"{threads} threads are running; Landlock would leave all but one unrestricted")
+        handled_fs = ll.fs_rights(self.abi) if self.dirs else 0
+        try:
+            with ll.Ruleset(handled_fs, ll.net_rights(self.abi), ll.scopes(self.abi)) as ruleset:
+                if handled_fs:
+                    grant = _READ | (_WRITE if self.writable else 0)
+                    for path in self.dirs:
+                        _allow(ruleset, path, grant & handled_fs)
+                    for path in _runtime_paths():
+                        _allow(ruleset, path, _READ, missing_ok=True)
+                    _allow(ruleset, Path("/dev/null"), ll.ACCESS_FS_READ_FILE | ll.ACCESS_FS_WRITE_FILE)
+                if ruleset.handled_net and self.listens and port is not None:
+                    ruleset.allow_port(port, ll.ACCESS_NET_BIND_TCP)
+                ruleset.restrict_self()
+        except OSError as error:
+            raise SandboxError(f"Landlock refused the ruleset ({error.strerror})") from None
+        self.applied = True
+        return self.describe()
+
+
+def _allow(ruleset: ll.Ruleset, path: Path, access: int, *, missing_ok: bool = False) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            access &= ll.FILE_RIGHTS  # a rule on a file may only grant what applies to a file
+        ruleset.allow_path(fd, access)
+    finally:
+        os.close(fd)
+
+
+def _runtime_paths() -> list[Path]:
+    """What the interpreter may still read: its standard library and packages, never the working directory.
+
+    ``sys.path[0]`` is the script's directory, or the working directory under ``python -m`` (an absolute path
+    there): it is skipped, or running ``serve`` from a home directory would leave all of it readable.
+    """
+    found: list[str] = []
+    scheme = sysconfig.get_paths()
+    found += [scheme[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in scheme]
+    entries = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]  # -P (3.11+): no such entry
+    found += [entry for entry in entries if entry and os.path.isabs(entry)]
+    rootbound = sys.modules["rootbound"].__file__
+    if rootbound:  # an editable install's source tree need not be on sys.path
+        found.append(str(Path(rootbound).parent))
+    cwd = Path.cwd().resolve()
+    paths: list[Path] = []
+    for entry in found:
+        path = Path(entry).resolve()
+        if path.is_dir() and path not in paths and path != cwd:
+            paths.append(path)
+    return paths
+
+
+def _preload(names: Sequence[str]) -> None:
+    for name in names:
+        with contextlib.suppress(ImportError):  # optional accelerators (httptools, re2) may be absent
+            importlib.import_module(name)
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:  # no /proc: trust Python's own count (it cannot see threads C code started)
+        import threading
+
+        return threading.active_count()

@@ -1,0 +1,80 @@
+"""Every escape case of ``test_escapes.py`` against every writing operation, both resolvers.
+
+The reading matrix pins the exact denial per operation; here the invariant is checked for the operations added
+by issue 13 (edit, dry-run edit, write with create_parents, create_directory, move from and to the attacker's
+path, delete): each call is either denied with a :class:`~rootbound.RootsError` and the whole fixture tree is
+unchanged, or allowed and everything it changed lies inside the root, and its result carries no outside data.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from rootbound import EditOutcome, RootedFS, RootsError
+from rootbound.edit import Edit
+from tests.confine.test_escapes import CASES, RESOLVERS, Case, Env, build, leaks, make_env, snapshot
+
+WRITE_OPS: dict[str, Callable[[RootedFS, object], object]] = {
+    "edit": lambda fs, c: fs.edit_file(c, [Edit("SECRET", "pwned")]),
+    "edit_dry_run": lambda fs, c: fs.edit_file(c, [Edit("SECRET", "pwned")], dry_run=True),
+    "write_parents": lambda fs, c: fs.write_bytes(c, b"pwned", create_parents=True),
+    "create_directory": lambda fs, c: fs.create_directory(c),
+    "move_from": lambda fs, c: fs.move(c, "moved-here"),
+    "move_to": lambda fs, c: fs.move("notes.txt", c),
+    "move_to_overwrite": lambda fs, c: fs.move("notes.txt", c, overwrite=True),
+    "delete": lambda fs, c: fs.delete_file(c),
+}
+
+
+@pytest.fixture(params=RESOLVERS)
+def resolver_name(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Iterator[Env]:
+    environment = make_env(tmp_path)
+    yield environment
+    fd = environment.extra.get("fd")
+    if isinstance(fd, int):
+        os.close(fd)
+
+
+@pytest.mark.parametrize("op", sorted(WRITE_OPS))
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_writing_ops_never_leave_the_root(
+    case: Case, op: str, resolver_name: str, tree: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = tree
+    if case.setup:
+        case.setup(env, monkeypatch)
+    fs = build(case, env, resolver_name)
+    if case.after_build:
+        case.after_build(env)
+    before = snapshot(env.tmp)
+    candidate = case.candidate(env)
+    try:
+        try:
+            result = WRITE_OPS[op](fs, candidate)
+        except RootsError as error:
+            assert "SECRET" not in str(error)
+            assert before == snapshot(env.tmp), "a denied call changed the tree"
+            return
+    finally:
+        fs.boundary.close()
+    if isinstance(result, EditOutcome):
+        assert not leaks(result.diff), f"{op} returned outside data"
+        result = result.path
+    assert isinstance(result, Path)
+    assert result.is_relative_to(env.root), result  # a name like "%2e%2e" is a legal name inside the root
+    if not result.is_symlink():  # a moved link is moved as itself: it may still point wherever it pointed
+        assert Path(os.path.realpath(result)).is_relative_to(env.root), result
+    after = snapshot(env.tmp)
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    root_rel = os.path.relpath(env.root, env.tmp)
+    assert all(k.startswith(root_rel + os.sep) for k in changed), f"changes outside the root: {changed}"
