@@ -50,7 +50,10 @@ def test_fixed_release_is_clean(request: pytest.FixtureRequest, tmp_path: Path) 
 
 
 def test_rootbound_serve_is_clean(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    spec = ServerSpec(command=(sys.executable, "-m", "rootbound", "serve", "--writable", "{workspace}"))
+    # Roots mode runs it without DIRs, where client roots are confined to the serving user's home unless the
+    # operator trusts them (issue 16): the trap lives in a temp dir, so say so explicitly.
+    command = (sys.executable, "-m", "rootbound", "serve", "--writable", "--trust-client-roots", "{workspace}")
+    spec = ServerSpec(command=command)
     result = _scan(request, tmp_path, "rootbound serve --write", spec, write=True)
     assert above_info(result) == []
     assert [m.status for m in result.modes] == ["ok", "ok", "ok"], [(m.mode, m.status, m.detail) for m in result.modes]
