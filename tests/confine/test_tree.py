@@ -22,7 +22,7 @@ from rootbound._grep import LineScanner
 from rootbound._intent import LIST
 from rootbound._tree import scan
 
-RESOLVERS = ["openat2", "walk"]
+RESOLVERS = ["openat2", "walk", "portable"]
 
 
 @pytest.fixture
