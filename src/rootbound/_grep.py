@@ -67,9 +67,10 @@ class LineScanner:
             raise ValueError("a literal scan needs the literal")
         self.search, self.required, self.binary, self.max_file_size = search, required, binary, max_file_size
 
-    def read(self, fd: int, size: int) -> bytes | None:
-        """The content of the open file (``size`` from its fstat), or ``None`` to skip it: over the size limit
-        (also if it grew past it), unreadable, or binary."""
+    def file(self, fd: int, size: int, max_hits: int, context: int = 0) -> tuple[bytes, list[Span], bool] | None:
+        """Scan the open file (``size`` from its fstat): ``None`` to skip it (over the size limit, also if it grew
+        past it; unreadable; binary), else its content and :meth:`lines` (none when the required literal is absent,
+        found at memchr speed: most files do not match)."""
         if size > self.max_file_size:
             return None
         try:
@@ -80,14 +81,15 @@ class LineScanner:
             return None
         if not self.binary and data.find(b"\x00", 0, _BINARY_SNIFF) >= 0:
             return None
-        return data
+        required = self.required
+        if required is not None and required not in data:
+            return data, [], False
+        return (data, *self.lines(data, max_hits, context))
 
     def lines(self, data: bytes, max_hits: int, context: int = 0) -> tuple[list[Span], bool]:
         """The matching lines of ``data`` (one per line, at most ``max_hits``) with ``context`` lines around each;
         the flag says whether more matching lines were left out."""
         required = self.required
-        if required is not None and required not in data:
-            return [], False
         spans: list[Span] = []
         search = self.search
         size = len(data)
@@ -267,15 +269,13 @@ class Grep:
             except RootsError:
                 self.skipped += 1
                 return
-        data = self.scanner.read(fd, st.st_size)
-        if data is None:
+        room = 1 if self.files_only else self.max_matches - len(self.matches)
+        scanned = self.scanner.file(fd, st.st_size, room)
+        if scanned is None:
             self.skipped += 1
             return
         self.searched += 1
-        if self.full:
-            return
-        room = 1 if self.files_only else self.max_matches - len(self.matches)
-        spans, _ = self.scanner.lines(data, room)
+        data, spans, _ = scanned
         if not spans:
             return
         path = Path(base + rest)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ._files import check_file
-from ._grep import LineScanner
+from ._grep import LineScanner, Span
 from ._ignore import PathFilter
 from ._regex import BytesPattern
 from ._walk import READ_NAMED, WalkLimits, open_found, walk
@@ -65,9 +65,8 @@ def _text(data: bytes, start: int, end: int, max_line: int) -> str:
     return text[:max_line] + (" […]" if end - start > max_line and len(text) > max_line else "")
 
 
-def _hits(data: bytes, scanner: LineScanner, max_hits: int, context: int, max_line: int) -> tuple[list[LineHit], bool]:
-    spans, more = scanner.lines(data, max_hits, context)
-    return [LineHit(n, _text(data, s, e, max_line), m, g) for n, s, e, m, g in spans], more
+def _hits(data: bytes, spans: list[Span], max_line: int) -> list[LineHit]:
+    return [LineHit(n, _text(data, s, e, max_line), m, g) for n, s, e, m, g in spans]
 
 
 def scan(
@@ -75,23 +74,26 @@ def scan(
 ) -> tuple[list[LineHit], bool]:
     """The matching lines of ``data`` (one hit per line) with ``context`` lines around each, at most ``max_hits``
     matches; the flag says whether more matches were left out."""
-    scanner = LineScanner(search=pattern, required=None, max_file_size=len(data))
-    return _hits(data, scanner, max_hits, context, max_line)
+    spans, more = LineScanner(search=pattern, required=None, max_file_size=len(data)).lines(data, max_hits, context)
+    return _hits(data, spans, max_line), more
 
 
 def _search_one(
-    data: bytes, display: str, scanner: LineScanner, files_only: bool, limits: GrepLimits, report: GrepReport
+    fd: int, size: int, display: str, scanner: LineScanner, files_only: bool, limits: GrepLimits, report: GrepReport
 ) -> None:
-    report.searched += 1
-    room = min(limits.max_per_file, limits.max_matches - report.matches)
-    if files_only:
-        room = 1
-    hits, more = _hits(data, scanner, room, 0 if files_only else limits.context, limits.max_line)
-    if not hits:
+    """One file through the shared scanner, then the per-file and total caps."""
+    room = 1 if files_only else min(limits.max_per_file, limits.max_matches - report.matches)
+    scanned = scanner.file(fd, size, room, 0 if files_only else limits.context)
+    if scanned is None:
+        report.skipped += 1
         return
-    found = sum(1 for hit in hits if hit.match)
+    report.searched += 1
+    data, spans, more = scanned
+    if not spans:
+        return
+    hits = _hits(data, spans, limits.max_line)
     report.files.append((display, hits))
-    report.matches += found
+    report.matches += sum(1 for hit in hits if hit.match)
     if more and not files_only:
         if report.matches >= limits.max_matches:
             report.truncated = True
@@ -127,12 +129,7 @@ def grep_tree(
         with fs.boundary.open(path, READ_NAMED, resolver=fs.resolver) as handle:
             st = handle.fstat()
             check_file(st, fs.hardlinks, writing=False)
-            content = scanner.read(handle.fd, st.st_size)
-            display = str(handle.path)
-        if content is None:
-            report.skipped += 1
-        else:
-            _search_one(content, display, scanner, files_only, limits, report)
+            _search_one(handle.fd, st.st_size, str(handle.path), scanner, files_only, limits, report)
         return report
     if first is None:
         return report
@@ -150,13 +147,9 @@ def grep_tree(
                 continue
             fd, st = opened
             try:
-                data = scanner.read(fd, st.st_size)
+                _search_one(fd, st.st_size, item.display, scanner, files_only, limits, report)
             finally:
                 os.close(fd)
-            if data is None:
-                report.skipped += 1
-                continue
-            _search_one(data, item.display, scanner, files_only, limits, report)
             if report.truncated or (files_only and len(report.files) >= max_files):
                 report.truncated = True
                 return report

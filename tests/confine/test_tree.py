@@ -135,7 +135,7 @@ def test_literal_fast_path_finds_what_the_regex_path_finds(
         assert not matched or needle in data[start : end + len(needle)]
 
 
-def test_scanner_read_skips_big_and_binary_files(tmp_path: Path) -> None:
+def test_scanner_skips_big_and_binary_files(tmp_path: Path) -> None:
     scanner = LineScanner(search=None, required=b"x", max_file_size=8)
     cases = {"small": b"x\n", "big": b"x" * 9, "binary": b"x\x00"}
     for name, content in cases.items():
@@ -145,10 +145,11 @@ def test_scanner_read_skips_big_and_binary_files(tmp_path: Path) -> None:
     for name in cases:
         fd = os.open(tmp_path / name, os.O_RDONLY)
         try:
-            got[name] = scanner.read(fd, os.fstat(fd).st_size)
+            got[name] = scanner.file(fd, os.fstat(fd).st_size, 1)
             os.lseek(fd, 0, os.SEEK_SET)
-            got_binary[name] = with_binary.read(fd, os.fstat(fd).st_size)
+            got_binary[name] = with_binary.file(fd, os.fstat(fd).st_size, 1)
         finally:
             os.close(fd)
-    assert got == {"small": b"x\n", "big": None, "binary": None}
-    assert got_binary == {"small": b"x\n", "big": None, "binary": b"x\x00"}
+    small = (b"x\n", [(1, 0, 1, True, False)], False)
+    assert got == {"small": small, "big": None, "binary": None}
+    assert got_binary == {"small": small, "big": None, "binary": (b"x\x00", [(1, 0, 2, True, False)], False)}
