@@ -46,7 +46,7 @@ class Scope(Protocol):
 class _Frame:
     """One open directory of a walk: its fd, where it is, its scope, its listing, how far through it the walk is."""
 
-    __slots__ = ("fd", "index", "level", "listing", "prefix", "scope")
+    __slots__ = ("entries", "fd", "level", "prefix", "scope")
 
     def __init__(self, fd: int, prefix: str, level: int, scope: Scope | None, sort: bool) -> None:
         """List the directory ``fd`` (owned by the frame from here, closed if listing fails)."""
@@ -58,7 +58,8 @@ class _Frame:
         except BaseException:
             os.close(fd)
             raise
-        self.fd, self.prefix, self.level, self.scope, self.listing, self.index = fd, prefix, level, scope, listing, 0
+        self.fd, self.prefix, self.level, self.scope = fd, prefix, level, scope
+        self.entries = iter(listing)  # a walk that enters a subdirectory resumes this iterator when it comes back
 
 
 def scan(
@@ -85,22 +86,23 @@ def scan(
     open_entry = handle.entry_opener()
     frames = [_Frame(fd, "", 1, scope, sort)]
     seen = 0
+    # One comparison per entry for both the entry limit and the next progress check.
+    stop = max_entries + 1 if check is None else min(CHECK_EVERY, max_entries + 1)
     try:
         while frames:
             frame = frames[-1]
-            dir_fd, prefix, level, here, listing = frame.fd, frame.prefix, frame.level, frame.scope, frame.listing
+            dir_fd, prefix, level, here = frame.fd, frame.prefix, frame.level, frame.scope
             files = here is not None and here.files
             deeper = level < max_depth
-            index, count, entered = frame.index, len(listing), False
             # The loop every tree operation pays per entry: local lookups, no call unless a hook applies.
-            while index < count:
-                entry = listing[index]
-                index += 1
+            for entry in frame.entries:
                 seen += 1
-                if seen > max_entries:
-                    raise LimitExceeded()
-                if check is not None and not seen % CHECK_EVERY:
-                    check(CHECK_EVERY)
+                if seen >= stop:
+                    if seen > max_entries:
+                        raise LimitExceeded()
+                    if check is not None:  # below the limit, stop is a progress check
+                        check(CHECK_EVERY)
+                    stop = min(seen + CHECK_EVERY, max_entries + 1)
                 if entry.is_dir(follow_symlinks=False):
                     name = entry.name
                     if here is not None and here.skip_dir(prefix + name, name):
@@ -115,12 +117,11 @@ def scan(
                         frames.append(_Frame(child[0], prefix + name + "/", level + 1, here, sort))
                     except OSError:
                         continue  # unreadable: listed, not entered
-                    frame.index, entered = index, True
                     break
                 if files and here is not None and here.skip_file(prefix + entry.name, entry.name):
                     continue
                 yield prefix, entry, dir_fd, level
-            if not entered:
+            else:
                 os.close(dir_fd)
                 frames.pop()
         if check is not None and seen % CHECK_EVERY:
