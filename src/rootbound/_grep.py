@@ -1,8 +1,10 @@
-"""Grep: one scanner for a single file and for every file of a tree.
+"""Grep: one per-file scanner (:class:`LineScanner`) for ``RootedFS.grep`` (single file and tree) and the agent
+``grep`` tool (:mod:`rootbound._grep_filtered`).
 
-Why one: the two paths had drifted (a literal-needle fast path existed only for single files). Now a tree grep and
-a single-file grep both call :meth:`Grep.file` with an fd they opened beneath the root and its fstat; the scanner
-applies the type and hard-link policy, the size limit, the binary sniff, the literal fast path, and records lines.
+Why one: twins drift (a literal-needle fast path once existed only for single files). The scanner reads a file it
+is handed as an fd opened beneath the root (size limit, bounded read), sniffs binary content, tests a required
+literal at memchr speed before any line work, and splits matching lines (with context lines as an option), up to a
+cap. What each caller does with the lines (``GrepMatch`` records, or agent hits with per-file caps) stays its own.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, Protocol, TypeAlias
 
 from ._files import HardlinkPolicy, check_file, read_rest
 from ._glob import MAX_PATTERN_LENGTH, name_matcher
@@ -22,12 +24,130 @@ from ._tree import scan
 from .boundary import Handle
 from .errors import InvalidPattern, RootsError
 
-__all__ = ["DEFAULT_GREP_FILE_SIZE", "DEFAULT_MAX_LINE", "DEFAULT_MAX_MATCHES", "Grep", "GrepMatch", "GrepResult"]
+__all__ = [
+    "DEFAULT_GREP_FILE_SIZE",
+    "DEFAULT_MAX_LINE",
+    "DEFAULT_MAX_MATCHES",
+    "Grep",
+    "GrepMatch",
+    "GrepResult",
+    "LineScanner",
+    "Span",
+]
 
 DEFAULT_MAX_MATCHES: Final = 1_000
 DEFAULT_GREP_FILE_SIZE: Final = 4 * 1024 * 1024
 DEFAULT_MAX_LINE: Final = 1_000
 _BINARY_SNIFF: Final = 8192
+
+Span: TypeAlias = tuple[int, int, int, bool, bool]
+"""One line to show: ``(1-based number, start, end, matched, gap)``; ``matched`` is ``False`` for a context line,
+``gap`` marks the first line of a group not adjacent to the previous one (only with context)."""
+
+
+class _Search(Protocol):
+    def search(self, text: bytes, pos: int = ...) -> Any: ...
+
+
+class LineScanner:
+    """One compiled pattern and how to scan a file for it.
+
+    ``search``: a compiled pattern (Python ``re`` or RE2), or ``None`` when the pattern is the literal ``required``
+    (then lines are found with ``bytes.find``). ``required``: bytes every matching file contains, tested first
+    (most files do not match: one memchr-speed test instead of the line loop). ``binary``: scan files with a NUL
+    in their first 8 KiB too (otherwise they are skipped).
+    """
+
+    __slots__ = ("binary", "max_file_size", "required", "search")
+
+    def __init__(
+        self, *, search: _Search | None, required: bytes | None, binary: bool = False, max_file_size: int
+    ) -> None:
+        if search is None and not isinstance(required, bytes):
+            raise ValueError("a literal scan needs the literal")
+        self.search, self.required, self.binary, self.max_file_size = search, required, binary, max_file_size
+
+    def file(self, fd: int, size: int, max_hits: int, context: int = 0) -> tuple[bytes, list[Span], bool] | None:
+        """Scan the open file (``size`` from its fstat): ``None`` to skip it (over the size limit, also if it grew
+        past it; unreadable; binary), else its content and :meth:`lines` (none when the required literal is absent,
+        found at memchr speed: most files do not match)."""
+        if size > self.max_file_size:
+            return None
+        try:
+            data = os.read(fd, size + 1)
+            if len(data) != size:  # it changed since fstat, or reports no size (/proc): read to EOF, bounded
+                data = read_rest(fd, data, self.max_file_size)
+        except (OSError, RootsError):
+            return None
+        if not self.binary and data.find(b"\x00", 0, _BINARY_SNIFF) >= 0:
+            return None
+        required = self.required
+        if required is not None and required not in data:
+            return data, [], False
+        return (data, *self.lines(data, max_hits, context))
+
+    def lines(self, data: bytes, max_hits: int, context: int = 0) -> tuple[list[Span], bool]:
+        """The matching lines of ``data`` (one per line, at most ``max_hits``) with ``context`` lines around each;
+        the flag says whether more matching lines were left out."""
+        required = self.required
+        spans: list[Span] = []
+        search = self.search
+        size = len(data)
+        pos, counted, number, more = 0, 0, 1, False
+        while pos <= size:
+            if search is None:
+                start = data.find(required, pos)  # type: ignore[arg-type]
+                if start < 0:
+                    break
+            else:
+                found = search.search(data, pos)
+                if found is None:
+                    break
+                start = found.start()
+            if len(spans) >= max_hits:
+                more = True
+                break
+            line_start = data.rfind(b"\n", 0, start) + 1
+            line_end = data.find(b"\n", start)
+            if line_end < 0:
+                line_end = size
+            number += data.count(b"\n", counted, line_start)
+            counted = line_start
+            spans.append((number, line_start, line_end, True, False))
+            pos = line_end + 1
+        return (_with_context(data, spans, context) if context and spans else spans), more
+
+
+def _with_context(data: bytes, spans: list[Span], context: int) -> list[Span]:
+    """Matching lines with up to ``context`` lines before and after each, groups merged, each line once."""
+    size = len(data)
+    out: list[Span] = []
+    shown = 0  # the last line number already output
+    for index, (number, line_start, line_end, _, _) in enumerate(spans):
+        before: list[tuple[int, int, int]] = []
+        cursor = line_start
+        for back in range(1, context + 1):
+            if number - back <= shown or cursor == 0:
+                break
+            prev_start = data.rfind(b"\n", 0, cursor - 1) + 1
+            before.append((number - back, prev_start, cursor - 1))
+            cursor = prev_start
+        before.reverse()
+        first = before[0][0] if before else number
+        gap = bool(out) and first > shown + 1
+        for i, (n, s, e) in enumerate(before):
+            out.append((n, s, e, False, gap and i == 0))
+        out.append((number, line_start, line_end, True, gap and not before))
+        shown = number
+        limit = spans[index + 1][0] - 1 if index + 1 < len(spans) else number + context
+        cursor = line_end + 1
+        while shown < min(number + context, limit) and cursor < size:
+            next_end = data.find(b"\n", cursor)
+            next_end = size if next_end < 0 else next_end
+            shown += 1
+            out.append((shown, cursor, next_end, False, False))
+            cursor = next_end + 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -55,20 +175,17 @@ class GrepResult:
 
 
 class Grep:
-    """One grep: the compiled pattern, the limits, and the matches and counters so far."""
+    """One ``RootedFS.grep``: the scanner, the limits, and the matches and counters so far."""
 
     __slots__ = (
-        "binary",
         "files_only",
         "full",
         "hardlinks",
         "matches",
-        "max_file_size",
         "max_line",
         "max_matches",
         "name_filter",
-        "needle",
-        "search",
+        "scanner",
         "searched",
         "skipped",
     )
@@ -89,22 +206,23 @@ class Grep:
     ) -> None:
         if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN_LENGTH:
             raise InvalidPattern()
-        self.needle = pattern.encode("utf-8", "surrogateescape")
-        self.search: re.Pattern[bytes] | None = None
+        needle = pattern.encode("utf-8", "surrogateescape")
+        search: re.Pattern[bytes] | None = None
         if regex or ignore_case:
             try:
-                self.search = re.compile(
-                    self.needle if regex else re.escape(self.needle),
+                search = re.compile(
+                    needle if regex else re.escape(needle),
                     re.MULTILINE | (re.IGNORECASE if ignore_case else 0),
                 )
             except re.error:
                 raise InvalidPattern() from None
+        self.scanner = LineScanner(
+            search=search, required=None if search else needle, binary=binary, max_file_size=max_file_size
+        )
         self.name_filter: Callable[[str], object] | None = None if include is None else name_matcher(include)
         self.files_only = files_only
-        self.binary = binary
         self.hardlinks: HardlinkPolicy = hardlinks
         self.max_matches = max_matches
-        self.max_file_size = max_file_size
         self.max_line = max_line
         self.matches: list[GrepMatch] = []
         self.searched = 0
@@ -119,83 +237,50 @@ class Grep:
         base = handle.prefix
         name_filter = self.name_filter
         open_entry, close, file = handle.entry_opener(), os.close, self.file
-        for prefix, entry, dir_fd, _ in scan(handle, fd, max_entries=max_entries, max_depth=max_depth):
-            if not entry.is_file(follow_symlinks=False):
-                if entry.is_symlink():
+        entries = scan(handle, fd, max_entries=max_entries, max_depth=max_depth)
+        try:
+            for prefix, entry, dir_fd, _ in entries:
+                if not entry.is_file(follow_symlinks=False):
+                    if entry.is_symlink():
+                        self.skipped += 1
+                    continue
+                name = entry.name
+                if name_filter is not None and not name_filter(name):
+                    continue
+                opened = open_entry(dir_fd, name, entry.inode(), READ)
+                if opened is None:
                     self.skipped += 1
-                continue
-            name = entry.name
-            if name_filter is not None and not name_filter(name):
-                continue
-            opened = open_entry(dir_fd, name, entry.inode(), READ)
-            if opened is None:
-                self.skipped += 1
-                continue
-            try:
-                file(opened[0], opened[1], base, prefix + name)
-            finally:
-                close(opened[0])
-            if self.full:
-                return
+                    continue
+                try:
+                    file(opened[0], opened[1], base, prefix + name)
+                finally:
+                    close(opened[0])
+                if self.full:
+                    return
+        finally:
+            entries.close()
 
     def file(self, fd: int, st: os.stat_result, base: str, rest: str = "") -> None:
-        """The one per-file scanner: policy, size, read, binary sniff, literal fast path, matching lines. The file's
-        display path is ``base + rest`` (joined only when a line matches)."""
+        """One file through the scanner, after the type and hard-link policy. Its display path is ``base + rest``
+        (joined only when a line matches)."""
         if st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
             try:
                 check_file(st, self.hardlinks, writing=False)
             except RootsError:
                 self.skipped += 1
                 return
-        size = st.st_size
-        if size > self.max_file_size:
-            self.skipped += 1
-            return
-        try:
-            data = os.read(fd, size + 1)
-            if len(data) != size:  # it changed since fstat, or reports no size (/proc): read to EOF, bounded
-                data = read_rest(fd, data, self.max_file_size)
-        except (OSError, RootsError):
-            self.skipped += 1
-            return
-        if not self.binary and data.find(b"\x00", 0, _BINARY_SNIFF) >= 0:
+        room = 1 if self.files_only else self.max_matches - len(self.matches)
+        scanned = self.scanner.file(fd, st.st_size, room)
+        if scanned is None:
             self.skipped += 1
             return
         self.searched += 1
-        if self.search is None and self.needle not in data:
-            return  # most files do not match: one memchr-speed test instead of the line loop
-        self._lines(data, base + rest)
-
-    def _lines(self, data: bytes, display: str) -> None:
-        """Record matching lines of one file (one record per line, like grep)."""
-        path: Path | None = None  # built on the first match only
-        end = len(data)
-        pos = 0
-        line_number = 1
-        counted = 0
-        while not self.full:
-            if self.search is None:
-                start = data.find(self.needle, pos)
-                if start < 0:
-                    return
-            else:
-                found = self.search.search(data, pos)
-                if found is None:
-                    return
-                start = found.start()
-            line_start = data.rfind(b"\n", 0, start) + 1
-            line_end = data.find(b"\n", start)
-            if line_end < 0:
-                line_end = end
-            line_number += data.count(b"\n", counted, line_start)
-            counted = line_start
-            text = data[line_start : min(line_end, line_start + 4 * self.max_line)].decode("utf-8", "replace")
-            if path is None:
-                path = Path(display)
-            self.matches.append(GrepMatch(path, line_number, text[: self.max_line]))
-            self.full = len(self.matches) >= self.max_matches
-            if self.files_only:
-                return
-            pos = line_end + 1
-            if pos > end:
-                return
+        data, spans, _ = scanned
+        if not spans:
+            return
+        path = Path(base + rest)
+        max_line = self.max_line
+        for number, start, end, _, _ in spans:
+            text = data[start : min(end, start + 4 * max_line)].decode("utf-8", "replace")
+            self.matches.append(GrepMatch(path, number, text[:max_line]))
+        self.full = len(self.matches) >= self.max_matches

@@ -1,17 +1,16 @@
 """Filtered, sorted tree walks on a :class:`~rootbound.RootedFS`: what ``search_files``, ``grep`` and
 ``directory_tree`` see.
 
-Why a walk of its own: agents want results that are the same on every call (sorted, so a cap keeps the same first
-N, not whatever the disk listed first) and that leave out what git leaves out (``.gitignore``, ``.git``, the
-caller's excludes, see :mod:`rootbound._ignore`). The confinement is the file system's: the start is opened through
-the boundary, every directory below is opened by one name relative to its parent's fd with ``O_NOFOLLOW`` and
-checked to be the entry listed on the root's mount (``RootedFS._open_entry``), and symlinks are reported, never
-followed. A ``check`` callable runs once per entry so a deadline or a cancellation stops a walk promptly.
+Why: agents want results that are the same on every call (sorted, so a cap keeps the same first N, not whatever the
+disk listed first) and that leave out what git leaves out (``.gitignore``, ``.git``, the caller's excludes, see
+:mod:`rootbound._ignore`). The walk itself is the one tree scan (:func:`rootbound._tree.scan`, sorted); this module
+plugs the ignore rules into it as a :class:`~rootbound._tree.Scope` and reads every ``.gitignore`` through the
+boundary: inside the walk by the listed entry beneath its directory's held fd (``Handle.open_entry``), above the
+start through :meth:`Boundary.open`.
 """
 
 from __future__ import annotations
 
-import operator
 import os
 import stat
 from collections.abc import Callable, Generator
@@ -20,10 +19,11 @@ from typing import Final, Literal, NamedTuple
 
 from ._files import check_file
 from ._ignore import MAX_GITIGNORE_BYTES, IgnoreRules, PathFilter
-from ._resolve import DIR_READ, O_CLOEXEC, O_NOFOLLOW, O_PATH
+from ._resolve import O_CLOEXEC, O_NOFOLLOW
 from ._resolve import READ as READ_FLAGS
+from ._tree import scan
 from .boundary import LIST, Handle, Intent
-from .errors import LimitExceeded, RootsError
+from .errors import RootsError
 from .fs import RootedFS
 
 __all__ = ["READ_NAMED", "Found", "WalkLimits", "open_found", "read_gitignore", "walk"]
@@ -72,39 +72,27 @@ class Found(NamedTuple):
         return "symlink" if entry.is_symlink() else "other"
 
 
-def read_gitignore(dir_fd: int, limit: int) -> bytes | None:
-    """The ``.gitignore`` in an open directory (a regular file, not a link), up to ``limit`` bytes."""
-    try:  # typed on an O_PATH fd first: a FIFO or device named .gitignore is never opened for reading
-        path_fd = os.open(".gitignore", O_PATH | O_NOFOLLOW | O_CLOEXEC, dir_fd=dir_fd)
-    except OSError:
+def read_gitignore(handle: Handle, dir_fd: int, entry: os.DirEntry[str], limit: int) -> bytes | None:
+    """The listed ``.gitignore`` ``entry`` of the walked directory ``dir_fd``, up to ``limit`` bytes: opened by the
+    walk's entry opener (the listed inode, no link followed, same mount, ``O_NONBLOCK``); ``None`` unless a regular
+    file. A name not listed as a regular file is not opened at all (a FIFO or device is never opened for reading)."""
+    if not entry.is_file(follow_symlinks=False):
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(path_fd).st_mode):
-            return None
-        fd = os.open(f"/proc/self/fd/{path_fd}", _FILE_READ & ~O_NOFOLLOW)
-    except OSError:
+    opened = handle.open_entry(dir_fd, entry.name, entry.inode(), _FILE_READ)
+    if opened is None:
         return None
-    finally:
-        os.close(path_fd)
+    fd, st = opened
     try:
-        return os.read(fd, limit)
+        return os.read(fd, limit) if stat.S_ISREG(st.st_mode) else None
     except OSError:
         return None
     finally:
         os.close(fd)
 
 
-_BY_NAME: Final = operator.attrgetter("name")
-
-
-def _listing(fd: int) -> list[os.DirEntry[str]]:
-    with os.scandir(fd) as entries:
-        return sorted(entries, key=_BY_NAME)
-
-
 def _rules_above(fs: RootedFS, handle: Handle) -> IgnoreRules:
     """The ``.gitignore`` files between the root and the walk's start (git applies them to the start's tree too),
-    each read through the boundary; one that cannot be read applies nothing."""
+    each opened through the boundary; one that cannot be read applies nothing."""
     root = str(handle.root.path).rstrip("/") + "/"
     below = handle.prefix[len(root) :].strip("/")
     if not below or not handle.prefix.startswith(root):
@@ -114,7 +102,7 @@ def _rules_above(fs: RootedFS, handle: Handle) -> IgnoreRules:
     for depth in range(len(parts)):
         directory = root + "".join(part + "/" for part in parts[:depth])
         try:
-            with fs._open(directory + ".gitignore", READ_NAMED) as opened:
+            with fs.boundary.open(directory + ".gitignore", READ_NAMED, resolver=fs.resolver) as opened:
                 data = os.read(opened.fd, MAX_GITIGNORE_BYTES)
         except (RootsError, OSError):
             continue
@@ -122,26 +110,29 @@ def _rules_above(fs: RootedFS, handle: Handle) -> IgnoreRules:
     return rules
 
 
-class _Frame:
-    """One open directory of a walk: its fd, where it is, the rules in force in it, its sorted listing, and how
-    far through the listing the walk is."""
+class _IgnoreScope:
+    """The ignore rules as the tree scan's per-directory :class:`~rootbound._tree.Scope`."""
 
-    __slots__ = ("depth", "fd", "index", "listing", "prefix", "rules")
+    __slots__ = ("files", "handle", "rules", "where")
 
-    def __init__(self, fd: int, prefix: str, depth: int, rules: IgnoreRules, listing: list[os.DirEntry[str]]) -> None:
-        self.fd, self.prefix, self.depth, self.rules, self.listing, self.index = fd, prefix, depth, rules, listing, 0
+    def __init__(self, where: PathFilter, handle: Handle, rules: IgnoreRules) -> None:
+        self.where, self.handle, self.rules = where, handle, rules
+        self.files = not where.plain_files or bool(rules.chain)
 
+    def enter(self, fd: int, prefix: str, listing: list[os.DirEntry[str]]) -> _IgnoreScope:
+        if not self.where.gitignore:
+            return self
+        for entry in listing:
+            if entry.name == ".gitignore":
+                rules = self.rules.child(prefix, read_gitignore(self.handle, fd, entry, MAX_GITIGNORE_BYTES))
+                return self if rules is self.rules else _IgnoreScope(self.where, self.handle, rules)
+        return self
 
-def _enter(fd: int, prefix: str, depth: int, rules: IgnoreRules, where: PathFilter) -> _Frame:
-    """List a directory (the fd is owned by the frame from here) and take in its ``.gitignore``."""
-    try:
-        listing = _listing(fd)
-        if where.gitignore and any(entry.name == ".gitignore" for entry in listing):
-            rules = rules.child(prefix, read_gitignore(fd, MAX_GITIGNORE_BYTES))
-    except BaseException:
-        os.close(fd)
-        raise
-    return _Frame(fd, prefix, depth, rules, listing)
+    def skip_dir(self, rel: str, name: str) -> bool:
+        return self.where.skip_dir(self.rules, rel, name)
+
+    def skip_file(self, rel: str, name: str) -> bool:
+        return self.where.skip_file(self.rules, rel, name)
 
 
 def walk(
@@ -157,55 +148,26 @@ def walk(
     Raises :class:`~rootbound.LimitExceeded` after ``limits.max_entries`` listed entries; ``check(n)`` is called
     every 64 entries. Close the generator (or run it to the end) to release the directory fds it holds.
     """
-    with fs._open(path, LIST) as handle:
+    with fs.boundary.open(path, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
-        above = _rules_above(fs, handle) if where.gitignore else IgnoreRules()
-        frames = [_enter(handle.detach(), "", 0, above, where)]
-        seen, max_entries, max_depth = 0, limits.max_entries, limits.max_depth
-        trivial, skip_git, plain_files = where.trivial, where.skip_git, where.plain_files
+        scope = None
+        if not where.trivial:
+            scope = _IgnoreScope(where, handle, _rules_above(fs, handle) if where.gitignore else IgnoreRules())
+        entries = scan(
+            handle,
+            handle.detach(),
+            sort=True,
+            max_entries=limits.max_entries,
+            max_depth=limits.max_depth,
+            scope=scope,
+            check=check,
+        )
         try:
-            while frames:
-                frame = frames[-1]
-                fd, prefix, depth, rules, listing = frame.fd, frame.prefix, frame.depth, frame.rules, frame.listing
-                filter_files = not plain_files or bool(rules.chain)
-                index, count, entered = frame.index, len(listing), False
-                # The loop every tree tool pays per entry: a few local lookups, no call unless a filter applies.
-                while index < count:
-                    entry = listing[index]
-                    index += 1
-                    seen += 1
-                    if seen > max_entries:
-                        raise LimitExceeded()
-                    if check is not None and not seen & 63:
-                        check(64)
-                    name = entry.name
-                    rel = prefix + name
-                    if entry.is_dir(follow_symlinks=False):
-                        if (skip_git and name == ".git") or (not trivial and where.skip_dir(rules, rel, name)):
-                            continue
-                        yield Found(rel, name, True, depth + 1, fd, entry, handle, base)
-                        if depth + 1 >= max_depth:
-                            continue
-                        child = handle.open_entry(fd, name, entry.inode(), DIR_READ)
-                        if child is None:
-                            continue  # vanished, swapped for a link or a mount, unreadable: not entered
-                        try:
-                            frames.append(_enter(child[0], rel + "/", depth + 1, rules, where))
-                        except OSError:
-                            continue  # unreadable: listed, not entered
-                        frame.index, entered = index, True
-                        break
-                    if filter_files and where.skip_file(rules, rel, name):
-                        continue
-                    yield Found(rel, name, False, depth + 1, fd, entry, handle, base)
-                if not entered:
-                    os.close(fd)
-                    frames.pop()
-            if check is not None and seen & 63:
-                check(seen & 63)  # the rest of the count: progress ends at the number of entries walked
+            for prefix, entry, dir_fd, level in entries:
+                name, is_dir = entry.name, entry.is_dir(follow_symlinks=False)
+                yield Found(prefix + name, name, is_dir, level, dir_fd, entry, handle, base)
         finally:
-            for frame in frames:
-                os.close(frame.fd)
+            entries.close()
 
 
 def open_found(fs: RootedFS, found: Found) -> tuple[int, os.stat_result] | None:

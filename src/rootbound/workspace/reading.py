@@ -39,7 +39,7 @@ __all__ = ["opened", "read_file", "read_media_file", "read_multiple_files"]
 @contextlib.contextmanager
 def opened(fs: RootedFS, path: object) -> Iterator[tuple[int, os.stat_result, str]]:
     """A regular file opened for reading through the boundary's one way in: ``(fd, stat, canonical path)``."""
-    with fs._open(path, READ_NAMED) as handle:
+    with fs.boundary.open(path, READ_NAMED, resolver=fs.resolver) as handle:
         st = handle.fstat()
         check_file(st, fs.hardlinks, writing=False)
         yield handle.fd, st, str(handle.path)
