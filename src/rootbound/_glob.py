@@ -31,38 +31,22 @@ def _check_pattern(pattern: object, *, component: bool) -> str:
 
 
 def _translate_component(component: str) -> str:
-    """One glob component to a regex that never matches ``/``: ``*``, ``?``, ``[...]`` / ``[!...]``."""
-    out: list[str] = []
-    i, n = 0, len(component)
-    while i < n:
-        ch = component[i]
-        i += 1
-        if ch == "*":
-            if not out or out[-1] != "[^/]*":
-                out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            j = i
-            if j < n and component[j] in "!^":
-                j += 1
-            if j < n and component[j] == "]":
-                j += 1
-            while j < n and component[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(ch))
-                continue
-            body = component[i:j]
-            i = j + 1
-            negate = body[:1] in ("!", "^")
-            if negate:
-                body = body[1:]
-            escaped = "".join(c if c == "-" else re.escape(c) for c in body if c != "/")
-            out.append(f"[^/{escaped}]" if negate else f"[{escaped}]")
-        else:
-            out.append(re.escape(ch))
-    return "".join(out)
+    """One glob component to a regex that never matches ``/``: ``*``, ``?``, ``[...]`` / ``[!...]``.
+
+    Built from the linear matcher's own tokens, so both engines read a pattern the same way."""
+    return "".join(_token_regex(token) for token in component_tokens(component))
+
+
+def _token_regex(token: Token) -> str:
+    if token.kind == "star":
+        return "[^/]*"
+    if token.kind == "one":
+        return "[^/]"
+    if token.kind == "lit":
+        return re.escape(token.char)
+    members = "".join(map(re.escape, sorted(token.chars)))
+    members += "".join(f"{re.escape(low)}-{re.escape(high)}" for low, high in token.ranges)
+    return f"[^/{members}]" if token.negate else f"[{members}]"
 
 
 class Matcher(Protocol):
