@@ -60,20 +60,6 @@ __all__ = [
 ]
 
 
-__all__ = [
-    "PROJECT_MARKERS",
-    "TOOLS",
-    "Budget",
-    "Limits",
-    "Media",
-    "ToolError",
-    "ToolOutput",
-    "ToolSpec",
-    "call_tool",
-    "run_tool",
-]
-
-
 def _filter(args: Mapping[str, Any], *, include: bool = False) -> PathFilter:
     return PathFilter(
         exclude=globs_arg(args, "exclude"),
