@@ -8,7 +8,6 @@ workspace and a second root given as MCP roots over the handshake era) and ``roo
 
 from __future__ import annotations
 
-import errno
 import os
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from .classes import by_id, severity_for
 from .judge import control_evidence, judge, result_text
 from .probes import Probe, Shape, Style, catalogue, control_paths
 from .report import Finding, ModeRun, Report, ToolStatus
+from .roots_probes import empty_roots, fifo, stale_roots
 from .session import CallOutcome, CountingProvider, Peer, ServerSpec, StartFailed, leaf_error, open_peer
 from .tools import ToolPlan, learn_params, plan_learnt, plan_tool
 from .trap import Change, Snapshot, Trap, build_trap, remove
@@ -203,11 +203,11 @@ class _Auditor:
                 break
             status.probes = await self.probe_tool(ctx, item)
         if not self.fifo_done and not self.hung(ctx):
-            await self.fifo(ctx, learnt)
+            await fifo(self, ctx, learnt)
         if ctx.provider is not None and not self.hung(ctx):
-            await self.stale_roots(ctx, learnt)
+            await stale_roots(self, ctx, learnt)
         if ctx.provider is not None and not self.hung(ctx):
-            await self.empty_roots(ctx, learnt)
+            await empty_roots(self, ctx, learnt)
         if self.hung(ctx):
             ctx.run.status = "hung"
             ctx.run.detail = "calls stopped answering; the server was killed"
@@ -388,127 +388,6 @@ class _Auditor:
 
     def restore_all(self) -> None:
         self.restore(self.diff())
-
-    # -- roots and FIFOs -------------------------------------------------------------------------------------
-
-    async def stale_roots(self, ctx: _ModeCtx, learnt: list[_Learnt]) -> None:
-        """Read under the second root, remove it (list_changed in the handshake era), read again."""
-        assert ctx.provider is not None
-        second = self.trap.second
-        reads = [item for item in learnt if item.plan.access == "read"]
-        targets: list[tuple[_Learnt, str]] = []
-        for item in reads:
-            path = second / self.trap.canaries["second"].name if item.shape == "file" else second
-            spelling = {"absolute": str(path), "uri": "file://" + str(path)}.get(item.style)
-            if spelling is None:
-                continue  # relative paths name the first root: they cannot reach the second
-            out = await ctx.peer.call(
-                item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, "")
-            )
-            seen = judge(self.trap, out.request, out.result, out.is_error, frozenset({"ws"}))
-            if any(ev.location == "second" for ev in seen):
-                targets.append((item, spelling))
-        if not targets:
-            ctx.run.detail = (
-                ctx.run.detail + "; " if ctx.run.detail else ""
-            ) + "stale roots not tested: the second root never served"
-            return
-        self.say(f"{ctx.name}: removing the second root")
-        ctx.provider.rearm()
-        await ctx.provider.remove(str(second))
-        ctx.allowed.discard("second")
-        with anyio.move_on_after(2.0):
-            if not ctx.peer.modern:
-                await ctx.provider.asked.wait()
-        await anyio.sleep(0.1)
-        for item, spelling in targets:
-            out = await ctx.peer.call(
-                item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, "")
-            )
-            for ev in judge(self.trap, out.request, out.result, out.is_error, frozenset({"ws"})):
-                if ev.location == "second":
-                    asked = "after asking for roots again" if ctx.provider.asked.is_set() else "without asking again"
-                    self.finding(
-                        ctx,
-                        "stale-roots",
-                        "roots",
-                        item.plan.name,
-                        item.param,
-                        out,
-                        f"{ev.detail} after the root was removed ({asked})",
-                        spelling,
-                    )
-
-    async def empty_roots(self, ctx: _ModeCtx, learnt: list[_Learnt]) -> None:
-        """Withdraw every root: W must stop being served (an empty set is not "no restriction")."""
-        assert ctx.provider is not None
-        self.say(f"{ctx.name}: withdrawing every root")
-        ctx.provider.rearm()
-        await ctx.provider.set_roots([])
-        ctx.allowed.clear()
-        with anyio.move_on_after(2.0):
-            if not ctx.peer.modern:
-                await ctx.provider.asked.wait()
-        await anyio.sleep(0.1)
-        for item in learnt:
-            if item.plan.access != "read" or self.hung(ctx):
-                continue
-            style: Style = "uri" if item.style == "uri" else "absolute"
-            spelling = control_paths(self.trap, item.shape, style, "")
-            out = await ctx.peer.call(
-                item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, "")
-            )
-            kind = control_evidence(self.trap, out.request, out.result, out.is_error)
-            if kind is not None:
-                asked = "after asking for roots again" if ctx.provider.asked.is_set() else "without asking again"
-                self.finding(
-                    ctx,
-                    "empty-roots",
-                    "roots",
-                    item.plan.name,
-                    item.param,
-                    out,
-                    f"W's {'token' if kind == 'read' else 'names' if kind == 'list' else 'mtime'} still served "
-                    f"with every root withdrawn ({asked})",
-                    spelling,
-                    "ws",
-                )
-
-    async def fifo(self, ctx: _ModeCtx, learnt: list[_Learnt]) -> None:
-        """Read W/fifo once; if the call blocks and a writer then finds the server waiting, that is the evidence."""
-        fifo = self.trap.fifo
-        item = next((i for i in learnt if i.plan.access == "read" and i.kind == "read" and i.shape == "file"), None)
-        if fifo is None or item is None:
-            return
-        self.fifo_done = True
-        spelling = {"absolute": str(fifo), "relative": fifo.name, "uri": "file://" + str(fifo)}[item.style]
-        peer = ctx.peer
-        saved = peer.timeout
-        peer.timeout = min(2.0, saved)
-        try:
-            out = await peer.call(item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, ""))
-        finally:
-            peer.timeout = saved
-        if not out.timed_out:
-            return
-        try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # succeeds only if a reader is waiting
-        except OSError as exc:
-            if exc.errno == errno.ENXIO:
-                return
-            raise
-        os.close(fd)  # EOF for the blocked reader
-        peer.timeouts_in_a_row = 0
-        self.finding(
-            ctx,
-            "fifo-block",
-            "hang",
-            item.plan.name,
-            item.param,
-            out,
-            f"the call blocked for {out.seconds:.1f}s with the server holding the FIFO open for reading",
-            spelling,
-        )
 
 
 async def run_audit(options: AuditOptions) -> Report:
