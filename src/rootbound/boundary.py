@@ -44,12 +44,13 @@ from ._intent import (
     WRITE,
     Intent,
     check_kind,
+    kind_denial,
     lstat_name,
     open_object,
     open_parent,
     reopen,
 )
-from ._resolve import MAX_SYMLINK_HOPS, Beneath, Resolver, ResolverKind, close_all, pick_resolver
+from ._resolve import MAX_SYMLINK_HOPS, O_PATH, Beneath, Resolver, ResolverKind, close_all, pick_resolver
 from .errors import (
     DanglingSymlink,
     InvalidPath,
@@ -139,11 +140,22 @@ class Handle:
                 rel += self._below
             self._held, self._rel = held, rel
             intent = self._intent
-            if intent.parent:
+            if intent.precheck and not intent.named and intent.kind is not None:
+                # The hot path of reading, inline: an O_PATH fd and its fstat; only the right type is reopened with
+                # the intent's flags, through the fd itself (procfs), never by name.
+                beneath = self._beneath
+                self.fd, st = beneath.open_stat(held, rel, O_PATH, follow=intent.follow)
+                if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
+                    raise kind_denial(st, intent.kind)
+                self.st = st
+                path_fd = self.fd
+                self.fd = reopen(path_fd, intent.flags, (beneath, held, rel, intent.follow))
+                os.close(path_fd)
+            elif intent.parent:
                 self.fd, self._parts, self.name = open_parent(self._beneath, held, rel, intent)
             elif intent.named or intent.precheck:
                 self.fd, self._parts, self.st = open_object(self._beneath, held, rel, intent)
-            else:  # the hot path (read, stat), inline
+            else:  # the hot path (stat), inline
                 self.fd = self._beneath.open(held, rel, intent.flags, follow=intent.follow)
                 if intent.kind is not None:
                     self.st = st = os.fstat(self.fd)
