@@ -127,11 +127,10 @@ def lstat_name(dir_fd: int, name: str) -> os.stat_result | None:
         return None
 
 
-def reopen(fd: int, flags: int, again: tuple[Beneath, HeldRoot, tuple[str, ...], bool]) -> int:
+def reopen(fd: int, flags: int, beneath: Beneath, held: HeldRoot, rel: tuple[str, ...], follow: bool) -> int:
     """A new fd on the object ``fd`` refers to, opened with ``flags``: through procfs the object itself is reopened
-    and no path is resolved again. Without procfs, ``again`` (resolver, root, components, follow) is resolved once
-    more beneath the root and must lead to the same inode."""
-    beneath, held, rel, follow = again
+    and no path is resolved again. Without procfs, ``rel`` is resolved once more beneath the root (``follow``: a
+    final symlink followed) and must lead to the same inode."""
     if not beneath.portable:  # the portable profile has no procfs
         try:
             return proc_open(fd, flags)
@@ -169,7 +168,7 @@ def open_object(
             if (st.st_mode & 0o170000) != _KIND_BITS[kind]:
                 raise kind_denial(st, kind)
         if intent.precheck and intent.flags != O_PATH:
-            new = reopen(fd, intent.flags, (beneath, held, rel, intent.follow))
+            new = reopen(fd, intent.flags, beneath, held, rel, intent.follow)
             os.close(fd)
             fd = new
     except BaseException:

@@ -30,6 +30,8 @@ __all__ = [
     "available",
     "mount_id",
     "openat2",
+    "openat2_packed",
+    "packed_how",
 ]
 
 RESOLVE_NO_XDEV: Final = 0x01
@@ -69,6 +71,7 @@ def _load_libc() -> ctypes.CDLL | None:
 
 _libc = _load_libc()
 _syscall = None
+_syscall_fast = None
 _name_to_handle_at = None
 _statx = None
 _EMPTY: Final = ctypes.c_char_p(b"")
@@ -78,11 +81,15 @@ if _libc is not None:
     # as these 64-bit ABIs require, and bytes as char *.
     _syscall = _libc.syscall
     _syscall.restype = ctypes.c_long
+    _syscall_fast = ctypes.CDLL(None).syscall  # no errno swap: openat2_packed never reads errno
+    _syscall_fast.restype = ctypes.c_long
     _name_to_handle_at = getattr(_libc, "name_to_handle_at", None)
     if _name_to_handle_at is not None:
         _name_to_handle_at.restype = ctypes.c_int
         _name_to_handle_at.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
-    _statx = getattr(_libc, "statx", None)  # glibc >= 2.28; arguments are passed as plain ints (no conversion cost)
+    # glibc >= 2.28; arguments are passed as plain ints (no conversion cost), and through a handle without
+    # use_errno (its errno is never read: a failure is "unknown"), which saves the errno swap around each call.
+    _statx = getattr(ctypes.CDLL(None), "statx", None)
     if _statx is not None:
         _statx.restype = ctypes.c_int
 
@@ -98,6 +105,21 @@ def openat2(dirfd: int, path: bytes, flags: int, resolve: int, mode: int = 0) ->
     if fd >= 0:
         return fd
     return _retry(dirfd, path, how)
+
+
+def openat2_packed(dirfd: int, path: bytes, how: bytes) -> int:
+    """The hot path: ``openat2`` with a packed ``open_how`` (:func:`packed_how`) once, no retries. The new fd, or
+    ``-1`` on any failure (then call :func:`openat2` for the retries and the error)."""
+    if b"\x00" in path:
+        return -1
+    fd: int = _syscall_fast(_SYS_OPENAT2, dirfd, path, how, _HOW_SIZE)  # type: ignore[misc]
+    return fd
+
+
+def packed_how(flags: int, resolve: int) -> bytes:
+    """The packed ``open_how`` of ``flags`` and ``resolve`` for :func:`openat2_packed` (ENOSYS without libc)."""
+    how = _HOWS.get((flags, 0, resolve))
+    return _how(flags, 0, resolve) if how is None else how
 
 
 def _how(flags: int, mode: int, resolve: int) -> bytes:

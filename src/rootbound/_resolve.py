@@ -112,6 +112,7 @@ def portable_flags(flags: int) -> int:
 # Python's hooks, e.g. from C). Without procfs the dirfd is -1 and every use takes the slow path, exactly as before.
 
 _PROC_SELF_FD: Final = "/proc/self/fd"
+_FD_NAMES: Final = [b"%d" % fd for fd in range(1024)]  # the names of the usual fds, made once (bytes: no encode)
 _proc_lock = threading.Lock()
 _proc_fd = -1
 _proc_pid = -1
@@ -150,7 +151,7 @@ def proc_open(fd: int, flags: int) -> int:
         _open_proc_fd_dir()  # forked without Python's fork hooks
     proc = _proc_fd
     if proc >= 0:
-        return os.open(str(fd), flags | O_CLOEXEC, dir_fd=proc)
+        return os.open(_FD_NAMES[fd] if fd < 1024 else b"%d" % fd, flags | O_CLOEXEC, dir_fd=proc)
     return os.open(f"{_PROC_SELF_FD}/{fd}", flags | O_CLOEXEC)
 
 
@@ -171,7 +172,7 @@ class Beneath:
     """Opens paths beneath held roots with one resolver (``"openat2"``, ``"walk"`` or ``"portable"``) and one mount
     policy."""
 
-    __slots__ = ("_child_flags", "_resolve_flags", "cross_mounts", "portable", "resolver")
+    __slots__ = ("_child_flags", "_hows", "_resolve_flags", "cross_mounts", "portable", "resolver")
 
     def __init__(self, resolver: ResolverKind, *, cross_mounts: bool) -> None:
         self.resolver = resolver
@@ -181,6 +182,7 @@ class Beneath:
             _o2.RESOLVE_BENEATH | _o2.RESOLVE_NO_MAGICLINKS | (0 if cross_mounts else _o2.RESOLVE_NO_XDEV)
         )
         self._child_flags = self._resolve_flags | _o2.RESOLVE_NO_SYMLINKS
+        self._hows: dict[int, bytes] = {}  # open flags (O_CLOEXEC, O_NOFOLLOW included) -> packed open_how
 
     def os_open(self, name: str, flags: int, dir_fd: int | None = None) -> int:
         """``os.open``, except that the portable profile has no ``O_PATH``: a non-blocking read-only open instead."""
@@ -225,7 +227,20 @@ class Beneath:
     ) -> tuple[int, os.stat_result]:
         """Like :meth:`open`, plus the ``fstat`` of what was opened: the walk already takes it to see whether an
         ``O_PATH`` open stopped on a symlink, and a type check needs no second one."""
-        if self.resolver == "walk" and ".." not in rel and not held.is_file:
+        if held.is_file:
+            fd = self._open_file_root(held, rel, flags, follow)
+        elif self.resolver == "openat2":
+            # The hot path of the READ intent: one openat2 with a packed open_how. Any failure takes the full
+            # path (:meth:`open`: retries, the errno's meaning, the kernel-assisted walk), which decides.
+            all_flags = flags | O_CLOEXEC if follow else flags | O_CLOEXEC | O_NOFOLLOW
+            how = self._hows.get(all_flags)
+            if how is None:
+                how = self._hows[all_flags] = _o2.packed_how(all_flags, self._resolve_flags)
+            path = "/".join(rel).encode("utf-8", "surrogateescape") if rel else b"."
+            fd = _o2.openat2_packed(held.fd, path, how)
+            if fd < 0:
+                fd = self.open(held, rel, flags, follow=follow)
+        elif self.resolver == "walk" and ".." not in rel:
             opened = self._descend(held, rel, flags, follow)
             if opened is not None:
                 fd, st = opened
