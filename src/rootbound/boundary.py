@@ -58,7 +58,6 @@ from ._resolve import (
     ResolverKind,
     close_all,
     pick_resolver,
-    proc_open,
 )
 from .errors import (
     DanglingSymlink,
@@ -163,12 +162,7 @@ class Handle:
                 if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
                     raise kind_denial(st, intent.kind)
                 self.st = st
-                try:
-                    if beneath.portable:
-                        raise OSError  # no procfs: reopen() resolves again and compares
-                    self.fd = proc_open(path_fd, intent.flags)
-                except OSError:
-                    self.fd = reopen(path_fd, intent.flags, beneath, held, rel, intent.follow)
+                self.fd = reopen(path_fd, intent.flags, beneath, held, rel, intent.follow)
                 os.close(path_fd)
             elif intent.parent:
                 self.fd, self._parts, self.name = open_parent(self._beneath, held, rel, intent)
