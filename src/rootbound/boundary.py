@@ -158,12 +158,14 @@ class Handle:
                 # The hot path of reading, inline: an O_PATH fd and its fstat; only the right type is reopened with
                 # the intent's flags, through the fd itself (procfs), never by name.
                 beneath = self._beneath
-                self.fd, st = path_fd, st = beneath.open_stat(held, rel, O_PATH, follow=intent.follow)
+                path_fd, st = beneath.open_stat(held, rel, O_PATH, follow=intent.follow)
+                self.fd = path_fd  # closed by _finish if what follows fails
                 if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
                     raise kind_denial(st, intent.kind)
                 self.st = st
-                self.fd = reopen(path_fd, intent.flags, beneath, held, rel, intent.follow)
-                os.close(path_fd)
+                if intent.flags != O_PATH:
+                    self.fd = reopen(path_fd, intent.flags, beneath, held, rel, intent.follow)
+                    os.close(path_fd)
             elif intent.parent:
                 self.fd, self._parts, self.name = open_parent(self._beneath, held, rel, intent)
             elif intent.named or intent.precheck:
