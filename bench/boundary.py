@@ -8,7 +8,9 @@ busy shared machine does not count against either side. Ratios are ours / baseli
 * P2: ``Boundary.resolve`` vs bare ``os.path.realpath`` + ``is_relative_to`` on one root (target <= 1.5x); and a
   linear-scan guard (``any(root == p or root in p.parents ...)``) at 1,000 roots for contrast.
 * P3: ``RootedFS.read_bytes`` of a 4 KiB file vs ``open().read()`` (target <= 1.5x), openat2 and the walk
-  fallback, for a file directly in the root and one three directories down.
+  fallback, for a file directly in the root and one three directories down. For contrast (no target), the floor:
+  the same system calls from a bare Python loop (``O_PATH`` open, ``fstat``, [mount id,] the reopen through a held
+  ``/proc/<pid>/fd`` dirfd, ``read``, ``close``), i.e. what no Python-level work in rootbound can go below.
 """
 
 from __future__ import annotations
@@ -94,6 +96,41 @@ def plain_read(path: Path) -> Timer:
     return read
 
 
+def syscall_floor(root_fd: int, parts: list[str], walk: bool) -> Timer:
+    """The system calls of a checked read (issue 16 #8) and nothing else: open ``O_PATH`` beneath the root
+    (openat2, or one component at a time), ``fstat``, the mount id (walk), reopen through procfs, read, close."""
+    proc = os.open("/proc/self/fd", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    resolve = o2.RESOLVE_BENEATH | o2.RESOLVE_NO_MAGICLINKS | o2.RESOLVE_NO_XDEV
+    path_flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+    dir_flags = path_flags | os.O_DIRECTORY
+    read_flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    joined = "/".join(parts).encode()
+
+    def floor() -> bytes:
+        if walk:
+            cur = root_fd
+            for name in parts[:-1]:
+                nxt = os.open(name, dir_flags, dir_fd=cur)
+                if cur != root_fd:
+                    os.close(cur)
+                cur = nxt
+            fd = os.open(parts[-1], path_flags, dir_fd=cur)
+            if cur != root_fd:
+                os.close(cur)
+        else:
+            fd = o2.openat2(root_fd, joined, os.O_PATH | os.O_CLOEXEC, resolve)
+        st = os.fstat(fd)
+        if walk:
+            o2.mount_id(fd)
+        new = os.open(b"%d" % fd, read_flags, dir_fd=proc)
+        os.close(fd)
+        data = os.read(new, st.st_size + 1)
+        os.close(new)
+        return data
+
+    return floor
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls and rounds (a smoke run)")
@@ -144,6 +181,7 @@ def main() -> int:
             b.close()
 
         # P3: read a 4 KiB file, directly in the root and three directories down.
+        root_fd = os.open(home, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         for resolver in resolvers:
             for cross_mounts in (False, True) if resolver == "walk" else (False,):
                 with Boundary([home], resolver=resolver, cross_mounts=cross_mounts) as boundary:
@@ -156,6 +194,11 @@ def main() -> int:
                         table.add(
                             f"P3 read_bytes 4 KiB {label} ({resolver}{extra})", ours, "open().read()", base, target
                         )
+                        if not cross_mounts:
+                            floor = syscall_floor(root_fd, list(path.relative_to(home).parts), resolver == "walk")
+                            assert floor() == payload
+                            ours, base = compare(floor, plain_read(path), number=number, rounds=rounds)
+                            table.add(f"   floor: its syscalls, bare ({resolver})", ours, "open().read()", base, None)
 
     uname = os.uname()
     print(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from ._held import HeldRoot
-from ._resolve import DIR_PATH, DIR_READ, O_CLOEXEC, O_PATH, Beneath
+from ._resolve import DIR_PATH, DIR_READ, O_PATH, Beneath, proc_open
 from ._resolve import READ as _READ_FLAGS
 from .errors import (
     DanglingSymlink,
@@ -25,6 +25,7 @@ from .errors import (
     PathExists,
     PathNotFound,
     ReadOnly,
+    RootsError,
     SymlinkEscape,
     translate_error,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "WRITE",
     "Intent",
     "check_kind",
+    "kind_denial",
     "lstat_name",
     "open_object",
     "open_parent",
@@ -106,10 +108,15 @@ def check_kind(fd: int, kind: str) -> os.stat_result:
     """The fstat of ``fd``, or the denial for the wrong type."""
     st = os.fstat(fd)
     if (st.st_mode & 0o170000) != _KIND_BITS[kind]:
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectory()
-        raise NotAFile() if kind == "file" else NotADirectory()
+        raise kind_denial(st, kind)
     return st
+
+
+def kind_denial(st: os.stat_result, kind: str) -> RootsError:
+    """The denial for an object of the wrong type (``st`` its fstat) where ``kind`` was asked for."""
+    if stat.S_ISDIR(st.st_mode):
+        return IsADirectory()
+    return NotAFile() if kind == "file" else NotADirectory()
 
 
 def lstat_name(dir_fd: int, name: str) -> os.stat_result | None:
@@ -120,14 +127,13 @@ def lstat_name(dir_fd: int, name: str) -> os.stat_result | None:
         return None
 
 
-def reopen(fd: int, flags: int, again: tuple[Beneath, HeldRoot, tuple[str, ...], bool]) -> int:
+def reopen(fd: int, flags: int, beneath: Beneath, held: HeldRoot, rel: tuple[str, ...], follow: bool) -> int:
     """A new fd on the object ``fd`` refers to, opened with ``flags``: through procfs the object itself is reopened
-    and no path is resolved again. Without procfs, ``again`` (resolver, root, components, follow) is resolved once
-    more beneath the root and must lead to the same inode."""
-    beneath, held, rel, follow = again
+    and no path is resolved again. Without procfs, ``rel`` is resolved once more beneath the root (``follow``: a
+    final symlink followed) and must lead to the same inode."""
     if not beneath.portable:  # the portable profile has no procfs
         try:
-            return os.open(f"{_PROC_FD}{fd}", flags | O_CLOEXEC)
+            return proc_open(fd, flags)
         except FileNotFoundError:
             if os.path.isdir(_PROC_FD):
                 raise PathNotFound() from None
@@ -147,14 +153,22 @@ def open_object(
     """``(fd, canonical components or (), fstat if typed)`` of the object ``rel`` names beneath ``held``."""
     flags = O_PATH if intent.precheck else intent.flags
     parts: tuple[str, ...] = ()
+    st: os.stat_result | None = None
+    kind = intent.kind
     if intent.named:
         fd, parts = beneath.open_named(held, rel, flags, follow=intent.follow)
+    elif kind is not None:
+        fd, st = beneath.open_stat(held, rel, flags, follow=intent.follow)
     else:
         fd = beneath.open(held, rel, flags, follow=intent.follow)
     try:
-        st = check_kind(fd, intent.kind) if intent.kind is not None else None
+        if kind is not None:
+            if st is None:
+                st = os.fstat(fd)
+            if (st.st_mode & 0o170000) != _KIND_BITS[kind]:
+                raise kind_denial(st, kind)
         if intent.precheck and intent.flags != O_PATH:
-            new = reopen(fd, intent.flags, (beneath, held, rel, intent.follow))
+            new = reopen(fd, intent.flags, beneath, held, rel, intent.follow)
             os.close(fd)
             fd = new
     except BaseException:

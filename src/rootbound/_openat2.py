@@ -30,6 +30,8 @@ __all__ = [
     "available",
     "mount_id",
     "openat2",
+    "openat2_packed",
+    "packed_how",
 ]
 
 RESOLVE_NO_XDEV: Final = 0x01
@@ -69,44 +71,81 @@ def _load_libc() -> ctypes.CDLL | None:
 
 _libc = _load_libc()
 _syscall = None
+_syscall_fast = None
 _name_to_handle_at = None
 _statx = None
 _EMPTY: Final = ctypes.c_char_p(b"")
 if _libc is not None:
+    # No argtypes: converting through them costs ~0.7 us per call, a third of an open. Every argument is a small
+    # non-negative int (or AT_FDCWD) or bytes: ctypes passes ints as C int, which libffi widens to the full register
+    # as these 64-bit ABIs require, and bytes as char *.
     _syscall = _libc.syscall
     _syscall.restype = ctypes.c_long
-    _syscall.argtypes = (ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
+    _syscall_fast = ctypes.CDLL(None).syscall  # no errno swap: openat2_packed never reads errno
+    _syscall_fast.restype = ctypes.c_long
     _name_to_handle_at = getattr(_libc, "name_to_handle_at", None)
     if _name_to_handle_at is not None:
         _name_to_handle_at.restype = ctypes.c_int
         _name_to_handle_at.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
-    _statx = getattr(_libc, "statx", None)  # glibc >= 2.28; arguments are passed as plain ints (no conversion cost)
+    # glibc >= 2.28; arguments are passed as plain ints (no conversion cost), and through a handle without
+    # use_errno (its errno is never read: a failure is "unknown"), which saves the errno swap around each call.
+    _statx = getattr(ctypes.CDLL(None), "statx", None)
     if _statx is not None:
         _statx.restype = ctypes.c_int
 
 
 def openat2(dirfd: int, path: bytes, flags: int, resolve: int, mode: int = 0) -> int:
     """``openat2(2)``: a new fd, or :class:`OSError` with the kernel's errno (EINTR retried, EAGAIN bounded)."""
-    if _syscall is None:
-        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+    how = _HOWS.get((flags, mode, resolve))
+    if how is None:
+        how = _how(flags, mode, resolve)
     if b"\x00" in path:  # ctypes would silently truncate at the NUL: refuse instead
         raise ValueError("embedded null byte")
-    key = (flags, mode, resolve)
-    how = _HOWS.get(key)
-    if how is None:  # an immutable packed open_how per flag combination: no struct allocation per call
-        how = _HOWS[key] = bytes(_OpenHow(flags, mode, resolve))
+    fd: int = _syscall(_SYS_OPENAT2, dirfd, path, how, _HOW_SIZE)  # type: ignore[misc]
+    if fd >= 0:
+        return fd
+    return _retry(dirfd, path, how)
+
+
+def openat2_packed(dirfd: int, path: bytes, how: bytes) -> int:
+    """The hot path: ``openat2`` with a packed ``open_how`` (:func:`packed_how`) once, no retries. The new fd, or
+    ``-1`` on any failure (then call :func:`openat2` for the retries and the error)."""
+    if b"\x00" in path:
+        return -1
+    fd: int = _syscall_fast(_SYS_OPENAT2, dirfd, path, how, _HOW_SIZE)  # type: ignore[misc]
+    return fd
+
+
+def packed_how(flags: int, resolve: int) -> bytes:
+    """The packed ``open_how`` of ``flags`` and ``resolve`` for :func:`openat2_packed` (ENOSYS without libc)."""
+    how = _HOWS.get((flags, 0, resolve))
+    return _how(flags, 0, resolve) if how is None else how
+
+
+def _how(flags: int, mode: int, resolve: int) -> bytes:
+    """The packed ``open_how`` for one flag combination, made once (no struct allocation per call)."""
+    if _syscall is None:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+    if flags < 0 or mode < 0 or resolve < 0:
+        raise ValueError("negative open_how field")
+    how = _HOWS[(flags, mode, resolve)] = bytes(_OpenHow(flags, mode, resolve))
+    return how
+
+
+def _retry(dirfd: int, path: bytes, how: bytes) -> int:
+    """After a failed call: retry EINTR, and EAGAIN a bounded number of times; any other errno is final."""
     eagain = 0
     while True:
-        fd = _syscall(_SYS_OPENAT2, dirfd, path, how, _HOW_SIZE)
-        if fd >= 0:
-            return int(fd)
         err = ctypes.get_errno()
         if err == errno.EINTR:
-            continue
-        if err == errno.EAGAIN and eagain < _EAGAIN_RETRIES:
+            pass
+        elif err == errno.EAGAIN and eagain < _EAGAIN_RETRIES:
             eagain += 1
-            continue
-        raise OSError(err, os.strerror(err))
+        else:
+            raise OSError(err, os.strerror(err))
+        fd: int = _syscall(_SYS_OPENAT2, dirfd, path, how, _HOW_SIZE)  # type: ignore[misc]
+        if fd >= 0:
+            return fd
 
 
 _probe_lock = threading.Lock()

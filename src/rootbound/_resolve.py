@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 from typing import Final, Literal, TypeAlias
 
 from . import _openat2 as _o2
@@ -48,6 +49,7 @@ __all__ = [
     "close_all",
     "pick_resolver",
     "proc_name",
+    "proc_open",
 ]
 
 MAX_SYMLINK_HOPS: Final = 40  # the kernel's MAXSYMLINKS, so both resolvers agree on chains
@@ -100,10 +102,68 @@ def portable_flags(flags: int) -> int:
     return (flags & ~O_PATH) | _PORTABLE_PATH if flags & O_PATH else flags
 
 
+# -- this process's /proc/<pid>/fd, held open --------------------------------------------------------------------
+#
+# Reopening an O_PATH fd for reading (the READ intent) and naming an opened fd (display paths) go through procfs.
+# Resolving "/proc/self/fd/N" from the process root on every call costs ~1 us more than looking "N" up in a held
+# dirfd of the directory. That dirfd names *one process's* fd table: a child of fork() inherits it, and reopening
+# "N" there would reopen the parent's fd N (any object, anywhere). So it is tied to the pid that opened it: replaced
+# right after os.fork() (a fork hook), and checked against os.getpid() on every use (a fork that bypasses
+# Python's hooks, e.g. from C). Without procfs the dirfd is -1 and every use takes the slow path, exactly as before.
+
+_PROC_SELF_FD: Final = "/proc/self/fd"
+_FD_NAMES: Final = [b"%d" % fd for fd in range(1024)]  # the names of the usual fds, made once (bytes: no encode)
+_proc_lock = threading.Lock()
+_proc_fd = -1
+_proc_pid = -1
+
+
+def _open_proc_fd_dir() -> None:
+    """(Re)open the dirfd of this process's ``/proc/<pid>/fd`` (``-1`` without procfs), closing an inherited one."""
+    global _proc_fd, _proc_pid
+    with _proc_lock:
+        old = _proc_fd
+        try:
+            fd = os.open(_PROC_SELF_FD, DIR_PATH | O_CLOEXEC)
+        except OSError:
+            fd = -1
+        _proc_fd, _proc_pid = fd, os.getpid()
+        if old >= 0:
+            os.close(old)  # in a child: its copy of the parent's dirfd
+
+
+def _after_fork_in_child() -> None:
+    global _proc_lock
+    _proc_lock = threading.Lock()  # a lock held by another thread of the parent stays held forever in the child
+    _open_proc_fd_dir()
+
+
+_open_proc_fd_dir()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def proc_open(fd: int, flags: int) -> int:
+    """A new fd with ``flags`` on the object ``fd`` refers to, through this process's ``/proc/<pid>/fd``: the
+    object itself is reopened, no path is resolved again. :class:`OSError` as the kernel says (no procfs:
+    :class:`FileNotFoundError`)."""
+    if _proc_pid != os.getpid():
+        _open_proc_fd_dir()  # forked without Python's fork hooks
+    proc = _proc_fd
+    if proc >= 0:
+        return os.open(_FD_NAMES[fd] if fd < 1024 else b"%d" % fd, flags | O_CLOEXEC, dir_fd=proc)
+    return os.open(f"{_PROC_SELF_FD}/{fd}", flags | O_CLOEXEC)
+
+
 def proc_name(fd: int) -> str | None:
-    """The kernel's name for ``fd`` (``/proc/self/fd``), or ``None`` without procfs."""
+    """The kernel's name for ``fd`` (``/proc/<pid>/fd``), or ``None`` without procfs."""
+    if _proc_pid != os.getpid():
+        _open_proc_fd_dir()
     try:
-        return os.readlink(f"/proc/self/fd/{fd}")
+        proc = _proc_fd
+        if proc >= 0:
+            return os.readlink(str(fd), dir_fd=proc)
+        return os.readlink(f"{_PROC_SELF_FD}/{fd}")
     except OSError:
         return None
 
@@ -112,7 +172,7 @@ class Beneath:
     """Opens paths beneath held roots with one resolver (``"openat2"``, ``"walk"`` or ``"portable"``) and one mount
     policy."""
 
-    __slots__ = ("_child_flags", "_resolve_flags", "cross_mounts", "portable", "resolver")
+    __slots__ = ("_child_flags", "_hows", "_resolve_flags", "cross_mounts", "portable", "resolver")
 
     def __init__(self, resolver: ResolverKind, *, cross_mounts: bool) -> None:
         self.resolver = resolver
@@ -122,6 +182,7 @@ class Beneath:
             _o2.RESOLVE_BENEATH | _o2.RESOLVE_NO_MAGICLINKS | (0 if cross_mounts else _o2.RESOLVE_NO_XDEV)
         )
         self._child_flags = self._resolve_flags | _o2.RESOLVE_NO_SYMLINKS
+        self._hows: dict[int, bytes] = {}  # open flags (O_CLOEXEC, O_NOFOLLOW included) -> packed open_how
 
     def os_open(self, name: str, flags: int, dir_fd: int | None = None) -> int:
         """``os.open``, except that the portable profile has no ``O_PATH``: a non-blocking read-only open instead."""
@@ -158,8 +219,46 @@ class Beneath:
         if ".." not in rel:
             opened = self._descend(held, rel, flags, follow)
             if opened is not None:
-                return opened
+                return opened[0]
         return self._walk_links(held, rel, flags, follow, assisted=False)[0]
+
+    def open_stat(
+        self, held: HeldRoot, rel: tuple[str, ...], flags: int, *, follow: bool = True
+    ) -> tuple[int, os.stat_result]:
+        """Like :meth:`open`, plus the ``fstat`` of what was opened: the walk already takes it to see whether an
+        ``O_PATH`` open stopped on a symlink, and a type check needs no second one."""
+        if held.is_file:
+            fd = self._open_file_root(held, rel, flags, follow)
+        elif self.resolver == "openat2":
+            # The hot path of the READ intent: one openat2 with a packed open_how. Any failure takes the full
+            # path (:meth:`open`: retries, the errno's meaning, the kernel-assisted walk), which decides.
+            all_flags = flags | O_CLOEXEC if follow else flags | O_CLOEXEC | O_NOFOLLOW
+            how = self._hows.get(all_flags)
+            if how is None:
+                how = self._hows[all_flags] = _o2.packed_how(all_flags, self._resolve_flags)
+            path = "/".join(rel).encode("utf-8", "surrogateescape") if rel else b"."
+            fd = _o2.openat2_packed(held.fd, path, how)
+            if fd < 0:
+                fd = self.open(held, rel, flags, follow=follow)
+        elif self.resolver == "walk" and ".." not in rel:
+            opened = self._descend(held, rel, flags, follow)
+            if opened is not None:
+                fd, st = opened
+                if st is None:
+                    try:
+                        st = os.fstat(fd)
+                    except BaseException:
+                        os.close(fd)
+                        raise
+                return fd, st
+            fd = self._walk_links(held, rel, flags, follow, assisted=False)[0]
+        else:
+            fd = self.open(held, rel, flags, follow=follow)
+        try:
+            return fd, os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
 
     def open_named(
         self, held: HeldRoot, rel: tuple[str, ...], flags: int, *, follow: bool = True
@@ -300,14 +399,15 @@ class Beneath:
         if ".." not in rel:
             opened = self._descend(held, rel, flags, follow, assisted)
             if opened is not None:
-                return opened, rel
+                return opened[0], rel
         return self._walk_links(held, rel, flags, follow, assisted=assisted)
 
     def _descend(
         self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, assisted: bool = False
-    ) -> int | None:
+    ) -> tuple[int, os.stat_result | None] | None:
         """The common case, cheaply: every component a real directory. ``None`` on any symlink (then the full walk
         decides); other errors are final. On the hot path of the walk resolver: one frame, closing as it goes.
+        Returns the fd and, when it took one (a followed ``O_PATH`` open), its ``fstat``.
 
         Without ``..`` and symlinks the walk only descends, and every mount crossed stays crossed (a mount is never
         mounted beneath itself), so one mount check on the final object covers every component.
@@ -348,10 +448,13 @@ class Beneath:
         finally:
             if cur != root:
                 os.close(cur)
+        st: os.stat_result | None = None
         try:
-            if follow and flags & O_PATH and not flags & O_DIRECTORY and stat.S_ISLNK(os.fstat(fd).st_mode):
-                os.close(fd)
-                return None
+            if follow and flags & O_PATH and not flags & O_DIRECTORY:
+                st = os.fstat(fd)
+                if stat.S_ISLNK(st.st_mode):
+                    os.close(fd)
+                    return None
             if not assisted and not self.cross_mounts:  # one check covers every component (see above)
                 mnt = held.mnt
                 if mnt is None or _o2.mount_id(fd) != mnt:
@@ -359,7 +462,7 @@ class Beneath:
         except BaseException:
             os.close(fd)
             raise
-        return fd
+        return fd, st
 
     def _walk_links(
         self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, *, assisted: bool

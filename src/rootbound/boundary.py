@@ -44,12 +44,21 @@ from ._intent import (
     WRITE,
     Intent,
     check_kind,
+    kind_denial,
     lstat_name,
     open_object,
     open_parent,
     reopen,
 )
-from ._resolve import MAX_SYMLINK_HOPS, Beneath, Resolver, ResolverKind, close_all, pick_resolver
+from ._resolve import (
+    MAX_SYMLINK_HOPS,
+    O_PATH,
+    Beneath,
+    Resolver,
+    ResolverKind,
+    close_all,
+    pick_resolver,
+)
 from .errors import (
     DanglingSymlink,
     InvalidPath,
@@ -128,22 +137,40 @@ class Handle:
 
     def __enter__(self) -> Handle:
         boundary = self._boundary
-        with boundary._lock:  # counted in flight before the root fds are used; close() waits for the count
+        lock = boundary._lock  # acquire/release, not ``with``: half the cost on a path taken twice per operation
+        lock.acquire()
+        try:  # counted in flight before the root fds are used; close() waits for the count
             if boundary._closing:
                 raise RootsUnavailable("boundary closed")
             boundary._inflight += 1
+        finally:
+            lock.release()
         self._released = False
         try:
-            held, rel = boundary._locate(self._candidate)
+            candidate = self._candidate
+            located = boundary._located.get(candidate) if type(candidate) is str else None
+            held, rel = boundary._locate(candidate) if located is None else located
             if self._below:
                 rel += self._below
             self._held, self._rel = held, rel
             intent = self._intent
-            if intent.parent:
+            if intent.precheck and not intent.named and intent.kind is not None:
+                # The hot path of reading, inline: an O_PATH fd and its fstat; only the right type is reopened with
+                # the intent's flags, through the fd itself (procfs), never by name.
+                beneath = self._beneath
+                path_fd, st = beneath.open_stat(held, rel, O_PATH, follow=intent.follow)
+                self.fd = path_fd  # closed by _finish if what follows fails
+                if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
+                    raise kind_denial(st, intent.kind)
+                self.st = st
+                if intent.flags != O_PATH:
+                    self.fd = reopen(path_fd, intent.flags, beneath, held, rel, intent.follow)
+                    os.close(path_fd)
+            elif intent.parent:
                 self.fd, self._parts, self.name = open_parent(self._beneath, held, rel, intent)
             elif intent.named or intent.precheck:
                 self.fd, self._parts, self.st = open_object(self._beneath, held, rel, intent)
-            else:  # the hot path (read, stat), inline
+            else:  # the hot path (stat), inline
                 self.fd = self._beneath.open(held, rel, intent.flags, follow=intent.follow)
                 if intent.kind is not None:
                     self.st = st = os.fstat(self.fd)
@@ -164,9 +191,13 @@ class Handle:
         if not self._released:
             self._released = True
             boundary = self._boundary
-            with boundary._lock:
+            lock = boundary._lock
+            lock.acquire()
+            try:
                 boundary._inflight -= 1
                 last = boundary._closing and boundary._inflight == 0
+            finally:
+                lock.release()
             if last:
                 boundary._finalizer()
         if exc is not None and isinstance(exc, (OSError, UnicodeError)) and not isinstance(exc, RootsError):
@@ -219,7 +250,7 @@ class Handle:
         ``O_PATH`` fd: through procfs the object itself is reopened, no path is resolved again. Without procfs (the
         portable profile) the path is resolved again beneath the root and must lead to the same inode."""
         assert self._held is not None, "use the handle inside its with block"
-        return reopen(self.fd, flags, (self._beneath, self._held, self._rel, self._intent.follow))
+        return reopen(self.fd, flags, self._beneath, self._held, self._rel, self._intent.follow)
 
     def open_entry(self, dir_fd: int, name: str, inode: int, flags: int) -> tuple[int, os.stat_result] | None:
         """Open entry ``name`` listed (with ``inode``) in ``dir_fd``, a directory below this handle: ``None`` unless
