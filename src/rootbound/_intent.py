@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from ._held import HeldRoot
-from ._resolve import DIR_PATH, DIR_READ, O_PATH, Beneath, proc_open
+from ._procfd import has_procfs, proc_open
+from ._resolve import DIR_PATH, DIR_READ, O_PATH, Beneath
 from ._resolve import READ as _READ_FLAGS
 from .errors import (
     DanglingSymlink,
@@ -100,7 +101,6 @@ RESOLVE: Final = Intent("resolve", O_PATH, named=True)
 RESOLVE_NEW: Final = Intent("resolve-new", DIR_PATH, follow=False, parent=True, named=True)
 """For :meth:`Boundary.resolve` with ``must_exist=False``: the parent of a name that may be absent."""
 
-_PROC_FD: Final = "/proc/self/fd/"
 _KIND_BITS: Final = {"file": stat.S_IFREG, "dir": stat.S_IFDIR}
 
 
@@ -135,7 +135,7 @@ def reopen(fd: int, flags: int, beneath: Beneath, held: HeldRoot, rel: tuple[str
         try:
             return proc_open(fd, flags)
         except FileNotFoundError:
-            if os.path.isdir(_PROC_FD):
+            if has_procfs():
                 raise PathNotFound() from None
         except OSError as exc:
             raise translate_error(exc) from None

@@ -34,6 +34,7 @@ from typing import Final
 from ._atomic import beneath, discard, publish, rename_noreplace, write_temp
 from ._candidate import parse_candidate
 from ._files import HardlinkPolicy, check_file, read_fd
+from ._procfd import has_procfs, proc_open
 from ._resolve import DIR_READ, O_CLOEXEC, O_NOFOLLOW, O_PATH
 from ._resolve import READ as _READ_FLAGS
 from .boundary import CREATE, DIRECTORY, WRITE, Boundary, Handle, Intent
@@ -54,7 +55,6 @@ from .errors import (
 
 __all__ = ["EditOutcome", "WriteOps"]
 
-_PROC_FD: Final = "/proc/self/fd/"
 _NEW_DIR: Final = DIR_READ | O_NOFOLLOW | O_CLOEXEC
 _PREVIEW: Final = Intent("preview", O_PATH, kind="file", named=True)  # a dry run: the file itself, typed first
 _NAMED_PARENT: Final = Intent("rename", DIR_READ, follow=False, parent=True, named=True)  # move source, delete
@@ -437,9 +437,9 @@ def _reopen(path_fd: int, flags: int, dir_fd: int, name: str) -> int:
     """A new fd with ``flags`` on the object ``path_fd`` (``O_PATH``) refers to: through procfs the object itself;
     without procfs ``name`` is opened again in ``dir_fd`` (``O_NOFOLLOW``) and must be the same inode."""
     try:
-        return os.open(f"{_PROC_FD}{path_fd}", flags | O_CLOEXEC)
+        return proc_open(path_fd, flags)
     except FileNotFoundError:
-        if os.path.isdir(_PROC_FD):
+        if has_procfs():
             raise PathNotFound() from None
     fd = os.open(name, flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=dir_fd)
     mine, theirs = os.fstat(path_fd), os.fstat(fd)

@@ -21,7 +21,7 @@ import pytest
 
 from rootbound import Boundary, NotAFile, PathNotFound, RootedFS
 from rootbound import _intent as intent_mod
-from rootbound import _resolve as resolve_mod
+from rootbound import _procfd as procfd_mod
 
 RESOLVERS = ["openat2", "walk"]  # "portable" has no O_PATH: its "path" open already is a non-blocking read open
 SECRET = b"SECRET-OUTSIDE-5c1e"
@@ -104,7 +104,7 @@ def test_a_device_node_is_refused(fs: RootedFS, tree: Path) -> None:
 
 
 def test_the_held_dirfd_names_this_process_fd_table() -> None:
-    held = resolve_mod._proc_fd
+    held = procfd_mod._proc_fd
     assert held >= 0
     assert os.readlink(f"/proc/self/fd/{held}") == f"/proc/{os.getpid()}/fd"
 
@@ -113,7 +113,7 @@ _FORK_SCRIPT = textwrap.dedent(
     """
     import ctypes, os, sys
     from rootbound import Boundary, RootedFS, RootsError
-    from rootbound import _resolve
+    from rootbound import _procfd as _resolve
 
     root, secret, how, resolver = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     fs = RootedFS(Boundary([root], resolver=resolver))
@@ -163,9 +163,8 @@ def test_a_forked_child_reopens_its_own_fds_not_its_parents(tree: Path, resolver
 def no_procfs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """As if /proc were not mounted: no held dirfd, and the by-path names lead nowhere."""
     missing = str(tmp_path / "no-proc" / "self" / "fd")
-    monkeypatch.setattr(resolve_mod, "_proc_fd", -1)
-    monkeypatch.setattr(resolve_mod, "_PROC_SELF_FD", missing)
-    monkeypatch.setattr(intent_mod, "_PROC_FD", missing + "/")
+    monkeypatch.setattr(procfd_mod, "_proc_fd", -1)
+    monkeypatch.setattr(procfd_mod, "_PROC_SELF_FD", missing)
 
 
 def test_without_procfs_reads_still_work_and_fifos_are_still_refused(fs: RootedFS, tree: Path, no_procfs: None) -> None:
@@ -183,7 +182,7 @@ def test_without_procfs_a_file_replaced_before_the_reopen_is_refused(
     between (here: right before the reopen) is refused, never read."""
     root = tree / "root"
     (root / "other.txt").write_bytes(b"swapped in")
-    real = resolve_mod.proc_open
+    real = procfd_mod.proc_open
 
     def swap_then_reopen(fd: int, flags: int) -> int:
         os.replace(root / "other.txt", root / "plain.txt")
@@ -199,7 +198,7 @@ _NO_PROC_SCRIPT = textwrap.dedent(
     import os, subprocess, sys
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/proc"], check=True)  # /proc is now an empty directory
     from rootbound import Boundary, NotAFile, RootedFS
-    from rootbound import _resolve
+    from rootbound import _procfd as _resolve
     assert _resolve._proc_fd == -1, "a dirfd was opened without procfs"
     root = sys.argv[1]
     os.mkfifo(os.path.join(root, "pipe"))
