@@ -296,6 +296,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
             max_files=limits.max_results - len(files),
             check=budget.check,
             required=required,
+            deadline=budget.deadline,
         )
         searched += report.searched
         skipped += report.skipped
