@@ -80,14 +80,14 @@ class LineScanner:
     scan files with a NUL in their first 8 KiB too (otherwise they are skipped).
 
     A pattern is searched in *windows* of whole lines, at most :data:`WINDOW_MAX` bytes each (one engine call
-    each), so ``check(0)`` runs between windows and a deadline or a cancellation stops the work within one
+    each), and ``check(0)`` runs before every engine call, so a deadline or a cancellation stops the work within one
     window's time, never after a whole file. So a match cannot span a window boundary: patterns are for one line
     at a time, as in grep (:func:`rootbound._regex.compile_bytes` makes RE2 never match a newline, so its results
     do not depend on where windows fall). With RE2 the windows follow the engine's measured pace (about
     :data:`WINDOW_TIME` each); Python's ``re`` (which holds the GIL anyway) gets fixed windows, so its results are
     the same on every run. A line longer than a window cannot be cut: RE2 searches its prefixes of doubling length
     (a hit in a prefix is a hit of the line: RE2 reads the text around the searched range for ``^``, ``$`` and
-    ``\\b``), with ``check(0)`` between them, and with a ``check`` the line is refused (:class:`PatternTooSlow`)
+    ``\\b``), and with a ``check`` the line is refused (:class:`PatternTooSlow`)
     when the next prefix is projected to take longer than :data:`LONG_STEP_MAX` or to end past ``deadline`` (a
     ``time.monotonic()`` value). Python's ``re`` searches such a line whole (it reads ``endpos`` as the end of the
     text, so a prefix could match falsely).
@@ -159,7 +159,7 @@ class LineScanner:
 
     def _find(self, data: bytes, pos: int) -> int:
         """Where the first match at or after the line start ``pos`` begins (-1: none), window by window."""
-        size, check = len(data), self.check
+        size = len(data)
         while True:
             end = pos + self._window
             if end >= size:
@@ -169,43 +169,42 @@ class LineScanner:
                 if newline < 0:  # the line at pos is longer than a window
                     line_end = data.find(b"\n", end)
                     line_end = size if line_end < 0 else line_end
-                    start = self._long_line(data, pos, line_end) if self._adapt else self._timed(data, pos, line_end)
+                    start = self._long_line(data, pos, line_end)
                     if start >= 0 or line_end >= size:
                         return start
                     pos = line_end + 1
-                    if check is not None:
-                        check(0)
                     continue
                 end = newline  # the window ends at a line end; its newline is no window's
             start = self._timed(data, pos, end)
             if start >= 0 or end >= size:
                 return start
             pos = end + 1
-            if check is not None:
-                check(0)
 
     def _long_line(self, data: bytes, pos: int, line_end: int) -> int:
-        """A match in the line ``[pos, line_end)``, longer than a window: prefixes of doubling length."""
+        """A match in the line ``[pos, line_end)``, longer than a window: prefixes of doubling length (RE2), or
+        the whole line at once (Python's ``re``)."""
+        if not self._adapt:
+            return self._timed(data, pos, line_end)
         length = self._window
         while True:
             stop = min(pos + length, line_end)
-            if self.check is not None and self._pace:
-                limit = LONG_STEP_MAX
-                if self.deadline is not None:
-                    limit = min(limit, self.deadline - time.monotonic())
-                if (stop - pos) / self._pace > limit:
-                    raise PatternTooSlow()
-            start = self._timed(data, pos, stop)
+            start = self._timed(data, pos, stop, projected=True)
             if start >= 0 or stop >= line_end:
                 return start
-            if self.check is not None:
-                self.check(0)
             length *= 2
 
-    def _timed(self, data: bytes, pos: int, end: int) -> int:
-        """One engine call over ``[pos, end)``; its pace sizes the next window (RE2 only)."""
+    def _timed(self, data: bytes, pos: int, end: int, *, projected: bool = False) -> int:
+        """One engine call over ``[pos, end)``, after ``check(0)``; its pace sizes the next window (RE2 only).
+        ``projected``: first refuse it when the last pace says it would take too long (see the class)."""
         search = self.search
         assert search is not None
+        check = self.check
+        if check is not None:
+            check(0)
+            if projected and self._pace:
+                limit = LONG_STEP_MAX if self.deadline is None else min(LONG_STEP_MAX, self.deadline - time.monotonic())
+                if (end - pos) / self._pace > limit:
+                    raise PatternTooSlow()
         if not self._adapt:
             found = search.search(data, pos, end)
             return -1 if found is None else int(found.start())
