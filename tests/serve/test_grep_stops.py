@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from rootbound.mcp import RootsProvider
-from tests.helpers.serve_process import serve
+from tests.helpers.serve_process import serve, text_of
 
 SLOW = r"((a{1,10}){1,10}){1,10}x"
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -60,6 +60,14 @@ def _planted(base: Path) -> Path:
     return root
 
 
+async def _cpu_after(pid: int) -> float:
+    """CPU seconds the server uses in 3 s, from 2 s after the answer (a window may still be finishing)."""
+    await anyio.sleep(2)
+    start = _cpu_seconds(pid)
+    await anyio.sleep(3)
+    return _cpu_seconds(pid) - start
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(("transport", "mode"), [("stdio", "legacy"), ("http", "2026-07-28")])
 async def test_a_timed_out_grep_stops_burning_cpu(tmp_path: Path, transport: str, mode: str) -> None:
@@ -78,11 +86,31 @@ async def test_a_timed_out_grep_stops_burning_cpu(tmp_path: Path, transport: str
             assert "deadline" in text or "too slow" in text, text
             assert SLOW not in text
             assert answered < 10
-            await anyio.sleep(2)  # a window or a long line's last prefix may still be finishing
-            start = _cpu_seconds(pid)
-            await anyio.sleep(3)
-            burnt = _cpu_seconds(pid) - start
+            burnt = await _cpu_after(pid)
             assert burnt < 0.45, f"the server used {burnt:.2f} CPU seconds in the 3 s after answering"
-            # and it still serves
-            again = await client.call_tool("grep", {"pattern": "a{3}b", "regex": True})
+            again = await client.call_tool("grep", {"pattern": "a{3}b", "regex": True})  # and it still serves
             assert not again.is_error
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("transport", "mode"), [("http", "legacy"), ("stdio", "2026-07-28")])
+async def test_a_cancelled_grep_stops_burning_cpu(tmp_path: Path, transport: str, mode: str) -> None:
+    """The client gives up after 1.5 s (``notifications/cancelled``) while the deadline is a minute away."""
+    root = _planted(tmp_path)
+    before = _children()
+    with anyio.fail_after(90):
+        async with serve(
+            transport, ["--tool-timeout", "60", str(root)], mode=mode, provider=RootsProvider([root])
+        ) as client:
+            pid = _server_pid(before)
+            error, _ = await text_of(client, "list_roots")  # the roots are known: the grep starts at once
+            assert not error
+            start = _cpu_seconds(pid)
+            with anyio.move_on_after(1.5) as scope:
+                await client.call_tool("grep", {"pattern": SLOW, "regex": True})
+            assert scope.cancelled_caught
+            assert _cpu_seconds(pid) - start > 0.3  # the grep was running
+            burnt = await _cpu_after(pid)
+            assert burnt < 0.45, f"the server used {burnt:.2f} CPU seconds in the 3 s after the cancel"
+            error, _ = await text_of(client, "list_roots")
+            assert not error
