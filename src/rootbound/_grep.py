@@ -55,8 +55,13 @@ class PatternTooSlow(InvalidPattern):
     """A line too long for the pattern's pace: searching it would take past the deadline, or longer than one
     search may run without a check (:data:`LONG_STEP_MAX`)."""
 
-    default_message = "the pattern is too slow on this input: simplify it or narrow the path"
+    default_message = "the pattern is too slow on this input (a line would take over a second): simplify it"
     default_reason = "too slow"
+
+
+_PAST_DEADLINE: Final = (
+    "the pattern is too slow on this input to finish within the per-call deadline: simplify it or narrow the path"
+)
 
 
 WINDOW_TIME: Final = 0.05
@@ -202,8 +207,10 @@ class LineScanner:
         if check is not None:
             check(0)
             if projected and self._pace:
-                limit = LONG_STEP_MAX if self.deadline is None else min(LONG_STEP_MAX, self.deadline - time.monotonic())
-                if (end - pos) / self._pace > limit:
+                seconds = (end - pos) / self._pace
+                if self.deadline is not None and seconds > self.deadline - time.monotonic():
+                    raise PatternTooSlow(message=_PAST_DEADLINE)
+                if seconds > LONG_STEP_MAX:
                     raise PatternTooSlow()
         if not self._adapt:
             found = search.search(data, pos, end)

@@ -138,7 +138,8 @@ def test_a_long_line_the_pattern_cannot_finish_in_time_is_refused() -> None:
         scanner.lines(data, 10)
     assert time.monotonic() < deadline + 0.2  # refused before running far past the deadline
     assert engine.searched < 100_000  # a small part of the line, not all of it
-    assert "too slow" in str(caught.value) and "a" * 8 not in str(caught.value)
+    assert "per-call deadline" in str(caught.value) and "a" * 8 not in str(caught.value)
+    assert caught.value.reason == "too slow"
 
 
 def test_a_long_line_over_the_step_limit_is_refused_even_with_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,9 +149,10 @@ def test_a_long_line_over_the_step_limit_is_refused_even_with_time_left(monkeypa
     scanner = LineScanner(
         search=engine, required=None, max_file_size=len(data), check=lambda n: None, deadline=time.monotonic() + 60
     )
-    with pytest.raises(PatternTooSlow):
+    with pytest.raises(PatternTooSlow) as caught:
         scanner.lines(data, 10)
     assert engine.searched < 100_000
+    assert "over a second" in str(caught.value)
 
 
 def test_without_a_check_a_long_line_is_searched_to_its_end() -> None:
