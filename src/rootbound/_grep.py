@@ -5,6 +5,8 @@ Why one: twins drift (a literal-needle fast path once existed only for single fi
 is handed as an fd opened beneath the root (size limit, bounded read), sniffs binary content, tests a required
 literal at memchr speed before any line work, and splits matching lines (with context lines as an option), up to a
 cap. What each caller does with the lines (``GrepMatch`` records, or agent hits with per-file caps) stays its own.
+A pattern is searched a window of whole lines at a time with the caller's ``check`` between windows, so a
+deadline or a cancellation stops even a slow pattern promptly (issue 16 #1, #3; see :class:`LineScanner`).
 """
 
 from __future__ import annotations
