@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rootbound import _grep
+from rootbound import Boundary, RootedFS, _grep
 from rootbound._grep import LineScanner, PatternTooSlow, Span
 from rootbound._regex import compile_bytes
+from rootbound.boundary import Resolver
 
 PATTERNS = [r"ab", r"^ab", r"b$", r"^$", r"a+b", r"\bab\b", r"^a*$", r"x", r"(a|b)+x", r"b\s+a", r"[^x]{3}"]
 CAN_MATCH_A_NEWLINE = {r"b\s+a", r"[^x]{3}"}  # in Python's re, which cannot be kept to one line: not windowed alike
@@ -195,3 +197,26 @@ def test_re2_never_matches_a_newline() -> None:
         assert compile_bytes(pattern, regex=regex).search(b"a\nb\nzz") is None or pattern == "[^x]+z"
     found = compile_bytes("[^x]+z", regex=True).search(b"ab\ncdz")
     assert found is not None and found.start() == 3
+
+
+@pytest.mark.parametrize("resolver", ["openat2", "walk"])
+def test_rootedfs_grep_passes_its_check_to_the_walk_and_the_windows(
+    tmp_path: Path, resolver: Resolver, tiny_windows: None
+) -> None:
+    for i in range(70):
+        (tmp_path / f"f{i:02}.txt").write_text("ab\n" * 10)
+    seen: list[int] = []
+    with Boundary([tmp_path], resolver=resolver) as boundary:
+        result = RootedFS(boundary).grep("^ab$", regex=True, max_matches=10_000, check=seen.append)
+        assert len(result.matches) == 700 and result.files_searched == 70
+        assert 64 in seen and 0 in seen  # a progress step per 64 entries; window checks count nothing
+        assert sum(seen) == 70
+
+        class Stop(Exception):
+            pass
+
+        def stop(steps: int) -> None:
+            raise Stop
+
+        with pytest.raises(Stop):
+            RootedFS(boundary).grep("^ab$", "f00.txt", regex=True, check=stop)  # a single file: its windows
