@@ -4,12 +4,17 @@ For each scenario a fresh ``rootbound serve --http 127.0.0.1:0 DIR`` subprocess 
 tree; an unrelated handshake-era session (the *probe*) calls ``list_roots`` every 20 ms while the attack runs,
 and the server's descriptors and RSS are sampled from ``/proc`` every 20 ms. Printed per scenario and variant:
 the probe's worst and median delay (target: worst <= 100 ms), how long the attack took (or that the client gave
-up at the cap and cancelled), and the server's peak fds and RSS.
+up at the cap and cancelled), the server's peak fds and RSS, and the CPU seconds the server used in the 3 s
+starting 0.5 s after the attack ended, with the probe stopped (``cpu after``: work that goes on after its
+answer or cancellation; target ~0). The servers run with ``--tool-timeout`` (default 3 s here), so slow calls
+end at their deadline.
 
 Scenarios (all bounded, loopback only):
 
-* pathological patterns: regexes ``(a+)+$`` (on a planted line) and ``(.+)+@@@`` (on an ordinary one), globs
-  ``*?``x9 ``Z`` on a 42-character name and ``**/``x17 on a deep path;
+* pathological patterns: regexes ``(a+)+$`` (on a planted line) and ``(.+)+@@@`` (on an ordinary one);
+  ``((a{1,10}){1,10}){1,10}x`` and ``(a{1,20}){1,50}x`` over 6 MB of 20,000-character lines of ``a`` (linear in
+  RE2, but off its DFA onto the NFA at tens of KB/s: they run into the deadline); globs ``*?``x9 ``Z`` on a
+  42-character name and ``**/``x17 on a deep path;
 * floods: ``list_directory`` of a directory of ``--entries`` entries by 4 sessions at once, a session declaring
   ``--roots`` file roots (fds), and ``--sessions`` bare ``initialize`` POSTs.
 
@@ -51,6 +56,13 @@ class Sample:
     fds: int = 0
     rss_kib: int = 0
     delays: list[float] = field(default_factory=list)
+    cpu_after: float = float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of every thread of ``pid`` (fields 14 and 15 of ``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def build_tree(base: Path, *, entries: int, roots: int, planted: int) -> None:
@@ -58,6 +70,9 @@ def build_tree(base: Path, *, entries: int, roots: int, planted: int) -> None:
     (base / "plant" / "line.txt").write_text("a" * planted + "!\n")
     (base / "plain").mkdir()
     (base / "plain" / "text.txt").write_text("an ordinary line of text, nothing planted\n" * 4)
+    (base / "long").mkdir()
+    for i in range(3):
+        (base / "long" / f"a{i}.txt").write_bytes((b"a" * 20_000 + b"\n") * 100)
     (base / "names").mkdir()
     (base / "names" / ("n" * 41 + "a")).write_text("x")
     deep = base / "deep"
@@ -76,12 +91,16 @@ def build_tree(base: Path, *, entries: int, roots: int, planted: int) -> None:
 
 
 @contextlib.contextmanager
-def server(src: str | None, directory: Path) -> Iterator[tuple[str, int]]:
+def server(src: str | None, directory: Path, tool_timeout: float) -> Iterator[tuple[str, int]]:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     if src is not None:
         env["PYTHONPATH"] = src
     process = subprocess.Popen(
-        [sys.executable, "-m", "rootbound", "serve", "--http", "127.0.0.1:0", str(directory)],
+        [
+            sys.executable,
+            *("-m", "rootbound", "serve", "--http", "127.0.0.1:0"),
+            *("--tool-timeout", f"{tool_timeout:g}", str(directory)),
+        ],
         env=env,
         stderr=subprocess.PIPE,
         text=True,
@@ -191,6 +210,10 @@ async def run_one(url: str, pid: int, base: Path, attack: Attack, cap: float) ->
         if in_flight:  # a probe call still unanswered: it has waited at least this long
             sample.delays.append(time.perf_counter() - in_flight[0])
         tg.cancel_scope.cancel()
+    with contextlib.suppress(OSError):  # the probe stopped: what the server still burns is the attack's leftover
+        before = cpu_seconds(pid)
+        await anyio.sleep(3)
+        sample.cpu_after = cpu_seconds(pid) - before
     return sample, outcome
 
 
@@ -198,6 +221,14 @@ def scenarios(args: argparse.Namespace) -> list[tuple[str, Attack]]:
     return [
         ("grep regex (a+)+$ on a planted line", tool_attack("grep", {"pattern": "(a+)+$", "regex": True}, "plant")),
         ("grep regex (.+)+@@@ on plain text", tool_attack("grep", {"pattern": "(.+)+@@@", "regex": True}, "plain")),
+        (
+            "grep ((a{1,10}){1,10}){1,10}x on 6 MB of a-lines",
+            tool_attack("grep", {"pattern": "((a{1,10}){1,10}){1,10}x", "regex": True}, "long"),
+        ),
+        (
+            "grep (a{1,20}){1,50}x on 6 MB of a-lines x4",
+            tool_attack("grep", {"pattern": "(a{1,20}){1,50}x", "regex": True}, "long", parallel=4),
+        ),
         ("search_files *?x9 Z on a 42-char name", tool_attack("search_files", {"pattern": "*?" * 9 + "Z"}, "names")),
         ("search_files **/x17 on a deep path", tool_attack("search_files", {"pattern": "**/" * 17 + "Z"}, "deep")),
         (
@@ -221,6 +252,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=600, help="bare initialize POSTs (the cap is 256)")
     parser.add_argument("--planted", type=int, default=24, help="length of the planted run of 'a' (issue: 27)")
     parser.add_argument("--only", help="run only scenarios whose name contains this")
+    parser.add_argument("--tool-timeout", type=float, default=3.0, help="the servers' per-call deadline (s)")
     args = parser.parse_args()
     variants: list[tuple[str, str | None]] = [("this", None)]
     if args.baseline:
@@ -230,7 +262,7 @@ def main() -> None:
         build_tree(base, entries=args.entries, roots=args.roots, planted=args.planted)
         header = (
             f"{'scenario':<48} {'variant':<9} {'worst':>8} {'median':>8} {'calls':>6} {'attack':>22} "
-            f"{'fds':>5} {'RSS':>8}"
+            f"{'fds':>5} {'RSS':>8} {'cpu after':>9}"
         )
         print(header)
         print("-" * len(header))
@@ -238,14 +270,14 @@ def main() -> None:
             if args.only and args.only not in name:
                 continue
             for variant, src in variants:
-                with server(src, base) as (url, pid):
+                with server(src, base, args.tool_timeout) as (url, pid):
                     sample, outcome = anyio.run(run_one, url, pid, base, attack, args.cap)
                 worst = max(sample.delays) * 1000 if sample.delays else float("nan")
                 median = statistics.median(sample.delays) * 1000 if sample.delays else float("nan")
                 flag = "" if worst <= 100 else "  > 100 ms"
                 print(
                     f"{name:<48} {variant:<9} {worst:7.0f}ms {median:7.1f}ms {len(sample.delays):>6} "
-                    f"{outcome:>22} {sample.fds:>5} {sample.rss_kib / 1024:6.0f}MiB{flag}",
+                    f"{outcome:>22} {sample.fds:>5} {sample.rss_kib / 1024:6.0f}MiB {sample.cpu_after:8.2f}s{flag}",
                     flush=True,
                 )
 

@@ -115,13 +115,19 @@ def grep_tree(
     walk_limits: WalkLimits = WalkLimits(),  # noqa: B008 - frozen
     check: Callable[[int], None] | None = None,
     required: bytes | None = None,
+    deadline: float | None = None,
 ) -> GrepReport:
     """Search the files below ``path`` (or the file ``path``) that ``where`` selects, in path order.
 
     ``required``: bytes every matching file contains (a case-sensitive literal), tested before the pattern.
+    ``check(n)`` runs per walked entries and, with ``n=0``, between the scanner's search windows (so a deadline or
+    a cancellation stops a slow pattern within one window, not after a file); ``deadline`` (``time.monotonic()``)
+    lets the scanner refuse a long line it could not finish in time (:class:`~rootbound._grep.PatternTooSlow`).
     """
     report = GrepReport()
-    scanner = LineScanner(search=pattern, required=required, max_file_size=limits.max_file_size)
+    scanner = LineScanner(
+        search=pattern, required=required, max_file_size=limits.max_file_size, check=check, deadline=deadline
+    )
     try:
         entries = walk(fs, path, where, limits=walk_limits, check=check)
         first = next(entries, None)

@@ -4,6 +4,14 @@ Why: a backtracking engine (Python's ``re``) takes exponential time on patterns 
 from a model or a client. RE2 guarantees time linear in the input, so a search is bounded by the bytes it reads.
 The price is a smaller language: no backreferences, no lookaround, repetition counts up to 1000. Those get an
 :class:`~rootbound.InvalidPattern` whose message names the unsupported construct, never the pattern itself.
+
+Linear is not fast: when RE2's DFA runs out of its memory budget it falls back to the NFA, whose pace is
+proportional to the program size (``((a{1,10}){1,10}){1,10}x`` runs at 15-80 KB/s on runs of ``a``). The
+program size does not tell the slow apart from the ordinary (``\\pL{30}`` is 35,884 instructions and stays fast on
+the DFA; the slow one above is 2,004), so nothing is refused for it here: the scanner
+(:class:`rootbound._grep.LineScanner`) searches in windows with deadline checks between them. Matches never
+include a newline (RE2's ``never_nl``): a pattern matches within one line, as in grep, so the results do not
+depend on where those windows fall.
 """
 
 from __future__ import annotations
@@ -60,7 +68,8 @@ def _reason(error: Exception) -> str:
 
 
 def compile_bytes(pattern: str, *, regex: bool, ignore_case: bool = False) -> BytesPattern:
-    """Compile ``pattern`` (a literal unless ``regex``) to search UTF-8 bytes line by line (``^``/``$`` per line).
+    """Compile ``pattern`` (a literal unless ``regex``) to search UTF-8 bytes line by line (``^``/``$`` per line;
+    a match never includes a newline, so ``a\\nb`` or a literal with a newline matches nothing).
 
     ``ignore_case`` folds Unicode case. Raises :class:`~rootbound.InvalidPattern` with a message naming what is
     wrong or unsupported; the pattern is never part of the message.
@@ -75,6 +84,7 @@ def compile_bytes(pattern: str, *, regex: bool, ignore_case: bool = False) -> By
     options.case_sensitive = not ignore_case
     options.literal = not regex
     options.never_capture = True  # a search needs the span only; no captures keeps RE2 on its fastest engines
+    options.never_nl = True  # one line at a time, as grep: a match never spans a line (nor a search window)
     source = pattern.encode("utf-8", "surrogatepass")
     if regex:
         source = b"(?m)" + source

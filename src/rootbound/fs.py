@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Generator
+from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
@@ -290,6 +290,7 @@ class RootedFS(WriteOps):
         max_line_length: int = DEFAULT_MAX_LINE,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        check: Callable[[int], None] | None = None,
     ) -> GrepResult:
         """Lines matching ``pattern`` (a literal, or a Python regex with ``regex=True``) in files below ``path``.
 
@@ -297,6 +298,10 @@ class RootedFS(WriteOps):
         ``max_file_size``, binary files (a NUL in the first 8 KiB, unless ``binary``), symlinks, special files and
         files refused by the hard-link policy are skipped and counted. ``files_only`` stops at the first match in
         each file (``grep -l``). Stops after ``max_matches`` (``truncated``).
+
+        ``check(n)`` is called every 64 walked entries and (``n=0``) between the search windows of a file (a
+        regex is searched a window of whole lines at a time: a match cannot span windows, so keep patterns to one
+        line, as in grep); it may raise to stop the search (a deadline, a cancellation).
         """
         grep = Grep(
             pattern,
@@ -309,6 +314,7 @@ class RootedFS(WriteOps):
             max_matches=max_matches,
             max_file_size=max_file_size,
             max_line=max_line_length,
+            check=check,
         )
         with self._open(path, _GREP_START) as handle:
             st = handle.fstat()

@@ -323,13 +323,14 @@ def long_lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def test_a_running_grep_does_not_delay_another_session(long_lines: Path) -> None:
     """Two sessions on one HTTP server: while one runs a grep that cannot finish before the per-call deadline (a
     pattern that drives RE2 off its DFA onto its slow engine over 30 MB), the other's calls complete first, and the
-    grep ends at the deadline with a tool error (it runs on a worker thread, never on the event loop)."""
+    grep ends by the deadline with a tool error (it runs on a worker thread, never on the event loop)."""
     finished: list[str] = []
 
     async def slow(client: Client) -> None:
         result = await call(client, "grep", pattern="((a{1,10}){1,10}){1,10}x", regex=True)
         assert result.is_error
-        assert "per-call deadline" in str(result.content[0].text)  # type: ignore[union-attr]
+        text = str(result.content[0].text)  # type: ignore[union-attr]
+        assert "per-call deadline" in text or "too slow" in text, text  # stopped, or refused as it would not finish
         finished.append("grep")
 
     async def quick(client: Client) -> None:

@@ -23,6 +23,7 @@ from .._ignore import PathFilter, name_matcher
 from .._media import SNIFF_BYTES, sniff
 from .._regex import compile_bytes
 from .._walk import WalkLimits, walk
+from ..boundary import LSTAT, EffectiveRoot
 from ..errors import LimitExceeded, RootsError
 from ..fs import RootedFS
 from .calls import (
@@ -69,10 +70,40 @@ def _filter(args: Mapping[str, Any], *, include: bool = False) -> PathFilter:
 
 
 def _targets(fs: RootedFS, path: str | None) -> list[object]:
-    """The search starting points: the named directory, or every effective root."""
+    """The search starting points: the named directory, or the directory roots whose trees make up the union of
+    all of them, each once (:func:`_tree_roots`)."""
     if path is not None:
         return [path]
-    return [root.path for root in fs.boundary if root.kind == "dir"]
+    return [root.path for root in _tree_roots(fs)]
+
+
+def _tree_roots(fs: RootedFS) -> list[EffectiveRoot]:
+    """The directory roots to walk so that every file of every root is visited once (issue 16 #3).
+
+    A root held twice under two names (a bind mount of another root: the same ``st_dev``/``st_ino``) is walked
+    once. A root beneath another is left to that one's walk: its path is opened through the boundary, which
+    resolves it from the outermost root lexically containing it, on that root's fd and with its mount policy
+    (the walk's own), and only when that open lands on the very directory held for the inner root (same
+    ``st_dev``/``st_ino``) is it beneath: never a string prefix alone. Anything unproven is walked on its own.
+    """
+    boundary = fs.boundary
+    kept: list[EffectiveRoot] = []
+    seen: set[tuple[int, int]] = set()
+    for root in boundary:
+        identity = (root.dev, root.ino)
+        if root.kind != "dir" or identity in seen:
+            continue
+        seen.add(identity)
+        try:
+            with boundary.open(str(root.path), LSTAT, resolver=fs.resolver) as handle:
+                outer, st = handle.root, handle.fstat()
+        except (RootsError, OSError):
+            kept.append(root)  # not provably reachable from another root: its own walk
+            continue
+        if outer is not root and (outer.dev, outer.ino) != identity and (st.st_dev, st.st_ino) == identity:
+            continue  # beneath ``outer``, whose walk reaches it
+        kept.append(root)
+    return kept
 
 
 NO_ROOTS_HELP: Final = (
@@ -296,6 +327,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
             max_files=limits.max_results - len(files),
             check=budget.check,
             required=required,
+            deadline=budget.deadline,
         )
         searched += report.searched
         skipped += report.skipped
@@ -336,8 +368,8 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
     projects: dict[Path, list[str]] = {}
     markers = frozenset(PROJECT_MARKERS)
     more = False
-    for root in fs.boundary:
-        if root.kind != "dir" or more:
+    for root in _tree_roots(fs):
+        if more:
             continue
         for entry in fs.walk(root.path, max_depth=8, prune=(".git", "node_modules", ".venv", "__pycache__")):
             if entry.path.name in markers:

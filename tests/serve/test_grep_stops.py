@@ -1,0 +1,116 @@
+"""Issue 16 #1 and #3: a grep stopped by the per-call deadline really stops, over a real ``rootbound serve``.
+
+RE2 is linear-time, but when its DFA runs out of memory it falls back to the NFA: ``((a{1,10}){1,10}){1,10}x``
+crawls at tens of KB/s over runs of ``a``. A grep used to search a whole file in one engine call, and the deadline
+was checked only between files, so after the server answered "stopped after 1 s" the abandoned worker thread kept
+a core busy for over a minute per 4 MiB file (and a client can start many). Now the scanner searches in small
+windows with a check between them: the server's CPU time must stop growing right after the answer. Measured from
+``/proc/<pid>/stat`` (utime + stime of every thread), with slack for a loaded 2-core machine: the old code burns
+about a core-second per second for a minute; the bound here is 0.45 s over three seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rootbound.mcp import RootsProvider
+from tests.helpers.serve_process import serve, text_of
+
+SLOW = r"((a{1,10}){1,10}){1,10}x"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        try:
+            found.update(int(pid) for pid in Path(f"/proc/{os.getpid()}/task/{task}/children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def _server_pid(before: set[int]) -> int:
+    for pid in sorted(_children() - before):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"rootbound" in command and b"serve" in command:
+            return pid
+    raise AssertionError("the server process was not found among this process's children")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime: fields 14 and 15 of stat(5)
+
+
+def _planted(base: Path) -> Path:
+    root = base.resolve() / "long"
+    root.mkdir()
+    line = b"a" * 20_000 + b"\n"
+    for name in ("one.txt", "two.txt", "three.txt"):
+        (root / name).write_bytes(line * 100)  # 2 MB each: minutes of NFA work per file in one search call
+    return root
+
+
+async def _cpu_after(pid: int) -> float:
+    """CPU seconds the server uses in 3 s, from 2 s after the answer (a window may still be finishing)."""
+    await anyio.sleep(2)
+    start = _cpu_seconds(pid)
+    await anyio.sleep(3)
+    return _cpu_seconds(pid) - start
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("transport", "mode"), [("stdio", "legacy"), ("http", "2026-07-28")])
+async def test_a_timed_out_grep_stops_burning_cpu(tmp_path: Path, transport: str, mode: str) -> None:
+    root = _planted(tmp_path)
+    before = _children()
+    with anyio.fail_after(90):
+        async with serve(
+            transport, ["--tool-timeout", "1", str(root)], mode=mode, provider=RootsProvider([root])
+        ) as client:
+            pid = _server_pid(before)
+            began = time.monotonic()
+            result = await client.call_tool("grep", {"pattern": SLOW, "regex": True})
+            answered = time.monotonic() - began
+            assert result.is_error
+            text = getattr(result.content[0], "text", "")
+            assert "deadline" in text or "too slow" in text, text
+            assert SLOW not in text
+            assert answered < 10
+            burnt = await _cpu_after(pid)
+            assert burnt < 0.45, f"the server used {burnt:.2f} CPU seconds in the 3 s after answering"
+            again = await client.call_tool("grep", {"pattern": "a{3}b", "regex": True})  # and it still serves
+            assert not again.is_error
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("transport", "mode"), [("http", "legacy"), ("stdio", "2026-07-28")])
+async def test_a_cancelled_grep_stops_burning_cpu(tmp_path: Path, transport: str, mode: str) -> None:
+    """The client gives up after 1.5 s (``notifications/cancelled``) while the deadline is a minute away."""
+    root = _planted(tmp_path)
+    before = _children()
+    with anyio.fail_after(90):
+        async with serve(
+            transport, ["--tool-timeout", "60", str(root)], mode=mode, provider=RootsProvider([root])
+        ) as client:
+            pid = _server_pid(before)
+            error, _ = await text_of(client, "list_roots")  # the roots are known: the grep starts at once
+            assert not error
+            start = _cpu_seconds(pid)
+            with anyio.move_on_after(1.5) as scope:
+                await client.call_tool("grep", {"pattern": SLOW, "regex": True})
+            assert scope.cancelled_caught
+            assert _cpu_seconds(pid) - start > 0.3  # the grep was running
+            burnt = await _cpu_after(pid)
+            assert burnt < 0.45, f"the server used {burnt:.2f} CPU seconds in the 3 s after the cancel"
+            error, _ = await text_of(client, "list_roots")
+            assert not error
