@@ -25,7 +25,7 @@ from ._glob import MAX_PATTERN_LENGTH, name_matcher
 from ._resolve import READ
 from ._tree import scan
 from .boundary import Handle
-from .errors import InvalidPattern, RootsError
+from .errors import InvalidPattern, PatternTooSlow, RootsError
 
 __all__ = [
     "DEFAULT_GREP_FILE_SIZE",
@@ -35,7 +35,6 @@ __all__ = [
     "GrepMatch",
     "GrepResult",
     "LineScanner",
-    "PatternTooSlow",
     "Span",
 ]
 
@@ -51,14 +50,6 @@ Span: TypeAlias = tuple[int, int, int, bool, bool]
 
 class _Search(Protocol):
     def search(self, text: bytes, pos: int = ..., endpos: int = ...) -> Any: ...
-
-
-class PatternTooSlow(InvalidPattern):
-    """A line too long for the pattern's pace: searching it would take past the deadline, or longer than one
-    search may run without a check (:data:`LONG_STEP_MAX`)."""
-
-    default_message = "the pattern is too slow on this input (a line would take over a second): simplify it"
-    default_reason = "too slow"
 
 
 _PAST_DEADLINE: Final = (

@@ -122,7 +122,7 @@ def grep_tree(
     ``required``: bytes every matching file contains (a case-sensitive literal), tested before the pattern.
     ``check(n)`` runs per walked entries and, with ``n=0``, between the scanner's search windows (so a deadline or
     a cancellation stops a slow pattern within one window, not after a file); ``deadline`` (``time.monotonic()``)
-    lets the scanner refuse a long line it could not finish in time (:class:`~rootbound._grep.PatternTooSlow`).
+    lets the scanner refuse a long line it could not finish in time (:class:`~rootbound.PatternTooSlow`).
     """
     report = GrepReport()
     scanner = LineScanner(

@@ -42,6 +42,7 @@ __all__ = [
     "OutsideRoots",
     "PathExists",
     "PathNotFound",
+    "PatternTooSlow",
     "ReadOnly",
     "RootChanged",
     "RootsError",
@@ -271,6 +272,14 @@ class InvalidPattern(_FixedReason, ValueError):
 
     default_message = "invalid pattern"
     default_reason = "invalid pattern"
+
+
+class PatternTooSlow(InvalidPattern):
+    """A line too long for the pattern's pace: searching it would take past the deadline, or longer than one
+    search may run without a check (a second)."""
+
+    default_message = "the pattern is too slow on this input (a line would take over a second): simplify it"
+    default_reason = "too slow"
 
 
 class FileOperationFailed(_FixedReason):

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rootbound import Boundary, RootedFS, _grep
-from rootbound._grep import LineScanner, PatternTooSlow, Span
+from rootbound import Boundary, PatternTooSlow, RootedFS, _grep
+from rootbound._grep import LineScanner, Span
 from rootbound._regex import compile_bytes
 from rootbound.boundary import Resolver
 
