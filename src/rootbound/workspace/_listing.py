@@ -1,0 +1,256 @@
+"""One page of a sorted directory listing, and the cursor that continues it (issue 16 #5).
+
+Why: a directory can hold millions of entries, and reading them all to sort them costs memory in proportion
+(1,000,000 entries: +480 MB). A page here is one streaming pass over the directory (``os.scandir`` on an fd the
+boundary opened) that keeps only the ``cap`` smallest entries after the cursor (:func:`heapq.nsmallest`): memory
+O(cap), time O(n log cap) per page. The order is total (name, or size/mtime then name), so pages neither repeat
+nor skip an entry that stays put; the cursor holds the last key returned, nothing else.
+
+The cursor is untrusted input that comes back from the client. It is authenticated (HMAC with a key made when the
+process starts, so it dies with the process), bounded in length, bound to the directory it was made for (its
+device and inode) and to the order. It names no path: every page opens the directory again through
+:meth:`Boundary.open`, by the path the client passes, so a cursor can lead nowhere the client could not list.
+A bad cursor gets a fixed message that never echoes it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import heapq
+import hmac
+import operator
+import os
+import re
+import secrets
+import struct
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, Literal, NamedTuple
+
+from ..boundary import LIST
+from ..fs import RootedFS
+from .calls import ToolError
+
+__all__ = [
+    "BAD_CURSOR",
+    "MAX_CURSOR",
+    "MAX_PAGE",
+    "SORTS",
+    "Entry",
+    "Order",
+    "Page",
+    "decode_cursor",
+    "encode_cursor",
+    "list_page",
+    "next_cursor",
+]
+
+SortBy = Literal["name", "size", "modified"]
+Kind = Literal["file", "dir", "symlink", "other"]
+
+MAX_CURSOR: Final = 1024
+"""Longest cursor accepted (a real one is at most ~390 characters: a 255-byte name, base64)."""
+MAX_PAGE: Final = 5000
+"""Most entries one page may hold (``max_entries``); memory per listing is in proportion to it."""
+_MAX_NAME: Final = 1024  # bytes of a name in a cursor (NAME_MAX is 255 on Linux)
+_VERSION: Final = 1
+SORTS: Final[tuple[SortBy, ...]] = ("name", "size", "modified")
+_HEAD: Final = struct.Struct(">BB8sq")  # version, order, directory tag, numeric key
+_MAC_BYTES: Final = 16
+_TOKEN: Final = re.compile(f"[A-Za-z0-9_-]{{{((_HEAD.size + _MAC_BYTES) * 4 + 2) // 3},{MAX_CURSOR}}}")
+_SECRET: Final = secrets.token_bytes(32)  # per process: a cursor from another server (or a restart) is refused
+CHECK_EVERY: Final = 1024
+"""The budget (deadline, cancellation) is checked once per this many entries."""
+
+BAD_CURSOR: Final = (
+    "invalid cursor: pass back the nextCursor of the previous page unchanged (cursors expire when the server "
+    "restarts); omit cursor to start from the first page"
+)
+FOREIGN_CURSOR: Final = "invalid cursor: it continues a listing of another directory; omit cursor to start again"
+ORDER_CURSOR: Final = "invalid cursor: it continues a listing in another order; pass the same sort_by and reverse"
+
+
+@dataclass(frozen=True)
+class Order:
+    """How a listing is sorted: by ``sort_by`` (ties by name, so the order is total), descending with ``reverse``."""
+
+    sort_by: SortBy = "name"
+    reverse: bool = False
+
+    @property
+    def code(self) -> int:
+        return SORTS.index(self.sort_by) | (4 if self.reverse else 0)
+
+
+Key = tuple[int, str]
+"""An entry's place in the order: ``(size or mtime in ns, or 0 when sorting by name, name)``."""
+
+
+class Entry(NamedTuple):
+    """One listed entry: its place in the order, name, type (``d_type``) and ``lstat`` (when taken)."""
+
+    key: Key
+    name: str
+    kind: Kind
+    st: os.stat_result | None
+
+
+@dataclass(frozen=True)
+class Page:
+    """``entries`` in order; ``total``: entries in the directory during the pass; ``before``: entries ahead of the
+    cursor; ``more``: entries after this page; ``directory``: canonical path; ``tag``: the directory's identity,
+    for the next cursor."""
+
+    directory: str
+    entries: list[Entry]
+    total: int
+    before: int
+    more: bool
+    tag: bytes
+
+
+def _mac(body: bytes) -> bytes:
+    return hmac.new(_SECRET, body, hashlib.sha256).digest()[:_MAC_BYTES]
+
+
+def directory_tag(st: os.stat_result) -> bytes:
+    """What binds a cursor to one directory: its device and inode, keyed (so a tag reveals neither)."""
+    return hmac.new(_SECRET, b"dir:%d:%d" % (st.st_dev, st.st_ino), hashlib.sha256).digest()[:8]
+
+
+def encode_cursor(tag: bytes, order: Order, key: Key) -> str:
+    """The opaque token that continues a listing after ``key``."""
+    body = _HEAD.pack(_VERSION, order.code, tag, key[0]) + os.fsencode(key[1])
+    return base64.urlsafe_b64encode(body + _mac(body)).rstrip(b"=").decode("ascii")
+
+
+def decode_cursor(token: object, tag: bytes, order: Order) -> Key:
+    """The key a cursor continues after; a :class:`ToolError` with a fixed message for anything else."""
+    if not isinstance(token, str) or _TOKEN.fullmatch(token) is None:
+        raise ToolError(BAD_CURSOR)
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except ValueError:
+        raise ToolError(BAD_CURSOR) from None
+    body, mac = raw[:-_MAC_BYTES], raw[-_MAC_BYTES:]
+    if len(body) < _HEAD.size or not hmac.compare_digest(mac, _mac(body)):
+        raise ToolError(BAD_CURSOR)
+    version, code, their_tag, number = _HEAD.unpack_from(body)
+    name = body[_HEAD.size :]
+    if version != _VERSION or not name or len(name) > _MAX_NAME:
+        raise ToolError(BAD_CURSOR)  # authentic but not ours to read: a later format
+    if not hmac.compare_digest(their_tag, tag):
+        raise ToolError(FOREIGN_CURSOR)
+    if code != order.code:
+        raise ToolError(ORDER_CURSOR)
+    return number, os.fsdecode(name)
+
+
+def kind_of(entry: os.DirEntry[str]) -> Kind:
+    """The entry's type from ``d_type`` (no system call on most file systems); symlinks are not followed."""
+    if entry.is_dir(follow_symlinks=False):
+        return "dir"
+    if entry.is_file(follow_symlinks=False):
+        return "file"
+    return "symlink" if entry.is_symlink() else "other"
+
+
+def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None  # vanished since the listing: sorted as size -1 / mtime -1
+
+
+Row = tuple[Key, os.DirEntry[str], os.stat_result | None]
+
+
+class _Pass:
+    """One streaming pass over a listing: counts every entry (``total``) and those after the cursor
+    (``after``), and checks the budget every :data:`CHECK_EVERY` entries."""
+
+    __slots__ = ("after", "check", "total")
+
+    def __init__(self, check: Callable[[int], None]) -> None:
+        self.check, self.total, self.after = check, 0, 0
+
+    def names(self, entries: Iterable[os.DirEntry[str]], last: str | None, reverse: bool) -> Iterator[Any]:
+        """Entries whose name comes after ``last`` (all with ``None``)."""
+        n = after = 0
+        check = self.check
+        for entry in entries:
+            n += 1
+            if n % CHECK_EVERY == 0:
+                check(CHECK_EVERY)
+            if last is not None and ((entry.name >= last) if reverse else (entry.name <= last)):
+                continue
+            after += 1
+            yield entry
+        self.total, self.after = n, after
+        check(n % CHECK_EVERY)
+
+    def keyed(self, entries: Iterable[os.DirEntry[str]], field: str, last: Key | None, reverse: bool) -> Iterator[Row]:
+        """``(key, entry, lstat)`` of entries whose key comes after ``last``: one ``lstat`` per entry."""
+        n = after = 0
+        check = self.check
+        for entry in entries:
+            n += 1
+            if n % CHECK_EVERY == 0:
+                check(CHECK_EVERY)
+            st = _lstat(entry)
+            key = (-1 if st is None else int(getattr(st, field)), entry.name)
+            if last is not None and ((key >= last) if reverse else (key <= last)):
+                continue
+            after += 1
+            yield key, entry, st
+        self.total, self.after = n, after
+        check(n % CHECK_EVERY)
+
+
+def _select(entries: Iterable[os.DirEntry[str]], order: Order, last: Key | None, count: int, tally: _Pass) -> list[Row]:
+    """The first ``count`` entries after ``last`` in ``order``: one pass, O(count) memory."""
+    pick = heapq.nlargest if order.reverse else heapq.nsmallest
+    if order.sort_by == "name":
+        names = tally.names(entries, None if last is None else last[1], order.reverse)
+        return [((0, entry.name), entry, None) for entry in pick(count, names, key=_NAME)]
+    field = "st_size" if order.sort_by == "size" else "st_mtime_ns"
+    return pick(count, tally.keyed(entries, field, last, order.reverse), key=_KEY_OF)
+
+
+_NAME: Final = operator.attrgetter("name")
+_KEY_OF: Final = operator.itemgetter(0)
+
+
+def list_page(
+    fs: RootedFS,
+    path: object,
+    order: Order,
+    *,
+    cap: int,
+    cursor: str | None,
+    details: bool,
+    check: Callable[[int], None],
+) -> Page:
+    """One page of at most ``cap`` entries of the directory ``path``, after ``cursor`` (first page: ``None``).
+
+    The directory is opened through the boundary on every call; the cursor is checked against what was opened.
+    ``details``: each returned entry gets its ``lstat`` (sorting by size or modified takes one per entry anyway).
+    """
+    with fs.boundary.open(path, LIST, resolver=fs.resolver) as handle:
+        tag = directory_tag(handle.fstat())
+        last = None if cursor is None else decode_cursor(cursor, tag, order)
+        tally = _Pass(check)
+        with os.scandir(handle.fd) as listing:
+            chosen = _select(listing, order, last, cap + 1, tally)
+            rows: list[Entry] = []
+            for key, entry, st in chosen[:cap]:
+                if st is None and details:
+                    st = _lstat(entry)
+                rows.append(Entry(key, entry.name, kind_of(entry), st))
+        return Page(str(handle.path), rows, tally.total, tally.total - tally.after, len(chosen) > cap, tag)
+
+
+def next_cursor(page: Page, order: Order, shown: int) -> str:
+    """The cursor that continues after the first ``shown`` entries of ``page``."""
+    return encode_cursor(page.tag, order, page.entries[shown - 1].key)
