@@ -216,7 +216,7 @@ def stat(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         st = handle.fstat()
         kind = _KINDS.get(stat_module.S_IFMT(st.st_mode), "other")
         info: dict[str, Any] = {
-            "path": str(handle.path),
+            "path": handle.prefix[:-1] or "/",  # the canonical path, as a string (no Path built per call)
             "type": kind,
             "size": st.st_size,
             "mode": stat_module.filemode(st.st_mode),
