@@ -2,8 +2,8 @@
 
 Why: a directory can hold millions of entries, and reading them all to sort them costs memory in proportion
 (1,000,000 entries: +480 MB). A page here is one streaming pass over the directory (``os.scandir`` on an fd the
-boundary opened) that keeps only the ``cap`` smallest entries after the cursor (:func:`heapq.nsmallest`): memory
-O(cap), time O(n log cap) per page. The order is total (name, or size/mtime then name), so pages neither repeat
+boundary opened) that keeps only the ``cap`` smallest entries after the cursor (sort and trim, see :class:`_Pass`):
+memory O(cap), time O(n log cap) per page. The order is total (name, or size/mtime then name), so pages neither repeat
 nor skip an entry that stays put; the cursor holds the last key returned, nothing else.
 
 The cursor is untrusted input that comes back from the client. It is authenticated (HMAC with a key made when the
@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import heapq
 import hmac
 import operator
 import os
 import re
 import secrets
 import struct
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from ..boundary import LIST
 from ..fs import RootedFS
@@ -99,15 +98,15 @@ class Entry(NamedTuple):
 @dataclass(frozen=True)
 class Page:
     """``entries`` in order; ``total``: entries in the directory during the pass; ``before``: entries ahead of the
-    cursor; ``more``: entries after this page; ``directory``: canonical path; ``tag``: the directory's identity,
-    for the next cursor."""
+    cursor; ``more``: entries after this page; ``directory``: canonical path; ``st``: the directory's ``fstat``
+    (its identity, for the next cursor)."""
 
     directory: str
     entries: list[Entry]
     total: int
     before: int
     more: bool
-    tag: bytes
+    st: os.stat_result
 
 
 def _mac(body: bytes) -> bytes:
@@ -164,34 +163,55 @@ def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
 
 
 Row = tuple[Key, os.DirEntry[str], os.stat_result | None]
+_NAME: Final = operator.attrgetter("name")
+_KEY_OF: Final = operator.itemgetter(0)
 
 
 class _Pass:
-    """One streaming pass over a listing: counts every entry (``total``) and those after the cursor
-    (``after``), and checks the budget every :data:`CHECK_EVERY` entries."""
+    """One streaming pass over a listing that keeps the first ``count`` entries after ``last`` in the order.
+
+    Sort and trim: entries are kept in a list; when it holds ``2 * count`` it is sorted and cut to ``count``, and
+    the last one kept becomes a bound that rejects most later entries with one comparison. Memory O(count), time
+    O(n log count), and a small directory is read once and sorted once. Counts every entry (``total``) and those
+    after the cursor (``after``), and checks the budget every :data:`CHECK_EVERY` entries.
+    """
 
     __slots__ = ("after", "check", "total")
 
     def __init__(self, check: Callable[[int], None]) -> None:
         self.check, self.total, self.after = check, 0, 0
 
-    def names(self, entries: Iterable[os.DirEntry[str]], last: str | None, reverse: bool) -> Iterator[Any]:
-        """Entries whose name comes after ``last`` (all with ``None``)."""
+    def by_name(self, entries: Iterable[os.DirEntry[str]], last: str | None, reverse: bool, count: int) -> list[Row]:
+        kept: list[os.DirEntry[str]] = []
+        bound: str | None = None
         n = after = 0
         check = self.check
         for entry in entries:
             n += 1
             if n % CHECK_EVERY == 0:
                 check(CHECK_EVERY)
-            if last is not None and ((entry.name >= last) if reverse else (entry.name <= last)):
+            name = entry.name
+            if last is not None and ((name >= last) if reverse else (name <= last)):
                 continue
             after += 1
-            yield entry
+            if bound is not None and ((name <= bound) if reverse else (name >= bound)):
+                continue
+            kept.append(entry)
+            if len(kept) >= 2 * count:
+                kept.sort(key=_NAME, reverse=reverse)
+                del kept[count:]
+                bound = kept[-1].name
         self.total, self.after = n, after
         check(n % CHECK_EVERY)
+        kept.sort(key=_NAME, reverse=reverse)
+        return [((0, entry.name), entry, None) for entry in kept[:count]]
 
-    def keyed(self, entries: Iterable[os.DirEntry[str]], field: str, last: Key | None, reverse: bool) -> Iterator[Row]:
-        """``(key, entry, lstat)`` of entries whose key comes after ``last``: one ``lstat`` per entry."""
+    def by_stat(
+        self, entries: Iterable[os.DirEntry[str]], field: str, last: Key | None, reverse: bool, count: int
+    ) -> list[Row]:
+        """Like :meth:`by_name`, keyed by ``(lstat field, name)``: one ``lstat`` per entry."""
+        kept: list[Row] = []
+        bound: Key | None = None
         n = after = 0
         check = self.check
         for entry in entries:
@@ -203,23 +223,25 @@ class _Pass:
             if last is not None and ((key >= last) if reverse else (key <= last)):
                 continue
             after += 1
-            yield key, entry, st
+            if bound is not None and ((key <= bound) if reverse else (key >= bound)):
+                continue
+            kept.append((key, entry, st))
+            if len(kept) >= 2 * count:
+                kept.sort(key=_KEY_OF, reverse=reverse)
+                del kept[count:]
+                bound = kept[-1][0]
         self.total, self.after = n, after
         check(n % CHECK_EVERY)
+        kept.sort(key=_KEY_OF, reverse=reverse)
+        return kept[:count]
 
 
 def _select(entries: Iterable[os.DirEntry[str]], order: Order, last: Key | None, count: int, tally: _Pass) -> list[Row]:
     """The first ``count`` entries after ``last`` in ``order``: one pass, O(count) memory."""
-    pick = heapq.nlargest if order.reverse else heapq.nsmallest
     if order.sort_by == "name":
-        names = tally.names(entries, None if last is None else last[1], order.reverse)
-        return [((0, entry.name), entry, None) for entry in pick(count, names, key=_NAME)]
+        return tally.by_name(entries, None if last is None else last[1], order.reverse, count)
     field = "st_size" if order.sort_by == "size" else "st_mtime_ns"
-    return pick(count, tally.keyed(entries, field, last, order.reverse), key=_KEY_OF)
-
-
-_NAME: Final = operator.attrgetter("name")
-_KEY_OF: Final = operator.itemgetter(0)
+    return tally.by_stat(entries, field, last, order.reverse, count)
 
 
 def list_page(
@@ -238,8 +260,8 @@ def list_page(
     ``details``: each returned entry gets its ``lstat`` (sorting by size or modified takes one per entry anyway).
     """
     with fs.boundary.open(path, LIST, resolver=fs.resolver) as handle:
-        tag = directory_tag(handle.fstat())
-        last = None if cursor is None else decode_cursor(cursor, tag, order)
+        st_dir = handle.fstat()
+        last = None if cursor is None else decode_cursor(cursor, directory_tag(st_dir), order)
         tally = _Pass(check)
         with os.scandir(handle.fd) as listing:
             chosen = _select(listing, order, last, cap + 1, tally)
@@ -248,9 +270,10 @@ def list_page(
                 if st is None and details:
                     st = _lstat(entry)
                 rows.append(Entry(key, entry.name, kind_of(entry), st))
-        return Page(str(handle.path), rows, tally.total, tally.total - tally.after, len(chosen) > cap, tag)
+        directory = handle.prefix[:-1] or "/"  # the canonical path, as a string
+        return Page(directory, rows, tally.total, tally.total - tally.after, len(chosen) > cap, st_dir)
 
 
 def next_cursor(page: Page, order: Order, shown: int) -> str:
     """The cursor that continues after the first ``shown`` entries of ``page``."""
-    return encode_cursor(page.tag, order, page.entries[shown - 1].key)
+    return encode_cursor(directory_tag(page.st), order, page.entries[shown - 1].key)

@@ -45,7 +45,7 @@ from .calls import (
     str_arg,
 )
 from .reading import read_file, read_media_file, read_multiple_files
-from .render import bounded, escape, escape_line
+from .render import bounded, escape, escape_line, plain
 from .specs import PROJECT_MARKERS, TOOLS, ToolSpec
 from .write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
 
@@ -138,26 +138,27 @@ def list_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     if cursor is not None and (not isinstance(cursor, str) or len(cursor) > MAX_CURSOR):
         raise ToolError(BAD_CURSOR)
     page = list_page(fs, path, order, cap=cap, cursor=cursor, details=details, check=budget_of(context).check)
-    lines: list[str] = []
-    entries: list[dict[str, Any]] = []
-    room = limits.max_output - 512  # the marker and its cursor
-    for entry in page.entries:
-        name = escape(entry.name) + _SUFFIX.get(entry.kind, "")
-        row: dict[str, Any] = {"name": entry.name, "type": entry.kind}
-        if details:
-            st = entry.st
+    rows = page.entries
+    names = [row.name for row in rows]
+    shown_names = names if plain(names) else [escape(name) for name in names]
+    if details:
+        entries: list[dict[str, Any]] = []
+        lines: list[str] = []
+        for row, name in zip(rows, shown_names, strict=True):
+            item: dict[str, Any] = {"name": row.name, "type": row.kind}
+            st, name = row.st, name + _SUFFIX.get(row.kind, "")
             if st is None:
-                line = f"{entry.kind:<7} {'-':>12}  {'-':<25}  {name}"
+                lines.append(f"{row.kind:<7} {'-':>12}  {'-':<25}  {name}")
             else:
-                row["size"], row["modified"] = st.st_size, iso(st.st_mtime)
-                line = f"{entry.kind:<7} {st.st_size:>12}  {row['modified']}  {name}"
-        else:
-            line = name
-        room -= len(line) + 1
-        if room < 0 and lines:
-            break  # the text is full: this page ends here, and the cursor continues from the last entry shown
-        lines.append(line)
-        entries.append(row)
+                item["size"], item["modified"] = st.st_size, iso(st.st_mtime)
+                lines.append(f"{row.kind:<7} {st.st_size:>12}  {item['modified']}  {name}")
+            entries.append(item)
+    else:
+        entries = [{"name": row.name, "type": row.kind} for row in rows]
+        lines = [name + _SUFFIX.get(row.kind, "") for row, name in zip(rows, shown_names, strict=True)]
+    # A full text ends the page early (at least one entry); the cursor continues from the last entry shown.
+    fits = _fitting(lines, limits.max_output - 512)  # room for the marker and its cursor
+    del lines[fits:], entries[fits:]
     shown = len(entries)
     more = page.more or shown < len(page.entries)
     structured: dict[str, Any] = {"path": page.directory, "entries": entries, "total": page.total, "truncated": more}
@@ -172,6 +173,17 @@ def list_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     elif not shown:
         return ToolOutput("(empty directory)", structured)
     return ToolOutput("\n".join(lines), structured)
+
+
+def _fitting(lines: list[str], room: int) -> int:
+    """How many of ``lines`` fit in ``room`` characters, joined by newlines (at least one)."""
+    if sum(map(len, lines)) + len(lines) <= room:
+        return len(lines)
+    for count, line in enumerate(lines):
+        room -= len(line) + 1
+        if room < 0:
+            return max(count, 1)
+    return len(lines)
 
 
 def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
