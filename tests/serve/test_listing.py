@@ -223,6 +223,22 @@ def page_through_from(fs: RootedFS, cursor: str) -> tuple[list[str], int]:
     return names, pages
 
 
+def test_cursors_carry_any_mtime_and_the_longest_names(tmp_path: Path) -> None:
+    """mtimes past 2262 (more than 64 bits of ns) or before 1970, and 255-byte names, page like any other."""
+    root = tmp_path.resolve()
+    times = [-5 * 10**18, 0, 10**18, 14 * 10**18]
+    for i, ns in enumerate(times):
+        name = f"{i}" + "é" * 127  # 255 bytes of UTF-8
+        (root / name).touch()
+        os.utime(root / name, ns=(ns, ns))
+    fs = fs_for(root)
+    for reverse in (False, True):
+        names, pages = page_through(
+            fs, {"path": ".", "sort_by": "modified", "reverse": reverse, "max_entries": 1}, Limits()
+        )
+        assert names == expected(root, "modified", reverse) and pages == 4
+
+
 def test_a_cursor_past_every_entry_says_so(tmp_path: Path) -> None:
     root = tmp_path.resolve()
     for name in ("a", "b", "c"):
@@ -426,10 +442,10 @@ async def test_a_client_pages_through_a_served_directory(many: Path, transport: 
             forged = await client.call_tool("list_directory", {"path": "many", "cursor": "A" * 60})
             assert forged.is_error
             assert getattr(forged.content[0], "text", "") == BAD_CURSOR
-            oversized = await client.call_tool("list_directory", {"path": "many", "cursor": "A" * 2000})
+            oversized = await client.call_tool("list_directory", {"path": "many", "cursor": "A" * 3000})
             assert oversized.is_error
             assert getattr(oversized.content[0], "text", "") == (
-                "invalid arguments: argument 'cursor' is longer than 1024 characters"
+                "invalid arguments: argument 'cursor' is longer than 2048 characters"
             )
             too_many = await client.call_tool("list_directory", {"path": "many", "max_entries": 5001})
             assert too_many.is_error

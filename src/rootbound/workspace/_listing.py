@@ -48,14 +48,15 @@ __all__ = [
 SortBy = Literal["name", "size", "modified"]
 Kind = Literal["file", "dir", "symlink", "other"]
 
-MAX_CURSOR: Final = 1024
-"""Longest cursor accepted (a real one is at most ~390 characters: a 255-byte name, base64)."""
+MAX_CURSOR: Final = 2048
+"""Longest cursor accepted: a name of up to 1,024 bytes, base64 (~390 characters for Linux's 255-byte names)."""
 MAX_PAGE: Final = 5000
 """Most entries one page may hold (``max_entries``); memory per listing is in proportion to it."""
 _MAX_NAME: Final = 1024  # bytes of a name in a cursor (NAME_MAX is 255 on Linux)
 _VERSION: Final = 1
 SORTS: Final[tuple[SortBy, ...]] = ("name", "size", "modified")
-_HEAD: Final = struct.Struct(">BB8sq")  # version, order, directory tag, numeric key
+_HEAD: Final = struct.Struct(">BB8sB")  # version, order, directory tag, length of the numeric key
+_MAX_NUMBER: Final = 16  # bytes of the numeric key: a size, or an mtime in ns (past 2262 it outgrows 64 bits)
 _MAC_BYTES: Final = 16
 _TOKEN: Final = re.compile(f"[A-Za-z0-9_-]{{{((_HEAD.size + _MAC_BYTES) * 4 + 2) // 3},{MAX_CURSOR}}}")
 _SECRET: Final = secrets.token_bytes(32)  # per process: a cursor from another server (or a restart) is refused
@@ -120,7 +121,8 @@ def directory_tag(st: os.stat_result) -> bytes:
 
 def encode_cursor(tag: bytes, order: Order, key: Key) -> str:
     """The opaque token that continues a listing after ``key``."""
-    body = _HEAD.pack(_VERSION, order.code, tag, key[0]) + os.fsencode(key[1])
+    number = key[0].to_bytes((key[0].bit_length() + 8) // 8, "big", signed=True)
+    body = _HEAD.pack(_VERSION, order.code, tag, len(number)) + number + os.fsencode(key[1])
     return base64.urlsafe_b64encode(body + _mac(body)).rstrip(b"=").decode("ascii")
 
 
@@ -135,15 +137,15 @@ def decode_cursor(token: object, tag: bytes, order: Order) -> Key:
     body, mac = raw[:-_MAC_BYTES], raw[-_MAC_BYTES:]
     if len(body) < _HEAD.size or not hmac.compare_digest(mac, _mac(body)):
         raise ToolError(BAD_CURSOR)
-    version, code, their_tag, number = _HEAD.unpack_from(body)
-    name = body[_HEAD.size :]
-    if version != _VERSION or not name or len(name) > _MAX_NAME:
+    version, code, their_tag, size = _HEAD.unpack_from(body)
+    number, name = body[_HEAD.size : _HEAD.size + size], body[_HEAD.size + size :]
+    if version != _VERSION or not 1 <= size <= _MAX_NUMBER or not name or len(name) > _MAX_NAME:
         raise ToolError(BAD_CURSOR)  # authentic but not ours to read: a later format
     if not hmac.compare_digest(their_tag, tag):
         raise ToolError(FOREIGN_CURSOR)
     if code != order.code:
         raise ToolError(ORDER_CURSOR)
-    return number, os.fsdecode(name)
+    return int.from_bytes(number, "big", signed=True), os.fsdecode(name)
 
 
 def kind_of(entry: os.DirEntry[str]) -> Kind:

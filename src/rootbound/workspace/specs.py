@@ -210,7 +210,7 @@ TOOLS: Final = (
                 "cursor": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": 1024,
+                    "maxLength": 2048,
                     "description": "The nextCursor of the previous page, unchanged.",
                 },
             },
