@@ -110,8 +110,8 @@ _LIST_OUT = _output(
         "path": {"type": "string", "description": "The directory's canonical path; an entry's path is path/name."},
         "entries": {
             "type": "array",
-            # The item shape is in $defs, not in "items": a validating client (the SDK's) would spend ~40 us
-            # per entry checking it, 20 ms on a 500-entry page; the server builds every item the same way.
+            # The item shape is in $defs, not in "items": a validating client (the SDK's, jsonschema) would spend
+            # ~26 us per entry checking it, 12.8 ms on a 500-entry page; the server builds every item one way.
             "description": "The page's entries in order, each an object as $defs/entry: name, type, and with "
             "details size and modified.",
         },
