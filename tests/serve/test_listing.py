@@ -117,6 +117,27 @@ def test_default_page_is_the_result_limit_and_details_do_not_change_the_order(wi
     assert names == expected(wide, "name", False)
 
 
+def test_entries_match_the_item_shape_the_output_schema_declares(wide: Path) -> None:
+    """The item shape sits in the output schema's $defs (a validating client would otherwise check every entry):
+    every entry the server builds still conforms to it, with and without details."""
+    from jsonschema import Draft202012Validator
+
+    from rootbound.workspace.specs import TOOLS
+
+    schema = next(tool for tool in TOOLS if tool.name == "list_directory").output_schema
+    assert schema is not None
+    whole = Draft202012Validator(schema)
+    entry = Draft202012Validator({**schema["$defs"]["entry"], "additionalProperties": False})
+    fs = fs_for(wide)
+    for details in (False, True):
+        out = call_tool("list_directory", fs, {"path": ".", "details": details, "max_entries": 40}, Limits())
+        assert out.structured is not None
+        whole.validate(out.structured)
+        for item in out.structured["entries"]:
+            entry.validate(item)
+        assert ("size" in out.structured["entries"][0]) is details
+
+
 def test_a_full_text_ends_the_page_early_and_the_cursor_continues_from_the_last_line(tmp_path: Path) -> None:
     root = tmp_path.resolve()
     for i in range(40):
