@@ -15,8 +15,9 @@ Scenarios (all bounded, loopback only):
   ``((a{1,10}){1,10}){1,10}x`` and ``(a{1,20}){1,50}x`` over 6 MB of 20,000-character lines of ``a`` (linear in
   RE2, but off its DFA onto the NFA at tens of KB/s: they run into the deadline); globs ``*?``x9 ``Z`` on a
   42-character name and ``**/``x17 on a deep path;
-* floods: ``list_directory`` of a directory of ``--entries`` entries by 4 sessions at once, a session declaring
-  ``--roots`` file roots (fds), and ``--sessions`` bare ``initialize`` POSTs.
+* floods: ``list_directory`` of a directory of ``--entries`` entries by 4 sessions at once (the first page, then
+  every page by ``nextCursor`` with ``max_entries`` 5000), a session declaring ``--roots`` file roots (fds), and
+  ``--sessions`` bare ``initialize`` POSTs.
 
 ``--baseline SRC`` runs every scenario against another source tree too (its ``src`` directory, e.g. from
 ``git archive main src | tar -x -C /tmp/base``), alternating variants so machine drift hits both alike.
@@ -155,6 +156,30 @@ def tool_attack(tool: str, arguments: dict[str, Any], root: str, *, parallel: in
     return attack
 
 
+def paging_attack(root: str, *, page: int, parallel: int) -> Attack:
+    """``parallel`` sessions each list a directory to its end, page by page (``nextCursor``); a server without
+    pagination refuses ``max_entries`` (the outcome column says so)."""
+
+    async def attack(url: str, base: Path) -> None:
+        async def one() -> None:
+            async with client(url, [base / root]) as c:
+                arguments: dict[str, Any] = {"path": ".", "max_entries": page}
+                while True:
+                    result = await c.call_tool("list_directory", arguments)
+                    if result.is_error:
+                        raise RuntimeError("refused")
+                    cursor = (result.structured_content or {}).get("nextCursor")
+                    if cursor is None:
+                        return
+                    arguments["cursor"] = cursor
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(parallel):
+                tg.start_soon(one)
+
+    return attack
+
+
 async def fd_flood(url: str, base: Path) -> None:
     roots = sorted((base / "many").iterdir())
     async with client(url, roots) as c:
@@ -234,6 +259,10 @@ def scenarios(args: argparse.Namespace) -> list[tuple[str, Attack]]:
         (
             f"list_directory of {args.entries} entries x4",
             tool_attack("list_directory", {"path": "."}, "wide", parallel=4),
+        ),
+        (
+            f"list_directory of {args.entries} entries x4, all pages",
+            paging_attack("wide", page=5000, parallel=4),
         ),
         (f"fd flood: one session declaring {args.roots} file roots", fd_flood),
         (

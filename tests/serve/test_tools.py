@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,14 @@ def fs(tmp_path: Path) -> RootedFS:
     return RootedFS(Boundary([root]))
 
 
-def test_list_directory_marks_the_cut_with_the_total(fs: RootedFS) -> None:
+def test_list_directory_marks_the_cut_with_the_total_and_a_cursor(fs: RootedFS) -> None:
     text = run_tool("list_directory", fs, {"path": "."}, Limits(max_results=5))
     lines = text.splitlines()
     assert lines[:5] == ["bin.dat", "p00/", "p01/", "p02/", "p03/"]
-    assert lines[5] == "[truncated: 5 of 13 shown; narrow the request]"
+    marker = re.fullmatch(r'\[entries 1-5 of 13; more: call again with cursor="([A-Za-z0-9_-]+)"\]', lines[5])
+    assert marker is not None, lines[5]
+    text = run_tool("list_directory", fs, {"path": ".", "cursor": marker.group(1)}, Limits(max_results=5))
+    assert text.splitlines()[0] == "p04/"
 
 
 def test_find_projects_and_search_truncate_instead_of_failing(fs: RootedFS) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["TRUNCATED", "bounded", "escape", "escape_line"]
+__all__ = ["TRUNCATED", "bounded", "escape", "escape_line", "plain"]
 
 TRUNCATED: Final = "[truncated: {shown} shown; narrow the request]"
 
@@ -27,6 +27,11 @@ def _escaped(match: re.Match[str]) -> str:
 def escape(text: str) -> str:
     """A name or path for one line of text output: every control character as ``\\xNN``."""
     return _NAME_CONTROLS.sub(_escaped, text) if _NAME_CONTROLS.search(text) else text
+
+
+def plain(names: list[str]) -> bool:
+    """Whether :func:`escape` would leave every one of ``names`` as it is (one search for a whole listing)."""
+    return _NAME_CONTROLS.search("".join(names)) is None
 
 
 def escape_line(text: str) -> str:

@@ -22,10 +22,13 @@ from .._grep_filtered import GrepLimits, grep_tree
 from .._ignore import PathFilter, name_matcher
 from .._media import SNIFF_BYTES, sniff
 from .._regex import compile_bytes
+from .._resolve import O_PATH
+from .._resolve import READ as READ_FLAGS
 from .._walk import WalkLimits, walk
-from ..boundary import LSTAT, EffectiveRoot
+from ..boundary import LSTAT, EffectiveRoot, Intent
 from ..errors import LimitExceeded, RootsError
 from ..fs import RootedFS
+from ._listing import BAD_CURSOR, MAX_CURSOR, MAX_PAGE, SORTS, Order, list_page, next_cursor
 from .calls import (
     Budget,
     Limits,
@@ -41,8 +44,8 @@ from .calls import (
     path_arg,
     str_arg,
 )
-from .reading import opened, read_file, read_media_file, read_multiple_files
-from .render import bounded, escape, escape_line
+from .reading import read_file, read_media_file, read_multiple_files
+from .render import bounded, escape, escape_line, plain
 from .specs import PROJECT_MARKERS, TOOLS, ToolSpec
 from .write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
 
@@ -150,56 +153,67 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
     return ToolOutput("\n".join(lines), structured)
 
 
+_SUFFIX: Final = {"dir": "/", "symlink": "@"}
+
+
 def list_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     path = path_arg(args)
     details = bool_arg(args, "details")
-    sort_by = args.get("sort_by", "name") or "name"
-    if sort_by not in ("name", "size", "modified"):
+    sort_by = args.get("sort_by") or "name"
+    if sort_by not in SORTS:
         raise ToolError("argument 'sort_by' must be 'name', 'size' or 'modified'")
-    reverse = bool_arg(args, "reverse")
-    want_stat = details or sort_by != "name"
-    budget = budget_of(context)
-    rows: list[dict[str, Any]] = []
-    base = ""
-    try:
-        plain = PathFilter(gitignore=False, skip_git=False)
-        for found in walk(fs, path, plain, limits=WalkLimits(max_depth=1), check=budget.check):
-            row: dict[str, Any] = {"name": found.name, "path": found.display, "type": found.kind}
-            base = found.display[: -len(found.name)]
-            if want_stat:
-                with contextlib.suppress(OSError):
-                    st = found.entry.stat(follow_symlinks=False)
-                    row["size"], row["modified"], row["_mtime"] = st.st_size, iso(st.st_mtime), st.st_mtime
-            rows.append(row)
-    except LimitExceeded:
-        raise ToolError("the directory has too many entries to list") from None
-    if sort_by == "size":
-        rows.sort(key=lambda row: (row.get("size", -1), row["name"]), reverse=reverse)
-    elif sort_by == "modified":
-        rows.sort(key=lambda row: (row.get("_mtime", 0.0), row["name"]), reverse=reverse)
-    elif reverse:
-        rows.reverse()
-    total = len(rows)
-    shown = rows[: limits.max_results]
-    for row in shown:
-        row.pop("_mtime", None)
-    lines = []
-    for row in shown:
-        name = escape(row["name"]) + {"dir": "/", "symlink": "@"}.get(row["type"], "")
-        if details:
-            size = row.get("size")
-            lines.append(f"{row['type']:<7} {'-' if size is None else size:>12}  {row.get('modified', '-')}  {name}")
-        else:
-            lines.append(name)
-    structured = {
-        "path": base.rstrip("/") or str(path),
-        "entries": shown,
-        "total": total,
-        "truncated": total > len(shown),
-    }
-    if not rows:
+    order = Order(SORTS[SORTS.index(sort_by)], bool_arg(args, "reverse"))
+    cap = int_arg(args, "max_entries", minimum=1, maximum=MAX_PAGE) or limits.max_results
+    cursor = args.get("cursor")
+    if cursor is not None and (not isinstance(cursor, str) or len(cursor) > MAX_CURSOR):
+        raise ToolError(BAD_CURSOR)
+    page = list_page(fs, path, order, cap=cap, cursor=cursor, details=details, check=budget_of(context).check)
+    rows = page.entries
+    names = [row.name for row in rows]
+    shown_names = names if plain(names) else [escape(name) for name in names]
+    if details:
+        entries: list[dict[str, Any]] = []
+        lines: list[str] = []
+        for row, name in zip(rows, shown_names, strict=True):
+            item: dict[str, Any] = {"name": row.name, "type": row.kind}
+            st, name = row.st, name + _SUFFIX.get(row.kind, "")
+            if st is None:
+                lines.append(f"{row.kind:<7} {'-':>12}  {'-':<25}  {name}")
+            else:
+                item["size"], item["modified"] = st.st_size, iso(st.st_mtime)
+                lines.append(f"{row.kind:<7} {st.st_size:>12}  {item['modified']}  {name}")
+            entries.append(item)
+    else:
+        entries = [{"name": row.name, "type": row.kind} for row in rows]
+        lines = [name + _SUFFIX.get(row.kind, "") for row, name in zip(rows, shown_names, strict=True)]
+    # A full text ends the page early (at least one entry); the cursor continues from the last entry shown.
+    fits = _fitting(lines, limits.max_output - 512)  # room for the marker and its cursor
+    del lines[fits:], entries[fits:]
+    shown = len(entries)
+    more = page.more or shown < len(page.entries)
+    structured: dict[str, Any] = {"path": page.directory, "entries": entries, "total": page.total, "truncated": more}
+    if more:
+        structured["nextCursor"] = next_cursor(page, order, shown)
+    if page.before or more:
+        first = page.before + 1
+        where = f"entries {first}-{page.before + shown} of {page.total}" if shown else "no entries after the cursor"
+        lines.append(
+            f'[{where}; more: call again with cursor="{structured["nextCursor"]}"]' if more else f"[{where}: the end]"
+        )
+    elif not shown:
         return ToolOutput("(empty directory)", structured)
-    return ToolOutput(bounded(lines, limits.max_output, total=total), structured)
+    return ToolOutput("\n".join(lines), structured)
+
+
+def _fitting(lines: list[str], room: int) -> int:
+    """How many of ``lines`` fit in ``room`` characters, joined by newlines (at least one)."""
+    if sum(map(len, lines)) + len(lines) <= room:
+        return len(lines)
+    for count, line in enumerate(lines):
+        room -= len(line) + 1
+        if room < 0:
+            return max(count, 1)
+    return len(lines)
 
 
 def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
@@ -233,34 +247,32 @@ def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     return ToolOutput(text, structured)
 
 
+_STAT_NAMED: Final = Intent("stat", O_PATH, follow=False, named=True)
+"""What ``stat`` opens: the object itself (a final symlink not followed), with its canonical path, in one open."""
+_KINDS: Final = {stat_module.S_IFDIR: "directory", stat_module.S_IFREG: "file", stat_module.S_IFLNK: "symlink"}
+
+
 def stat(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     path = path_arg(args)
-    st = fs.stat(path, follow_symlinks=False)
-    kind = (
-        "directory"
-        if stat_module.S_ISDIR(st.st_mode)
-        else "file"
-        if stat_module.S_ISREG(st.st_mode)
-        else "symlink"
-        if stat_module.S_ISLNK(st.st_mode)
-        else "other"
-    )
-    info: dict[str, Any] = {}
-    if kind != "symlink":
-        info["path"] = str(fs.boundary.resolve(path, must_exist=True))
-    info.update(
-        {
+    with fs.boundary.open(path, _STAT_NAMED, resolver=fs.resolver) as handle:
+        st = handle.fstat()
+        kind = _KINDS.get(stat_module.S_IFMT(st.st_mode), "other")
+        info: dict[str, Any] = {
+            "path": handle.prefix[:-1] or "/",  # the canonical path, as a string (no Path built per call)
             "type": kind,
             "size": st.st_size,
             "mode": stat_module.filemode(st.st_mode),
             "modified": iso(st.st_mtime),
             "links": st.st_nlink,
         }
-    )
-    if kind == "file":
-        with contextlib.suppress(RootsError, OSError), opened(fs, path) as (fd, _st, _display):
-            head = os.pread(fd, SNIFF_BYTES, 0)
-            info["mime"] = sniff(head).mime
+        if kind == "file" and (st.st_nlink == 1 or fs.hardlinks != "refuse"):
+            # Only a regular file is opened for reading, through the O_PATH fd just checked (never by name).
+            with contextlib.suppress(RootsError, OSError):
+                fd = handle.reopen(READ_FLAGS)
+                try:
+                    info["mime"] = sniff(os.pread(fd, SNIFF_BYTES, 0)).mime
+                finally:
+                    os.close(fd)
     lines = [f"{key}: {escape(str(value))}" for key, value in info.items()]
     return ToolOutput("\n".join(lines), info)
 
