@@ -314,7 +314,8 @@ TOOLS: Final = (
         "grep",
         "Search file contents",
         "Lines containing a text (or matching an RE2 regular expression with regex=true: linear time, no "
-        "backreferences or lookaround) in files below path, as path:line:text, files in path order. Options: "
+        "backreferences or lookaround; a match never spans lines) in files below path, as path:line:text, files in "
+        "path order. Options: "
         "ignore_case, context (lines before and after, shown as path-line-text), files_only (just the paths), "
         "include/exclude globs, include_ignored. Skips .git, .gitignore'd and binary files. At most 200 "
         "matches in all and 20 per file (max_per_file), with a marker when cut.",
