@@ -1,8 +1,8 @@
 """Issue 16: what one hostile request (or flood) costs everybody else, side by side with a baseline.
 
 For each scenario a fresh ``rootbound serve --http 127.0.0.1:0 DIR`` subprocess is started over a generated
-tree; an unrelated handshake-era session (the *probe*) calls ``list_roots`` every 20 ms while the attack runs,
-and the server's descriptors and RSS are sampled from ``/proc`` every 20 ms. Printed per scenario and variant:
+tree; an unrelated handshake-era session (the *probe*, in its own process: a client's event loop would otherwise
+count the attackers' own answer parsing) calls ``list_roots`` every 20 ms while the attack runs, and the server's descriptors and RSS are sampled from ``/proc`` every 20 ms. Printed per scenario and variant:
 the probe's worst and median delay (target: worst <= 100 ms), how long the attack took (or that the client gave
 up at the cap and cancelled), the server's peak fds and RSS, and the CPU seconds the server used in the 3 s
 starting 0.5 s after the attack ended, with the probe stopped (``cpu after``: work that goes on after its
@@ -196,45 +196,73 @@ async def session_flood(url: str, base: Path, count: int) -> None:
             await c.call_tool("list_roots", {})
 
 
+async def probe_loop(url: str, root: Path) -> None:
+    """The unrelated session, in its own process (``--probe URL ROOT``): ``ready`` once connected, then one line
+    per trivial call with its delay in seconds, until killed.
+
+    Its own process because a client's event loop is shared by everything in it: the attackers' clients parse and
+    validate their (large) answers on it, and a probe on the same loop would measure that, not the server.
+    """
+    async with client(url, [root]) as c:
+        await c.call_tool("list_roots", {})
+        print("ready", flush=True)
+        while True:
+            started = time.perf_counter()
+            await c.call_tool("list_roots", {})
+            print(f"{time.perf_counter() - started:.6f}", flush=True)
+            await anyio.sleep(0.02)
+
+
+def start_probe(url: str, root: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, __file__, "--probe", url, str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
 async def run_one(url: str, pid: int, base: Path, attack: Attack, cap: float) -> tuple[Sample, str]:
     sample = Sample()
     done = anyio.Event()
+    probe = start_probe(url, base / "plain")
+    assert probe.stdout is not None
+    lines = probe.stdout
+    last_answer = [time.perf_counter()]
 
-    in_flight: list[float] = []
-
-    async def probe() -> None:
-        async with client(url, [base / "plain"]) as c:
-            await c.call_tool("list_roots", {})
-            started.set()
-            while True:
-                in_flight[:] = [time.perf_counter()]
-                await c.call_tool("list_roots", {})
-                sample.delays.append(time.perf_counter() - in_flight.pop())
-                await anyio.sleep(0.02)
+    def read_probe() -> None:
+        for line in lines:
+            if line.strip() != "ready":
+                sample.delays.append(float(line))
+            last_answer[0] = time.perf_counter()
 
     async def sampler() -> None:
         while not done.is_set():
             sample_proc(pid, sample)
             await anyio.sleep(0.02)
 
-    started = anyio.Event()
     outcome = "cap"
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(probe)
-        tg.start_soon(sampler)
-        await started.wait()
-        t0 = time.perf_counter()
-        with anyio.move_on_after(cap):
-            try:
-                await attack(url, base)
-                outcome = f"{time.perf_counter() - t0:.2f}s"
-            except Exception as error:
-                outcome = f"error after {time.perf_counter() - t0:.2f}s ({type(error).__name__})"
-        await anyio.sleep(0.5)  # the probe keeps measuring right after a cancel
-        done.set()
-        if in_flight:  # a probe call still unanswered: it has waited at least this long
-            sample.delays.append(time.perf_counter() - in_flight[0])
-        tg.cancel_scope.cancel()
+    try:
+        await anyio.to_thread.run_sync(lines.readline)  # "ready": the probe is connected
+        reader = threading.Thread(target=read_probe, daemon=True)
+        reader.start()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(sampler)
+            t0 = time.perf_counter()
+            with anyio.move_on_after(cap):
+                try:
+                    await attack(url, base)
+                    outcome = f"{time.perf_counter() - t0:.2f}s"
+                except Exception as error:
+                    outcome = f"error after {time.perf_counter() - t0:.2f}s ({type(error).__name__})"
+            await anyio.sleep(0.5)  # the probe keeps measuring right after a cancel
+            done.set()
+            # A probe call still unanswered has waited at least this long (less its 20 ms pause).
+            sample.delays.append(max(0.0, time.perf_counter() - last_answer[0] - 0.02))
+            tg.cancel_scope.cancel()
+    finally:
+        probe.kill()
+        probe.wait()
     with contextlib.suppress(OSError):  # the probe stopped: what the server still burns is the attack's leftover
         before = cpu_seconds(pid)
         await anyio.sleep(3)
@@ -282,7 +310,12 @@ def main() -> None:
     parser.add_argument("--planted", type=int, default=24, help="length of the planted run of 'a' (issue: 27)")
     parser.add_argument("--only", help="run only scenarios whose name contains this")
     parser.add_argument("--tool-timeout", type=float, default=3.0, help="the servers' per-call deadline (s)")
+    parser.add_argument("--probe", nargs=2, metavar=("URL", "ROOT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.probe:
+        with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
+            anyio.run(probe_loop, args.probe[0], Path(args.probe[1]))
+        return
     variants: list[tuple[str, str | None]] = [("this", None)]
     if args.baseline:
         variants.append(("baseline", str(Path(args.baseline).resolve())))
