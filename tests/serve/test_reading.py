@@ -353,6 +353,49 @@ async def test_a_running_grep_does_not_delay_another_session(long_lines: Path) -
     assert finished == ["list_roots", "grep"]
 
 
+@pytest.mark.parametrize("max_walks", [1, 2])
+async def test_walks_beyond_max_walks_wait_their_turn_and_trivial_calls_do_not(
+    long_lines: Path, max_walks: int
+) -> None:
+    """``--max-walks``: while one session's slow grep holds the only walk slot, another session's ``list_roots``
+    is answered at once but its ``search_files`` (a walk) waits for the grep; with two slots it does not wait."""
+    finished: list[str] = []
+    grep_started = anyio.Event()
+
+    async def slow(client: Client) -> None:
+        grep_started.set()
+        result = await call(client, "grep", pattern="((a{1,10}){1,10}){1,10}x", regex=True)
+        assert result.is_error  # the deadline or "too slow": either way the walk ran for seconds
+        finished.append("grep")
+
+    async def other(client: Client) -> None:
+        await grep_started.wait()
+        await anyio.sleep(0.5)  # the grep holds its slot by now
+        error, _ = await text_of(client, "list_roots")
+        assert not error
+        finished.append("list_roots")
+        result = await call(client, "search_files", pattern="f00*.txt")
+        assert not result.is_error
+        assert len(structured(result)["matches"]) == 10
+        finished.append("search_files")
+
+    provider = RootsProvider([long_lines])
+    args = [str(long_lines), "--tool-timeout", "4", "--max-walks", str(max_walks)]
+    with anyio.fail_after(120), http_serve(args) as url:
+        async with (
+            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy", **provider.client_kwargs()) as one,
+            Client(streamable_http_client(url, http_client=http), mode="2026-07-28", **provider.client_kwargs()) as two,
+            anyio.create_task_group() as tasks,
+        ):
+            tasks.start_soon(slow, one)
+            tasks.start_soon(other, two)
+    if max_walks == 1:
+        assert finished == ["list_roots", "grep", "search_files"]
+    else:
+        assert finished == ["list_roots", "search_files", "grep"]
+
+
 async def test_the_per_call_deadline_stops_a_walk(haystack: Path) -> None:
     provider = RootsProvider([haystack])
     with anyio.fail_after(60):

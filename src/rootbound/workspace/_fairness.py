@@ -1,21 +1,36 @@
-"""Per-session fairness for tool work: one session cannot take every worker thread.
+"""Fairness for tool work: one session cannot take every worker thread, and tree walks cannot take every core.
 
 Tool calls run in anyio's worker threads (40 by default, shared by the process). Forty slow greps from one session
 used all of them and starved every other session for minutes. :class:`SessionSlots` lets each session run at most
 :attr:`per_session` calls at once; its further calls wait for one of its own to finish, while other sessions'
 calls go ahead. Sessions are keyed by their session object, held weakly, so a closed session leaves nothing.
+
+Walks (grep, search, listings, trees) are CPU-bound for their length. Four at once on two cores delayed another
+session's trivial call by 140-230 ms (``bench/hardening.py``). At most one walk fewer than there are CPUs
+(:func:`default_max_walks`, ``--max-walks``) leaves the event loop and the cheap calls a core: under 60 ms.
+Waiting walks queue in arrival order, and the wait counts against their per-call deadline.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 
-__all__ = ["SessionSlots"]
+__all__ = ["SessionSlots", "default_max_walks"]
+
+
+def default_max_walks() -> int:
+    """Walks that may run at once by default: the CPUs this process may use, less one (at least one)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 2
+    return max(1, cpus - 1)
 
 
 class SessionSlots:

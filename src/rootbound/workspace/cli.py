@@ -151,6 +151,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="roots one client may have the server hold; a larger set is refused whole (default 256)",
     )
     serve.add_argument(
+        "--max-walks",
+        metavar="N",
+        type=_positive_int,
+        default=None,
+        help="tree walks (grep, search_files, list_directory, directory_tree, find_projects) that may run at once "
+        "across all clients; others wait their turn within their deadline (default: CPUs less one, at least 1)",
+    )
+    serve.add_argument(
         "--max-sessions",
         metavar="N",
         type=_positive_int,
@@ -318,6 +326,7 @@ def run(args: argparse.Namespace) -> int:
         dirs_confine_only=confine_only,
         max_roots=args.max_roots,
         sandbox=sandbox.describe(),
+        **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )
     from ._fd_budget import raise_fd_limit
 

@@ -36,6 +36,7 @@ from ..fs import RootedFS
 from ..mcp import RootsService
 from ..mrtr import era_of
 from ..roots import RootSet
+from ._fairness import default_max_walks
 from ._fd_budget import RootBudget
 from ._lexical_allow import split_lexically
 from ._tool_guard import ToolGuard
@@ -74,6 +75,8 @@ class WorkspaceConfig:
     """Roots one snapshot may hold (``--max-roots``); a larger one is refused whole."""
     dirs_confine_only: bool = False
     """The DIRs only confine client roots (no-DIR mode's implicit home directory): never a fallback."""
+    max_walks: int = field(default_factory=default_max_walks)
+    """Tree walks (grep, search, listings) that may run at once across all sessions (``--max-walks``)."""
 
 
 class HeldBoundaries:
@@ -180,8 +183,11 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         timeout=config.roots_timeout,
         state_security=RequestStateSecurity(keys=list(config.state_keys)) if config.state_keys else None,
     )
-    tools = [_tool(spec) for spec in tool_specs(config.writable)]
+    specs = tool_specs(config.writable)
+    tools = [_tool(spec) for spec in specs]
     names = {tool.name for tool in tools}
+    walking = {spec.name for spec in specs if spec.walks}
+    walks = anyio.CapacityLimiter(config.max_walks)  # arrival order; the wait counts against the call's deadline
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -216,7 +222,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                     if _progress_token(ctx) is not None:
                         tasks.start_soon(_report_progress, ctx, budget)
                     try:
-                        output = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+                        async with walks if params.name in walking else contextlib.nullcontext():
+                            output = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
                     finally:
                         tasks.cancel_scope.cancel()
                 if _progress_token(ctx) is not None:

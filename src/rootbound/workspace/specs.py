@@ -30,6 +30,8 @@ class ToolSpec:
     writes: bool = False
     idempotent: bool = True
     destructive: bool = True
+    walks: bool = False
+    """A tree walk (CPU-bound for its length): runs under the server's limit on concurrent walks."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -217,6 +219,7 @@ TOOLS: Final = (
             ["path"],
         ),
         _LIST_OUT,
+        walks=True,
     ),
     ToolSpec(
         "directory_tree",
@@ -235,6 +238,7 @@ TOOLS: Final = (
             ["path"],
         ),
         _TREE_OUT,
+        walks=True,
     ),
     ToolSpec(
         "read_file",
@@ -309,6 +313,7 @@ TOOLS: Final = (
             ["pattern"],
         ),
         _SEARCH_OUT,
+        walks=True,
     ),
     ToolSpec(
         "grep",
@@ -335,6 +340,7 @@ TOOLS: Final = (
             ["pattern"],
         ),
         _GREP_OUT,
+        walks=True,
     ),
     ToolSpec(
         "find_projects",
@@ -342,5 +348,6 @@ TOOLS: Final = (
         "Directories inside the roots that hold a project marker: " + ", ".join(PROJECT_MARKERS) + ".",
         _object({}, []),
         _PROJECTS_OUT,
+        walks=True,
     ),
 )
