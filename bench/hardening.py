@@ -1,13 +1,13 @@
 """Issue 16: what one hostile request (or flood) costs everybody else, side by side with a baseline.
 
-For each scenario a fresh ``rootbound serve --http 127.0.0.1:0 DIR`` subprocess is started over a generated
-tree; an unrelated handshake-era session (the *probe*, in its own process: a client's event loop would otherwise
-count the attackers' own answer parsing) calls ``list_roots`` every 20 ms while the attack runs, and the server's descriptors and RSS are sampled from ``/proc`` every 20 ms. Printed per scenario and variant:
-the probe's worst and median delay (target: worst <= 100 ms), how long the attack took (or that the client gave
-up at the cap and cancelled), the server's peak fds and RSS, and the CPU seconds the server used in the 3 s
-starting 0.5 s after the attack ended, with the probe stopped (``cpu after``: work that goes on after its
-answer or cancellation; target ~0). The servers run with ``--tool-timeout`` (default 3 s here), so slow calls
-end at their deadline.
+For each scenario a fresh ``rootbound serve --http 127.0.0.1:0 DIR`` subprocess is started over a generated tree; an
+unrelated handshake-era session (the *probe*, in its own process: a client's event loop would otherwise count the
+attackers' own answer parsing) calls ``list_roots`` every 20 ms while the attack runs, and the server's descriptors
+and RSS are sampled from ``/proc`` every 20 ms. Printed per scenario and variant: the probe's worst and median delay
+(target: worst <= 100 ms), how long the attack took (or that the client gave up at the cap and cancelled), the
+server's peak fds and RSS, and the CPU seconds the server used in the 3 s starting 0.5 s after the attack ended,
+with the probe stopped (``cpu after``: work that goes on after its answer or cancellation; target ~0). The servers
+run with ``--tool-timeout`` (default 3 s here), so slow calls end at their deadline.
 
 Scenarios (all bounded, loopback only):
 
