@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -320,6 +321,26 @@ def long_lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work
 
 
+async def in_two_sessions(
+    args: list[str],
+    root: Path,
+    first: Callable[[Client], Coroutine[Any, Any, None]],
+    second: Callable[[Client], Coroutine[Any, Any, None]],
+) -> None:
+    """``rootbound serve --http`` with ``args``; ``first`` on a handshake-era session and ``second`` on a
+    2026-07-28 one, concurrently, both declaring ``root``."""
+    provider = RootsProvider([root])
+    with anyio.fail_after(120), http_serve(args) as url:
+        async with (
+            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy", **provider.client_kwargs()) as one,
+            Client(streamable_http_client(url, http_client=http), mode="2026-07-28", **provider.client_kwargs()) as two,
+            anyio.create_task_group() as tasks,
+        ):
+            tasks.start_soon(first, one)
+            tasks.start_soon(second, two)
+
+
 async def test_a_running_grep_does_not_delay_another_session(long_lines: Path) -> None:
     """Two sessions on one HTTP server: while one runs a grep that cannot finish before the per-call deadline (a
     pattern that drives RE2 off its DFA onto its slow engine over 30 MB), the other's calls complete first, and the
@@ -340,16 +361,7 @@ async def test_a_running_grep_does_not_delay_another_session(long_lines: Path) -
             assert not error
         finished.append("list_roots")
 
-    provider = RootsProvider([long_lines])
-    with anyio.fail_after(120), http_serve([str(long_lines), "--tool-timeout", "4"]) as url:
-        async with (
-            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
-            Client(streamable_http_client(url, http_client=http), mode="legacy", **provider.client_kwargs()) as one,
-            Client(streamable_http_client(url, http_client=http), mode="2026-07-28", **provider.client_kwargs()) as two,
-            anyio.create_task_group() as tasks,
-        ):
-            tasks.start_soon(slow, one)
-            tasks.start_soon(quick, two)
+    await in_two_sessions([str(long_lines), "--tool-timeout", "4"], long_lines, slow, quick)
     assert finished == ["list_roots", "grep"]
 
 
@@ -379,17 +391,8 @@ async def test_walks_beyond_max_walks_wait_their_turn_and_trivial_calls_do_not(
         assert len(structured(result)["matches"]) == 10
         finished.append("search_files")
 
-    provider = RootsProvider([long_lines])
     args = [str(long_lines), "--tool-timeout", "4", "--max-walks", str(max_walks)]
-    with anyio.fail_after(120), http_serve(args) as url:
-        async with (
-            httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300)) as http,
-            Client(streamable_http_client(url, http_client=http), mode="legacy", **provider.client_kwargs()) as one,
-            Client(streamable_http_client(url, http_client=http), mode="2026-07-28", **provider.client_kwargs()) as two,
-            anyio.create_task_group() as tasks,
-        ):
-            tasks.start_soon(slow, one)
-            tasks.start_soon(other, two)
+    await in_two_sessions(args, long_lines, slow, other)
     if max_walks == 1:
         assert finished == ["list_roots", "grep", "search_files"]
     else:
