@@ -135,10 +135,10 @@ def int_arg(args: Mapping[str, Any], name: str, *, minimum: int, maximum: int | 
     return value
 
 
-def bool_arg(args: Mapping[str, Any], name: str) -> bool:
-    value = args.get(name, False)
+def bool_arg(args: Mapping[str, Any], name: str, default: bool = False) -> bool:
+    value = args.get(name, default)
     if value is None:
-        return False
+        return default
     if not isinstance(value, bool):
         raise ToolError(f"argument '{name}' must be a boolean")
     return value

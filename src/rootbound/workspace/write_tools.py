@@ -13,9 +13,9 @@ from typing import Any, Final
 
 from ..edit import Edit, content_hash
 from ..fs import RootedFS
-from .calls import Limits, ToolError, ToolOutput
+from .calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
 from .render import bounded, escape
-from .specs import ToolSpec
+from .specs import _INT, _PATH, _STR, ToolSpec, _object, _output  # one set of schema pieces for every tool
 
 __all__ = ["WRITE_IMPLEMENTATIONS", "WRITE_TOOLS"]
 
@@ -23,18 +23,6 @@ MAX_EDITS: Final = 100
 MAX_TEXT: Final = 16 * 1024 * 1024
 
 
-def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-
-
-def _output(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required}
-
-
-_PATH_TEXT = "An absolute path, a file:// URI, or a path relative to the first root (see list_roots)."
-_PATH = {"type": "string", "minLength": 1, "maxLength": 4096, "description": _PATH_TEXT}
-_STR = {"type": "string"}
-_INT = {"type": "integer"}
 _BOOL = {"type": "boolean"}
 _SHA256 = {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}
 _TOLERANCE = {"type": "string", "enum": ["line-endings", "trailing-whitespace", "indentation"]}
@@ -166,22 +154,6 @@ WRITE_TOOLS: Final = (
 )
 
 
-def _path(args: Mapping[str, Any], name: str = "path") -> str:
-    value = args.get(name)
-    if not isinstance(value, str) or not value:
-        raise ToolError(f"argument '{name}' must be a non-empty string")
-    return value
-
-
-def _flag(args: Mapping[str, Any], name: str, default: bool) -> bool:
-    value = args.get(name, default)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise ToolError(f"argument '{name}' must be a boolean")
-    return value
-
-
 def _edits(args: Mapping[str, Any]) -> list[Edit]:
     raw = args.get("edits")
     if not isinstance(raw, list) or not raw or len(raw) > MAX_EDITS:
@@ -200,7 +172,7 @@ def _edits(args: Mapping[str, Any]) -> list[Edit]:
 
 
 def edit_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    path = _path(args)
+    path = path_arg(args)
     edits = _edits(args)
     expected = args.get("expected_sha256")
     if expected is not None and (not isinstance(expected, str) or len(expected) != 64):
@@ -208,7 +180,7 @@ def edit_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
     mtime = args.get("expected_mtime_ns")
     if mtime is not None and (isinstance(mtime, bool) or not isinstance(mtime, int)):
         raise ToolError("argument 'expected_mtime_ns' must be an integer")
-    dry_run = _flag(args, "dry_run", False)
+    dry_run = bool_arg(args, "dry_run")
     outcome = fs.edit_file(path, edits, expected_hash=expected, expected_mtime_ns=mtime, dry_run=dry_run)
     shown = escape(str(outcome.path))
     if dry_run:
@@ -242,31 +214,31 @@ def edit_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
 
 
 def write_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    path = _path(args)
+    path = path_arg(args)
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolError("argument 'content' must be a string")
     data = content.encode("utf-8", "surrogatepass")
-    overwrite = _flag(args, "overwrite", True)
-    written = fs.write_bytes(path, data, exclusive=not overwrite, create_parents=_flag(args, "create_parents", False))
+    overwrite = bool_arg(args, "overwrite", True)
+    written = fs.write_bytes(path, data, exclusive=not overwrite, create_parents=bool_arg(args, "create_parents"))
     digest = content_hash(data)
     text = f"wrote {len(data)} bytes to {escape(str(written))}"
     return ToolOutput(text, {"path": str(written), "bytes": len(data), "sha256": digest})
 
 
 def create_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    made = fs.create_directory(_path(args))
+    made = fs.create_directory(path_arg(args))
     return ToolOutput(f"directory {escape(str(made))} exists", {"path": str(made)})
 
 
 def move_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    source, destination = _path(args, "source"), _path(args, "destination")
-    moved = fs.move(source, destination, overwrite=_flag(args, "overwrite", False))
+    source, destination = path_arg(args, "source"), path_arg(args, "destination")
+    moved = fs.move(source, destination, overwrite=bool_arg(args, "overwrite"))
     return ToolOutput(f"moved to {escape(str(moved))}", {"destination": str(moved)})
 
 
 def delete_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    removed = fs.delete_file(_path(args))
+    removed = fs.delete_file(path_arg(args))
     return ToolOutput(f"deleted {escape(str(removed))}", {"path": str(removed)})
 
 
