@@ -44,7 +44,6 @@ from ._intent import (
     WRITE,
     Intent,
     check_kind,
-    kind_denial,
     lstat_name,
     open_object,
     open_parent,
@@ -52,7 +51,6 @@ from ._intent import (
 )
 from ._resolve import (
     MAX_SYMLINK_HOPS,
-    O_PATH,
     Beneath,
     Resolver,
     ResolverKind,
@@ -137,14 +135,7 @@ class Handle:
 
     def __enter__(self) -> Handle:
         boundary = self._boundary
-        lock = boundary._lock  # acquire/release, not ``with``: half the cost on a path taken twice per operation
-        lock.acquire()
-        try:  # counted in flight before the root fds are used; close() waits for the count
-            if boundary._closing:
-                raise RootsUnavailable("boundary closed")
-            boundary._inflight += 1
-        finally:
-            lock.release()
+        boundary._acquire()  # counted in flight before the root fds are used; close() waits for the count
         self._released = False
         try:
             candidate = self._candidate
@@ -154,19 +145,7 @@ class Handle:
                 rel += self._below
             self._held, self._rel = held, rel
             intent = self._intent
-            if intent.precheck and not intent.named and intent.kind is not None:
-                # The hot path of reading, inline: an O_PATH fd and its fstat; only the right type is reopened with
-                # the intent's flags, through the fd itself (procfs), never by name.
-                beneath = self._beneath
-                path_fd, st = beneath.open_stat(held, rel, O_PATH, follow=intent.follow)
-                self.fd = path_fd  # closed by _finish if what follows fails
-                if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
-                    raise kind_denial(st, intent.kind)
-                self.st = st
-                if intent.flags != O_PATH:
-                    self.fd = reopen(path_fd, intent.flags, beneath, held, rel, intent.follow)
-                    os.close(path_fd)
-            elif intent.parent:
+            if intent.parent:
                 self.fd, self._parts, self.name = open_parent(self._beneath, held, rel, intent)
             elif intent.named or intent.precheck:
                 self.fd, self._parts, self.st = open_object(self._beneath, held, rel, intent)
@@ -375,10 +354,14 @@ class Boundary:
         self.close()
 
     def _acquire(self) -> None:
-        with self._lock:
+        lock = self._lock  # acquire/release, not ``with``: half the cost on a path taken twice per operation
+        lock.acquire()
+        try:
             if self._closing:
                 raise RootsUnavailable("boundary closed")
             self._inflight += 1
+        finally:
+            lock.release()
 
     def _release(self) -> None:
         with self._lock:
