@@ -247,6 +247,17 @@ def test_bad_flags_are_usage_errors_with_serves_usage(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["serve", "--help"], ["serve", "--log-level", "LOUD"]])
+def test_answers_that_serve_nothing_do_not_load_the_sdk(argv: list[str]) -> None:
+    """``--version``, help and usage errors answer in ~0.1 s: the SDK's imports (~0.9 s) wait for a server."""
+    code = (
+        "import sys\nfrom rootbound.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types', 'pydantic'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
+    assert result.stdout.splitlines()[-1] == "[]", result.stdout[-500:]
+
+
 def test_startup_line_states_the_policy(tmp_path: Path) -> None:
     work = tmp_path.resolve()
     (work / "one.txt").write_text("x\n")
