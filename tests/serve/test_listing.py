@@ -118,17 +118,19 @@ def test_default_page_is_the_result_limit_and_details_do_not_change_the_order(wi
 
 
 def test_entries_match_the_item_shape_the_output_schema_declares(wide: Path) -> None:
-    """The output schema declares each entry's shape (``items`` refers to ``$defs/entry``), and every entry the
-    server builds conforms to it, with and without details."""
+    """The output schema declares each entry's shape (``items``, inline: a ``$ref`` costs a validating client a
+    resolution per entry), and every entry the server builds conforms to it, with and without details."""
     from jsonschema import Draft202012Validator
 
     from rootbound.workspace.specs import TOOLS
 
     schema = next(tool for tool in TOOLS if tool.name == "list_directory").output_schema
     assert schema is not None
-    assert schema["properties"]["entries"]["items"] == {"$ref": "#/$defs/entry"}
+    items = schema["properties"]["entries"]["items"]
+    assert items["required"] == ["name", "type"]
+    assert items["properties"]["type"]["enum"] == ["file", "dir", "symlink", "other"]
     whole = Draft202012Validator(schema)
-    entry = Draft202012Validator({**schema["$defs"]["entry"], "additionalProperties": False})
+    entry = Draft202012Validator({**items, "additionalProperties": False})
     fs = fs_for(wide)
     for details in (False, True):
         out = call_tool("list_directory", fs, {"path": ".", "details": details, "max_entries": 40}, Limits())
@@ -137,6 +139,8 @@ def test_entries_match_the_item_shape_the_output_schema_declares(wide: Path) -> 
         for item in out.structured["entries"]:
             entry.validate(item)
         assert ("size" in out.structured["entries"][0]) is details
+        assert not whole.is_valid({**out.structured, "entries": [{"name": "x"}]})  # the item shape is enforced
+        assert not whole.is_valid({**out.structured, "entries": [{"name": "x", "type": "pipe"}]})
 
 
 def test_a_full_text_ends_the_page_early_and_the_cursor_continues_from_the_last_line(tmp_path: Path) -> None:

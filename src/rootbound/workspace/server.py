@@ -36,7 +36,7 @@ from ..fs import RootedFS
 from ..mcp import RootsService
 from ..mrtr import era_of
 from ..roots import RootSet
-from ._fairness import default_max_walks
+from ._fairness import Token, default_max_walks
 from ._fd_budget import RootBudget
 from ._lexical_allow import split_lexically
 from ._tool_guard import ToolGuard
@@ -215,18 +215,22 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                 except ToolError as error:
                     return error  # returned, not raised: it would reach the task group as an exception group
 
-        try:
+        async def run() -> ToolOutput | ToolError:
             # The thread is abandoned on cancellation (the request's scope) and stops at its next budget check.
+            async with Token(walks) if params.name in walking else contextlib.nullcontext():
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+
+        try:
             with anyio.move_on_after(config.limits.deadline + DEADLINE_GRACE) as scope:
-                async with anyio.create_task_group() as tasks:
-                    if _progress_token(ctx) is not None:
+                if _progress_token(ctx) is None:
+                    output = await run()  # no task group: entering and cancelling one costs ~0.1 ms a call
+                else:
+                    async with anyio.create_task_group() as tasks:
                         tasks.start_soon(_report_progress, ctx, budget)
-                    try:
-                        async with walks if params.name in walking else contextlib.nullcontext():
-                            output = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-                    finally:
-                        tasks.cancel_scope.cancel()
-                if _progress_token(ctx) is not None:
+                        try:
+                            output = await run()
+                        finally:
+                            tasks.cancel_scope.cancel()
                     # The last word before the result: how much was done (also when it took one tick).
                     await ctx.session.report_progress(budget.steps, budget.steps, "done")
         except BaseException:
