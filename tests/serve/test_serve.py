@@ -247,7 +247,9 @@ def test_bad_flags_are_usage_errors_with_serves_usage(
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["serve", "--help"], ["serve", "--log-level", "LOUD"]])
+@pytest.mark.parametrize(
+    "argv", [["--version"], ["--help"], ["serve", "--help"], ["serve", "--log-level", "LOUD"], ["audit", "--help"]]
+)
 def test_answers_that_serve_nothing_do_not_load_the_sdk(argv: list[str]) -> None:
     """``--version``, help and usage errors answer in ~0.1 s: the SDK's imports (~0.9 s) wait for a server."""
     code = (
