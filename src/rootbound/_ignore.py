@@ -8,7 +8,8 @@ from the tree, and a pattern in it must not be able to take exponential time.
 The ignore files, all in ``.gitignore`` syntax (:data:`IGNORE_FILES`): a directory's ``.gitignore``, ``.ignore`` and
 ``.rgignore`` (ripgrep's), and a repository's ``.git/info/exclude`` (rooted at the directory holding ``.git``).
 Rules nest like git's and ripgrep's: each file applies to paths below its directory, a deeper file's rules win over
-a shallower one's of the same kind, and within a file the last matching pattern wins (``!`` re-includes). Across
+a shallower one's of the same kind, and within a file the last matching pattern wins (``!`` re-includes); a nested
+repository (a directory holding ``.git``) starts afresh for ``.gitignore`` and ``info/exclude``. Across
 kinds ripgrep's order decides: a match in any ``.rgignore`` wins over one in any ``.ignore``, over ``.gitignore``,
 over ``info/exclude`` (so a ``!`` in ``.ignore`` re-includes what a ``.gitignore`` ignores, and not the other way
 round). A directory that is ignored is not entered, so nothing below it can be re-included (git's rule too).
@@ -89,9 +90,11 @@ class IgnoreRules:
     def __bool__(self) -> bool:
         return bool(self.order)
 
-    def _with(self, kind: str, chain: tuple[_Rule, ...]) -> IgnoreRules:
+    def _with(self, *changes: tuple[str, tuple[_Rule, ...]]) -> IgnoreRules:
+        """These rules with the chain of each ``(kind, chain)`` replaced."""
         chains = list(self.chains)
-        chains[_KINDS.index(kind)] = chain
+        for kind, chain in changes:
+            chains[_KINDS.index(kind)] = chain
         return IgnoreRules(tuple(chains), tuple(rule for each in chains for rule in reversed(each)))
 
     def child(self, base: str, data: bytes | None, *, lead: str = "", kind: str = GITIGNORE) -> IgnoreRules:
@@ -100,16 +103,17 @@ class IgnoreRules:
         spec = _parse(data)
         if spec is None:
             return self
-        return self._with(kind, (*self.chains[_KINDS.index(kind)], (base, lead, spec)))
+        return self._with((kind, (*self.chains[_KINDS.index(kind)], (base, lead, spec))))
 
     def repository(self, base: str, exclude: bytes | None, *, lead: str = "") -> IgnoreRules:
         """The rules below ``base``, the top of a git repository (it holds ``.git``), given its ``info/exclude``
-        (``None``: none, or not read). It replaces an enclosing repository's: that one's does not reach in here."""
+        (``None``: none, or not read). An enclosing directory's ``.gitignore`` files and ``info/exclude`` do not
+        reach into a nested repository (git's and ripgrep's rule); ``.ignore`` and ``.rgignore`` files do."""
         spec = _parse(exclude)
         chain = () if spec is None else ((base, lead, spec),)
-        if not chain and not self.chains[-1]:
+        if not chain and not self.chains[-1] and not self.chains[-2]:
             return self
-        return self._with(EXCLUDE, chain)
+        return self._with((EXCLUDE, chain), (GITIGNORE, ()))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the walk's start) is ignored: the highest-precedence kind with a matching
