@@ -14,6 +14,7 @@ repository's ``info/exclude`` may lie anywhere, the root is the limit.
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from collections.abc import Callable, Generator
@@ -217,8 +218,20 @@ class _IgnoreScope:
     def skip_dir(self, rel: str, name: str) -> bool:
         return self.where.skip_dir(self.rules, rel, name)
 
+    def shows(self, prefix: str, entry: os.DirEntry[str]) -> bool:
+        """Whether the walk would yield ``entry`` of the directory at ``prefix`` (this scope's directory)."""
+        name = entry.name
+        if entry.is_dir(follow_symlinks=False):
+            return not self.skip_dir(prefix + name, name)
+        return not self.files or not self.skip_file(prefix + name, name)
+
     def skip_file(self, rel: str, name: str) -> bool:
         return self.where.skip_file(self.rules, rel, name)
+
+
+_WHOLE: Final = 256
+"""A directory at ``max_depth`` with fewer entries is listed whole (one ``getdents`` batch): its ignore files are
+found in the listing; a larger one has them looked up by name, and is read only up to its first shown entry."""
 
 
 def _shows_something(
@@ -230,35 +243,41 @@ def _shows_something(
     check: Callable[[int], None] | None,
 ) -> bool:
     """Whether the directory ``entry`` of ``dir_fd`` (at ``rel``, ending in ``/``) has an entry the walk would yield:
-    opened like the walk enters one, listed unsorted up to the first such entry. The entries read count in
-    ``check`` like walked ones. Not (or no longer) that directory, or unreadable: nothing to show."""
+    opened like the walk enters one, listed unsorted up to the first such entry (a small one whole, see
+    :data:`_WHOLE`). The entries read count in ``check`` like walked ones. Not (or no longer) that directory, or
+    unreadable: nothing to show."""
     opened = handle.open_entry(dir_fd, entry.name, entry.inode(), DIR_READ)
     if opened is None:
         return False
     fd = opened[0]
-    read = 0
+    since = 0  # entries read and not yet counted in check
     try:
-        inner = scope.enter_unlisted(fd, rel) if isinstance(scope, _IgnoreScope) else None
         with os.scandir(fd) as entries:
+            head = list(itertools.islice(entries, _WHOLE))
+            if check is not None and head:
+                check(len(head))
+            if not isinstance(scope, _IgnoreScope) or not head:
+                return bool(head)
+            whole = len(head) < _WHOLE
+            inner = scope.enter(fd, rel, head) if whole else scope.enter_unlisted(fd, rel)
+            if any(inner.shows(rel, child) for child in head):
+                return True
+            if whole:
+                return False
             for child in entries:
-                read += 1
-                if check is not None and read % CHECK_EVERY == 0:
-                    check(CHECK_EVERY)
-                if inner is None:
-                    return True
-                name = child.name
-                if child.is_dir(follow_symlinks=False):
-                    if not inner.skip_dir(rel + name, name):
-                        return True
-                elif not inner.files or not inner.skip_file(rel + name, name):
+                since += 1
+                if check is not None and since == CHECK_EVERY:
+                    check(since)
+                    since = 0
+                if inner.shows(rel, child):
                     return True
         return False
     except OSError:
         return False
     finally:
         os.close(fd)
-        if check is not None and read % CHECK_EVERY:
-            check(read % CHECK_EVERY)
+        if check is not None and since:
+            check(since)
 
 
 def walk(

@@ -246,10 +246,18 @@ def test_only_a_directory_with_something_to_show_is_marked_at_max_depth(tmp_path
     (tmp_path / "hide").write_text("*\n")
     (root / "linked-exclude" / ".git" / "info" / "exclude").symlink_to(tmp_path / "hide")
     (root / "linked-exclude" / "c.txt").write_text("x\n")
+    for crowd in ("crowd-hidden", "crowd-shown"):  # more entries than are listed whole: the look stops early
+        (root / crowd).mkdir()
+        for n in range(300):
+            (root / crowd / f"{n}.txt").write_text("x\n")
+    (root / "crowd-hidden" / ".ignore").write_text("*\n")
+    (root / "crowd-shown" / ".ignore").write_text("*\n!150.txt\n")
     fs = fs_for(root, resolver)
     tree = call_tool("directory_tree", fs, {"path": ".", "max_depth": 1}, Limits())
     assert tree.text.splitlines()[1:] == [
         ".gitignore",
+        "crowd-hidden/",
+        "crowd-shown/…",
         "empty/",
         "full/…",
         "linked-exclude/…",  # the linked exclude is not read: c.txt would be shown
@@ -258,9 +266,12 @@ def test_only_a_directory_with_something_to_show_is_marked_at_max_depth(tmp_path
         "self-ignoring/",
     ]
     assert tree.structured is not None and tree.structured["depth_limited"] is True
-    assert [entry["path"] for entry in tree.structured["entries"]][1:3] == ["empty", "full"]
+    assert [entry["path"] for entry in tree.structured["entries"]][3:5] == ["empty", "full"]
     quiet = call_tool(
-        "directory_tree", fs, {"path": ".", "max_depth": 1, "exclude": ["full", "linked-exclude"]}, Limits()
+        "directory_tree",
+        fs,
+        {"path": ".", "max_depth": 1, "exclude": ["full", "linked-exclude", "crowd-shown"]},
+        Limits(),
     )
     assert quiet.structured is not None and quiet.structured["depth_limited"] is False
     assert "…" not in quiet.text
