@@ -159,6 +159,26 @@ def test_linked_ignore_files_and_git_dirs_are_not_followed(tree: Path, resolver:
 
 
 @pytest.mark.parametrize("resolver", RESOLVERS)
+def test_linked_files_above_the_start_are_not_followed(tree: Path, resolver: str) -> None:
+    """The same links, read from above a walk's start (each directory opened through the boundary, its files
+    looked up by name): still not followed; the root's own .ignore (a real file) still hides hidden.txt."""
+    for directory in ("a", "b", "c", "d", "e", "f"):
+        (tree / directory / "below").mkdir()
+        (tree / directory / "below" / "ok.txt").write_text("inside\n")
+        (tree / directory / "below" / "hidden.txt").write_text("hidden\n")
+    fs = fs_for(tree, resolver)
+    for directory in ("a", "b", "c", "d", "e", "f"):
+        path = f"{directory}/below"
+        found = call_tool("search_files", fs, {"pattern": "*.txt", "path": path}, Limits())
+        assert found.structured is not None
+        assert names(tree, found.structured["matches"]) == [f"{path}/ok.txt"], path
+        grep = call_tool("grep", fs, {"pattern": "i", "path": path, "files_only": True}, Limits())
+        assert grep.structured is not None
+        assert names(tree, grep.structured["files"]) == [f"{path}/ok.txt"], path
+        assert SECRET not in found.text + grep.text
+
+
+@pytest.mark.parametrize("resolver", RESOLVERS)
 def test_info_exclude_and_ignore_files_apply_when_they_are_inside(tmp_path: Path, resolver: str) -> None:
     """The same tree with the files in place (not links): each hides what it names, include_ignored undoes all."""
     root = tmp_path.resolve() / "root"
