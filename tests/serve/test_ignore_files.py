@@ -9,8 +9,6 @@ leaks anything, also while the links are swapped in and out during walks.
 
 from __future__ import annotations
 
-import os
-import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from rootbound import _openat2 as o2
 from rootbound._ignore import EXCLUDE, IgnoreRules
 from rootbound.workspace.calls import Budget, Cancelled
 from rootbound.workspace.tools import Limits, ToolError, call_tool
+from tests.helpers.swap import DirSwapperProcess, SwapArena
 
 RESOLVERS = [
     pytest.param("openat2", marks=pytest.mark.skipif(not o2.available(), reason="openat2 unavailable")),
@@ -205,49 +204,40 @@ def test_info_exclude_and_ignore_files_apply_when_they_are_inside(tmp_path: Path
 
 @pytest.mark.parametrize("resolver", RESOLVERS)
 def test_links_swapped_in_during_walks_never_apply(tree: Path, resolver: str) -> None:
-    """``.git/info`` and a ``.ignore`` flip between a real one (hiding nothing) and a link out (hiding every .txt)
-    while walks run: ok.txt is always found, nothing outside is shown."""
+    """``c/.git/info`` and ``a/.ignore`` trade names with links out (hiding every .txt) in other processes
+    (``renameat2(RENAME_EXCHANGE)``, atomic) while walks run: ok.txt is always found, nothing outside is shown."""
     fs = fs_for(tree, resolver)
-    real_info = tree / "c" / "info-real"
-    real_info.mkdir()
-    (real_info / "exclude").write_text("nothing-here\n")
-    real_ignore = tree / "c" / "ignore-real"
-    real_ignore.write_text("nothing-here\n")
-    info, ignore = tree / "c" / ".git" / "info", tree / "c" / ".ignore"
-    stop = threading.Event()
-
-    def flip() -> None:
-        while not stop.is_set():
-            try:
-                info.unlink()
-                os.rename(real_info, info)
-                os.rename(real_ignore, ignore)
-                os.rename(info, real_info)
-                os.rename(ignore, real_ignore)
-                info.symlink_to(tree.parent / "outside" / "info")
-                ignore.symlink_to(tree.parent / "outside" / "hide")
-                ignore.unlink()
-            except OSError:
-                pass
-
-    flipper = threading.Thread(target=flip)
-    flipper.start()
+    git, a = tree / "c" / ".git", tree / "a"
+    (git / "info").rename(git / "info-link")
+    (git / "info").mkdir()
+    (git / "info" / "exclude").write_text("nothing-here\n")
+    (a / ".ignore").rename(a / "ignore-link")
+    (a / ".ignore").write_text("nothing-here\n")
+    outside = tree.parent / "outside"
+    swappers = [
+        DirSwapperProcess(SwapArena(git / "info", git / "info-link", outside)),
+        DirSwapperProcess(SwapArena(a / ".ignore", a / "ignore-link", outside)),
+    ]
+    for swapper in swappers:
+        swapper.start()
     try:
-        for _ in range(100):
-            for tool, args in (
-                ("search_files", {"pattern": "ok.txt", "path": "c"}),
-                ("grep", {"pattern": "inside", "path": "c", "files_only": True}),
-                ("directory_tree", {"path": "c", "max_depth": 1}),
-            ):
-                try:
-                    out = call_tool(tool, fs, args, Limits())
-                except ToolError:
-                    continue
-                assert SECRET not in out.text
-                assert "ok.txt" in out.text, (tool, out.text)
+        for _ in range(150):
+            for path in ("a", "c"):
+                for tool, args in (
+                    ("search_files", {"pattern": "ok.txt", "path": path}),
+                    ("grep", {"pattern": "inside", "path": path, "files_only": True}),
+                    ("directory_tree", {"path": path, "max_depth": 1}),
+                ):
+                    try:
+                        out = call_tool(tool, fs, args, Limits())
+                    except ToolError:
+                        continue
+                    assert SECRET not in out.text
+                    assert "ok.txt" in out.text, (tool, out.text)
     finally:
-        stop.set()
-        flipper.join()
+        for swapper in swappers:
+            swapper.stop()
+    assert all(swapper.swaps for swapper in swappers)
 
 
 # -- directory_tree at max_depth ------------------------------------------------------------------------------
@@ -324,3 +314,28 @@ def test_the_look_into_a_directory_at_max_depth_counts_in_the_budget(tmp_path: P
 
     with pytest.raises(Cancelled):
         call_tool("directory_tree", fs, {"path": ".", "max_depth": 1}, Limits(), {"budget": CancelledMidway(60)})
+
+
+@pytest.mark.parametrize("resolver", RESOLVERS)
+def test_a_directory_at_max_depth_swapped_for_a_link_is_not_looked_into(tmp_path: Path, resolver: str) -> None:
+    """An empty ``leaf`` and a link to a full directory outside trade names (``renameat2(RENAME_EXCHANGE)``, in
+    another process) while trees are drawn: the look opens the listed directory by name, no link followed, so a
+    ``/…`` (outside content) never shows."""
+    root, outside = tmp_path.resolve() / "root", tmp_path.resolve() / "outside"
+    (root / "leaf").mkdir(parents=True)
+    outside.mkdir()
+    (outside / f"{SECRET}.txt").write_text("x\n")
+    (root / "link").symlink_to(outside)
+    swapper = DirSwapperProcess(SwapArena(root / "leaf", root / "link", outside))
+    fs = fs_for(root, resolver)
+    seen: set[str] = set()
+    swapper.start()
+    try:
+        for _ in range(2000):
+            out = call_tool("directory_tree", fs, {"path": ".", "max_depth": 1}, Limits())
+            assert "…" not in out.text and SECRET not in out.text, out.text
+            assert out.structured is not None and out.structured["depth_limited"] is False
+            seen.add(" ".join(out.text.splitlines()[1:]))
+    finally:
+        swapper.stop()
+    assert swapper.swaps > 0 and {"leaf/ link@", "leaf@ link/"} <= seen  # both sides of the swap were drawn
