@@ -4,11 +4,12 @@
 #   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/judges/interop/package-lock.json)
 #   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
 #                      pinned by tests/judges/peers/package-lock.json)
+#   ripgrep            Debian package, the judge of the ignore-aware walk (tests/judges/test_ripgrep_ignore.py)
 #   nginx              Debian package, for the multi-instance test (tests/test_deploy_nginx.py starts its own
 #                      instance on loopback with its own config, pid and log paths; the system service is never
 #                      started)
 # Called by `make pytest` (so `make test` and CI on a fresh clone install everything); `make demo` never runs it.
-# Needs npm and, for nginx, root (apt-get). Set ROOTBOUND_SKIP_APT=1 to leave apt alone.
+# Needs npm and, for nginx and ripgrep, root (apt-get). Set ROOTBOUND_SKIP_APT=1 to leave apt alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -75,5 +76,19 @@ if [[ "${ROOTBOUND_SKIP_APT:-}" != 1 ]] && ! command -v nginx >/dev/null && [[ !
     fi
     if [[ $made_policy == 1 ]]; then
         rm -f /usr/sbin/policy-rc.d
+    fi
+fi
+
+# ripgrep judges the ignore-aware walk (tests/judges/test_ripgrep_ignore.py: .gitignore, .ignore, .rgignore, info/exclude).
+if [[ "${ROOTBOUND_SKIP_APT:-}" != 1 ]] && ! command -v rg >/dev/null; then
+    if [[ $(id -u) -ne 0 ]]; then
+        log "ripgrep is missing and this is not root: install the Debian package ripgrep (tests/judges/test_ripgrep_ignore.py needs it)"
+        exit 1
+    fi
+    log "installing ripgrep (Debian package)"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -qq --no-install-recommends ripgrep >/dev/null; then
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq --no-install-recommends ripgrep >/dev/null
     fi
 fi

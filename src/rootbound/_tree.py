@@ -5,8 +5,8 @@ from ``scandir`` on held directory fds (``d_type``, no per-entry open); a subdir
 :meth:`~rootbound.boundary.Handle.entry_opener` (its name opened ``O_NOFOLLOW`` in its parent's fd, and checked to
 be the listed entry on the root's mount), so a symlink or mount swapped in after the listing is skipped, never
 followed. Symlinks are reported, never entered; entry and depth limits bound the work. What differs between
-callers plugs in: name order (``sort``), a ``descend`` prune, a per-directory :class:`Scope` (the ``.gitignore``
-rules), and a ``check`` hook for deadlines and cancellation.
+callers plugs in: name order (``sort``), a ``descend`` prune, a per-directory :class:`Scope` (the ignore files'
+rules), a ``check`` hook for deadlines and cancellation, and an ``at_limit`` hook for directories not entered.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _BY_NAME: Final = operator.attrgetter("name")
 
 class Scope(Protocol):
     """Which entries of one directory a walk keeps; :meth:`enter` gives the scope of a directory's entries (where
-    its ``.gitignore`` is read, through the walk's held fd). ``files``: whether :meth:`skip_file` must be asked."""
+    its ignore files are read, through the walk's held fd). ``files``: whether :meth:`skip_file` must be asked."""
 
     files: bool
 
@@ -72,6 +72,7 @@ def scan(
     descend: Callable[[int, str], bool] | None = None,
     scope: Scope | None = None,
     check: Callable[[int], None] | None = None,
+    at_limit: Callable[[int, str, os.DirEntry[str], Scope | None], None] | None = None,
 ) -> Generator[tuple[str, os.DirEntry[str], int, int], None, None]:
     """Depth first (a directory is yielded, then entered) below the directory ``fd`` (owned: closed here):
     ``(prefix, entry, dir fd, level)``.
@@ -81,7 +82,8 @@ def scan(
     name order. ``descend(level, name)`` can keep a yielded directory from being entered; ``scope`` leaves entries
     out (a left-out directory is neither yielded nor entered). Raises :class:`~rootbound.LimitExceeded` after
     ``max_entries`` listed entries; ``check(n)`` reports progress every :data:`CHECK_EVERY` entries and may raise.
-    Close the generator (or run it to the end) to release the directory fds it holds.
+    ``at_limit(dir fd, prefix, entry, scope)`` runs just before a directory at ``max_depth`` (not entered) is yielded,
+    with the scope of its parent. Close the generator (or run it to the end) to release the directory fds it holds.
     """
     open_entry = handle.entry_opener()
     frames = [_Frame(fd, "", 1, scope, sort)]
@@ -107,8 +109,13 @@ def scan(
                     name = entry.name
                     if here is not None and here.skip_dir(prefix + name, name):
                         continue
+                    if not deeper:
+                        if at_limit is not None:
+                            at_limit(dir_fd, prefix, entry, here)
+                        yield prefix, entry, dir_fd, level
+                        continue
                     yield prefix, entry, dir_fd, level
-                    if not deeper or (descend is not None and not descend(level, name)):
+                    if descend is not None and not descend(level, name):
                         continue
                     child = open_entry(dir_fd, name, entry.inode(), DIR_READ)
                     if child is None:

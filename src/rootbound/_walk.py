@@ -2,15 +2,19 @@
 ``directory_tree`` see.
 
 Why: agents want results that are the same on every call (sorted, so a cap keeps the same first N, not whatever the
-disk listed first) and that leave out what git leaves out (``.gitignore``, ``.git``, the caller's excludes, see
-:mod:`rootbound._ignore`). The walk itself is the one tree scan (:func:`rootbound._tree.scan`, sorted); this module
-plugs the ignore rules into it as a :class:`~rootbound._tree.Scope` and reads every ``.gitignore`` through the
-boundary: inside the walk by the listed entry beneath its directory's held fd (``Handle.open_entry``), above the
-start through :meth:`Boundary.open`.
+disk listed first) and that leave out what git and ripgrep leave out (``.gitignore``, ``.ignore``, ``.rgignore``,
+``.git/info/exclude``, ``.git``, the caller's excludes, see :mod:`rootbound._ignore`). The walk itself is the one
+tree scan (:func:`rootbound._tree.scan`, sorted); this module plugs the ignore rules into it as a
+:class:`~rootbound._tree.Scope` and reads every ignore file with one reader (:func:`read_ignore_file`): one name
+opened beneath a directory fd the walk holds (``Handle.open_entry``: no link followed, same mount), the directories
+above the start opened through :meth:`Boundary.open`. A ``.git`` (or its ``info``, or ``info/exclude``) that is a
+symlink is not followed, and a ``.git`` *file* (a worktree's or submodule's ``gitdir:`` pointer) is not read: its
+repository's ``info/exclude`` may lie anywhere, the root is the limit.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from collections.abc import Callable, Generator
@@ -18,15 +22,15 @@ from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
 from ._files import check_file
-from ._ignore import MAX_GITIGNORE_BYTES, IgnoreRules, PathFilter
-from ._resolve import O_CLOEXEC, O_NOFOLLOW
+from ._ignore import IGNORE_FILES, MAX_IGNORE_FILE_BYTES, IgnoreRules, PathFilter
+from ._resolve import DIR_READ, O_CLOEXEC, O_NOFOLLOW
 from ._resolve import READ as READ_FLAGS
-from ._tree import scan
+from ._tree import CHECK_EVERY, Scope, scan
 from .boundary import LIST, Handle, Intent
 from .errors import RootsError
 from .fs import RootedFS
 
-__all__ = ["READ_NAMED", "Found", "WalkLimits", "open_found", "read_gitignore", "walk"]
+__all__ = ["READ_NAMED", "Found", "WalkLimits", "open_found", "read_ignore_file", "walk"]
 
 Kind = Literal["file", "dir", "symlink", "other"]
 
@@ -56,6 +60,8 @@ class Found(NamedTuple):
     entry: os.DirEntry[str]
     handle: Handle
     base: str
+    more: bool = False
+    """A directory at ``max_depth`` (not entered) with at least one entry the walk would yield; ``walk(peek=True)``."""
 
     @property
     def display(self) -> str:
@@ -72,27 +78,103 @@ class Found(NamedTuple):
         return "symlink" if entry.is_symlink() else "other"
 
 
-def read_gitignore(handle: Handle, dir_fd: int, entry: os.DirEntry[str], limit: int) -> bytes | None:
-    """The listed ``.gitignore`` ``entry`` of the walked directory ``dir_fd``, up to ``limit`` bytes: opened by the
-    walk's entry opener (the listed inode, no link followed, same mount, ``O_NONBLOCK``); ``None`` unless a regular
-    file. A name not listed as a regular file is not opened at all (a FIFO or device is never opened for reading)."""
-    if not entry.is_file(follow_symlinks=False):
-        return None
-    opened = handle.open_entry(dir_fd, entry.name, entry.inode(), _FILE_READ)
+_GIT: Final = ".git"
+_LOOKED_FOR: Final = frozenset((*IGNORE_FILES, _GIT))
+
+_Present = dict[str, tuple[int, bool, bool]]
+"""The ignore files and ``.git`` a directory has: name to ``(inode, regular file, directory)``, links neither."""
+
+
+def read_ignore_file(handle: Handle, dir_fd: int, name: str, inode: int) -> bytes | None:
+    """The ignore file ``name`` (listed or looked up with ``inode``, as a regular file) of the directory ``dir_fd``,
+    up to :data:`~rootbound._ignore.MAX_IGNORE_FILE_BYTES`: opened by the walk's entry opener (no link followed,
+    same mount, ``O_NONBLOCK``); ``None`` unless it is a regular file. Every ignore file is read here."""
+    opened = handle.open_entry(dir_fd, name, inode, _FILE_READ)
     if opened is None:
         return None
     fd, st = opened
     try:
-        return os.read(fd, limit) if stat.S_ISREG(st.st_mode) else None
+        return os.read(fd, MAX_IGNORE_FILE_BYTES) if stat.S_ISREG(st.st_mode) else None
     except OSError:
         return None
     finally:
         os.close(fd)
 
 
+def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _read_exclude(handle: Handle, dir_fd: int, inode: int) -> bytes | None:
+    """``.git/info/exclude`` below the directory ``dir_fd`` whose ``.git`` directory has ``inode``: each step one
+    name beneath the fd held for the step before (no link followed, same mount), never a path string."""
+    opened = handle.open_entry(dir_fd, _GIT, inode, DIR_READ)
+    if opened is None:
+        return None
+    git_fd = opened[0]
+    try:
+        info = _lstat(git_fd, "info")
+        if info is None or not stat.S_ISDIR(info.st_mode):
+            return None
+        opened = handle.open_entry(git_fd, "info", info.st_ino, DIR_READ)
+    finally:
+        os.close(git_fd)
+    if opened is None:
+        return None
+    info_fd = opened[0]
+    try:
+        exclude = _lstat(info_fd, "exclude")
+        if exclude is None or not stat.S_ISREG(exclude.st_mode):
+            return None
+        return read_ignore_file(handle, info_fd, "exclude", exclude.st_ino)
+    finally:
+        os.close(info_fd)
+
+
+def _listed(listing: list[os.DirEntry[str]]) -> _Present:
+    return {
+        entry.name: (entry.inode(), entry.is_file(follow_symlinks=False), entry.is_dir(follow_symlinks=False))
+        for entry in listing
+        if entry.name in _LOOKED_FOR
+    }
+
+
+def _looked_up(dir_fd: int) -> _Present:
+    """:func:`_listed` for a directory not listed (above the start, or peeked at): one ``lstat`` per name."""
+    present: _Present = {}
+    for name in _LOOKED_FOR:
+        st = _lstat(dir_fd, name)
+        if st is not None:
+            present[name] = (st.st_ino, stat.S_ISREG(st.st_mode), stat.S_ISDIR(st.st_mode))
+    return present
+
+
+def _rules_in(
+    handle: Handle, dir_fd: int, present: _Present, rules: IgnoreRules, base: str, lead: str = ""
+) -> IgnoreRules:
+    """The rules below the directory ``dir_fd`` (at ``base``, or ``lead`` above the start), which has ``present``.
+
+    Any ``.git`` makes it the top of a repository (an enclosing one's ``info/exclude`` stops here); only a ``.git``
+    that is a directory inside the root is read (a ``gitdir:`` file is not followed, a link is not a directory).
+    """
+    git = present.get(_GIT)
+    if git is not None:
+        inode, _, is_dir = git
+        rules = rules.repository(base, _read_exclude(handle, dir_fd, inode) if is_dir else None, lead=lead)
+    for name in IGNORE_FILES:
+        found = present.get(name)
+        if found is not None and found[1]:
+            rules = rules.child(base, read_ignore_file(handle, dir_fd, name, found[0]), lead=lead, kind=name)
+    return rules
+
+
 def _rules_above(fs: RootedFS, handle: Handle) -> IgnoreRules:
-    """The ``.gitignore`` files between the root and the walk's start (git applies them to the start's tree too),
-    each opened through the boundary; one that cannot be read applies nothing."""
+    """The ignore files between the root and the walk's start, and the ``info/exclude`` of a repository there (git
+    and ripgrep apply them to the start's tree too): each directory opened through the boundary, its files by
+    :func:`_rules_in`; one that cannot be opened applies nothing. Nothing above the root is read."""
     root = str(handle.root.path).rstrip("/") + "/"
     below = handle.prefix[len(root) :].strip("/")
     if not below or not handle.prefix.startswith(root):
@@ -101,12 +183,12 @@ def _rules_above(fs: RootedFS, handle: Handle) -> IgnoreRules:
     rules = IgnoreRules()
     for depth in range(len(parts)):
         directory = root + "".join(part + "/" for part in parts[:depth])
+        lead = "".join(part + "/" for part in parts[depth:])
         try:
-            with fs.boundary.open(directory + ".gitignore", READ_NAMED, resolver=fs.resolver) as opened:
-                data = os.read(opened.fd, MAX_GITIGNORE_BYTES)
+            with fs.boundary.open(directory, LIST, resolver=fs.resolver) as above:
+                rules = _rules_in(above, above.fd, _looked_up(above.fd), rules, "", lead)
         except (RootsError, OSError):
             continue
-        rules = rules.child("", data, lead="".join(part + "/" for part in parts[depth:]))
     return rules
 
 
@@ -117,22 +199,85 @@ class _IgnoreScope:
 
     def __init__(self, where: PathFilter, handle: Handle, rules: IgnoreRules) -> None:
         self.where, self.handle, self.rules = where, handle, rules
-        self.files = not where.plain_files or bool(rules.chain)
+        self.files = not where.plain_files or bool(rules)
 
     def enter(self, fd: int, prefix: str, listing: list[os.DirEntry[str]]) -> _IgnoreScope:
         if not self.where.gitignore:
             return self
-        for entry in listing:
-            if entry.name == ".gitignore":
-                rules = self.rules.child(prefix, read_gitignore(self.handle, fd, entry, MAX_GITIGNORE_BYTES))
-                return self if rules is self.rules else _IgnoreScope(self.where, self.handle, rules)
-        return self
+        present = _listed(listing)
+        return self._below(fd, prefix, present) if present else self
+
+    def enter_unlisted(self, fd: int, prefix: str) -> _IgnoreScope:
+        """:meth:`enter` for a directory whose listing is not at hand."""
+        return self._below(fd, prefix, _looked_up(fd)) if self.where.gitignore else self
+
+    def _below(self, fd: int, prefix: str, present: _Present) -> _IgnoreScope:
+        rules = _rules_in(self.handle, fd, present, self.rules, prefix)
+        return self if rules is self.rules else _IgnoreScope(self.where, self.handle, rules)
 
     def skip_dir(self, rel: str, name: str) -> bool:
         return self.where.skip_dir(self.rules, rel, name)
 
+    def shows(self, prefix: str, entry: os.DirEntry[str]) -> bool:
+        """Whether the walk would yield ``entry`` of the directory at ``prefix`` (this scope's directory)."""
+        name = entry.name
+        if entry.is_dir(follow_symlinks=False):
+            return not self.skip_dir(prefix + name, name)
+        return not self.files or not self.skip_file(prefix + name, name)
+
     def skip_file(self, rel: str, name: str) -> bool:
         return self.where.skip_file(self.rules, rel, name)
+
+
+_WHOLE: Final = 256
+"""A directory at ``max_depth`` with fewer entries is listed whole (one ``getdents`` batch): its ignore files are
+found in the listing; a larger one has them looked up by name, and is read only up to its first shown entry."""
+
+
+def _shows_something(
+    handle: Handle,
+    dir_fd: int,
+    entry: os.DirEntry[str],
+    rel: str,
+    scope: Scope | None,
+    check: Callable[[int], None] | None,
+) -> bool:
+    """Whether the directory ``entry`` of ``dir_fd`` (at ``rel``, ending in ``/``) has an entry the walk would yield:
+    opened like the walk enters one, listed unsorted up to the first such entry (a small one whole, see
+    :data:`_WHOLE`). The entries read count in ``check`` like walked ones. Not (or no longer) that directory, or
+    unreadable: nothing to show."""
+    opened = handle.open_entry(dir_fd, entry.name, entry.inode(), DIR_READ)
+    if opened is None:
+        return False
+    fd = opened[0]
+    since = 0  # entries read and not yet counted in check
+    try:
+        with os.scandir(fd) as entries:
+            head = list(itertools.islice(entries, _WHOLE))
+            if check is not None and head:
+                check(len(head))
+            if not isinstance(scope, _IgnoreScope) or not head:
+                return bool(head)
+            whole = len(head) < _WHOLE
+            inner = scope.enter(fd, rel, head) if whole else scope.enter_unlisted(fd, rel)
+            if any(inner.shows(rel, child) for child in head):
+                return True
+            if whole:
+                return False
+            for child in entries:
+                since += 1
+                if check is not None and since == CHECK_EVERY:
+                    check(since)
+                    since = 0
+                if inner.shows(rel, child):
+                    return True
+        return False
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+        if check is not None and since:
+            check(since)
 
 
 def walk(
@@ -142,17 +287,25 @@ def walk(
     *,
     limits: WalkLimits = WalkLimits(),
     check: Callable[[int], None] | None = None,
+    peek: bool = False,
 ) -> Generator[Found, None, None]:
     """Depth first below ``path`` in name order; skipped directories are neither yielded nor entered.
 
     Raises :class:`~rootbound.LimitExceeded` after ``limits.max_entries`` listed entries; ``check(n)`` is called
-    every 64 entries. Close the generator (or run it to the end) to release the directory fds it holds.
+    every 64 entries. ``peek``: a directory at ``limits.max_depth`` is looked into, up to its first entry the walk
+    would yield (:attr:`Found.more`). Close the generator (or run it to the end) to release the directory fds it
+    holds.
     """
     with fs.boundary.open(path, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
         scope = None
         if not where.trivial:
             scope = _IgnoreScope(where, handle, _rules_above(fs, handle) if where.gitignore else IgnoreRules())
+        peeked: list[bool] = []  # set just before scan yields the directory it was asked about
+
+        def at_limit(dir_fd: int, prefix: str, entry: os.DirEntry[str], here: Scope | None) -> None:
+            peeked.append(_shows_something(handle, dir_fd, entry, prefix + entry.name + "/", here, check))
+
         entries = scan(
             handle,
             handle.detach(),
@@ -161,11 +314,13 @@ def walk(
             max_depth=limits.max_depth,
             scope=scope,
             check=check,
+            at_limit=at_limit if peek else None,
         )
         try:
             for prefix, entry, dir_fd, level in entries:
                 name, is_dir = entry.name, entry.is_dir(follow_symlinks=False)
-                yield Found(prefix + name, name, is_dir, level, dir_fd, entry, handle, base)
+                more = peeked.pop() if peeked else False
+                yield Found(prefix + name, name, is_dir, level, dir_fd, entry, handle, base, more)
         finally:
             entries.close()
 

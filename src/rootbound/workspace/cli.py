@@ -32,8 +32,9 @@ then taken anywhere this user can read, except / itself. Use it only with a clie
 Tools (read-only): list_roots, list_directory, directory_tree, read_file (lines or bytes), read_multiple_files,
 read_media_file, stat, search_files, grep (RE2), find_projects; with --writable also edit_file (with a diff),
 write_file, create_directory, move_file and delete_file (docs/writing.md). search_files, grep and directory_tree
-skip .git and what .gitignore ignores. Paths are absolute, file:// URIs, or relative to the first root. A denied
-path is a tool error naming the reason class, never echoing the input. Every call stops at --tool-timeout.
+skip .git and what ignore files ignore (.gitignore, .ignore, .rgignore, .git/info/exclude, like git and ripgrep).
+Paths are absolute, file:// URIs, or relative to the first root. A denied path is a tool error naming the reason
+class, never echoing the input. Every call stops at --tool-timeout.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a

@@ -71,7 +71,10 @@ _EXCLUDE = {**_GLOBS, "description": "Globs to leave out, .gitignore syntax ('no
 _INCLUDE = {**_GLOBS, "description": "Only files matching one of these globs ('*.py', 'src/**/*.ts')."}
 _INCLUDE_IGNORED = {
     "type": "boolean",
-    "description": "Also walk what .gitignore files ignore (default false). .git is always skipped.",
+    "description": (
+        "Also walk what ignore files ignore (.gitignore, .ignore, .rgignore, .git/info/exclude; default false). "
+        ".git is always skipped."
+    ),
 }
 _INT = {"type": "integer"}
 _STR = {"type": "string"}
@@ -162,7 +165,10 @@ _TREE_OUT = _output(
             "items": _output({"path": _STR, "type": _KIND, "depth": _INT}, ["path", "type", "depth"]),
         },
         "truncated": _TRUNCATED,
-        "depth_limited": {"type": "boolean", "description": "Some directories were deeper than max_depth."},
+        "depth_limited": {
+            "type": "boolean",
+            "description": "Some directory at max_depth has entries not shown (it ends with '/…').",
+        },
     },
     ["path", "entries", "truncated"],
 )
@@ -224,9 +230,10 @@ TOOLS: Final = (
     ToolSpec(
         "directory_tree",
         "Show a directory tree",
-        "The tree below a directory, indented, sorted, directories ending with '/'. Skips .git and what .gitignore "
-        "ignores (include_ignored=true to show it). Bounded: max_depth (default 3, at most 10) and max_entries "
-        "(default 500); a cut is marked, and directories deeper than max_depth end with '/…'.",
+        "The tree below a directory, indented, sorted, directories ending with '/'. Skips .git and what ignore "
+        "files ignore (.gitignore, .ignore, .rgignore, .git/info/exclude; include_ignored=true to show it). "
+        "Bounded: max_depth (default 3, at most 10) and max_entries (default 500); a cut is marked, and a "
+        "directory at max_depth that has entries not shown ends with '/…'.",
         _object(
             {
                 "path": _PATH,
@@ -301,8 +308,8 @@ TOOLS: Final = (
         "Find files by name",
         "Paths whose name matches a glob ('*.py', 'test_*'), at any depth below path (like find -name); a glob "
         "with '/' matches the path relative to the search directory ('src/**/*.py'). Skips .git and what "
-        ".gitignore ignores unless include_ignored=true. Sorted; at most 500 results, with a marker when more "
-        "exist.",
+        "ignore files ignore (.gitignore, .ignore, .rgignore, .git/info/exclude) unless include_ignored=true. "
+        "Sorted; at most 500 results, with a marker when more exist.",
         _object(
             {
                 "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "A relative glob."},
@@ -322,8 +329,9 @@ TOOLS: Final = (
         "backreferences or lookaround; a match never spans lines) in files below path, as path:line:text, files in "
         "path order. Options: "
         "ignore_case, context (lines before and after, shown as path-line-text), files_only (just the paths), "
-        "include/exclude globs, include_ignored. Skips .git, .gitignore'd and binary files. At most 200 "
-        "matches in all and 20 per file (max_per_file), with a marker when cut.",
+        "include/exclude globs, include_ignored. Skips .git, binary files and what ignore files ignore (.gitignore, "
+        ".ignore, .rgignore, .git/info/exclude). At most 200 matches in all and 20 per file (max_per_file), with "
+        "a marker when cut.",
         _object(
             {
                 "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Text to find."},

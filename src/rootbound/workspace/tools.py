@@ -226,14 +226,14 @@ def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     lines: list[str] = []
     truncated = depth_limited = False
     try:
-        for found in walk(fs, path, where, limits=WalkLimits(max_depth=depth), check=budget.check):
+        for found in walk(fs, path, where, limits=WalkLimits(max_depth=depth), check=budget.check, peek=True):
             if len(entries) >= cap:
                 truncated = True
                 break
             entries.append({"path": found.rel, "type": found.kind, "depth": found.depth})
-            suffix = {"dir": "/", "symlink": "@"}.get(found.kind, "")
-            if found.kind == "dir" and found.depth >= depth:
-                suffix = "/…"  # not expanded: max_depth
+            suffix = _SUFFIX.get(found.kind, "")
+            if found.more:  # a directory at max_depth with something in it that would be shown: not expanded
+                suffix = "/…"
                 depth_limited = True
             lines.append("  " * (found.depth - 1) + escape(found.name) + suffix)
     except LimitExceeded:
