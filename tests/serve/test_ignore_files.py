@@ -277,6 +277,8 @@ def test_only_a_directory_with_something_to_show_is_marked_at_max_depth(tmp_path
     ]
     assert tree.structured is not None and tree.structured["depth_limited"] is True
     assert [entry["path"] for entry in tree.structured["entries"]][3:5] == ["empty", "full"]
+    marked = [entry["path"] for entry in tree.structured["entries"] if entry.get("more")]
+    assert marked == ["crowd-shown", "full", "linked-exclude"]  # the structured twin of the '/…' marks
     quiet = call_tool(
         "directory_tree",
         fs,

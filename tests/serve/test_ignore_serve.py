@@ -78,6 +78,7 @@ async def check(client: Client, proj: Path) -> None:
     result = await client.call_tool("directory_tree", {"path": "tree", "max_depth": 1})
     assert text(result).splitlines() == [f"{proj / 'tree'}/", "empty/", "full/…", "logs/"]
     assert structured(result)["depth_limited"] is True
+    assert [entry.get("more", False) for entry in structured(result)["entries"]] == [False, True, False]
     result = await client.call_tool("directory_tree", {"path": "tree", "max_depth": 1, "include_ignored": True})
     assert text(result).splitlines()[1:] == ["empty/", "full/…", "logs/…"]
     result = await client.call_tool("directory_tree", {"path": "tree", "max_depth": 1, "exclude": ["full/"]})

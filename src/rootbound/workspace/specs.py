@@ -162,7 +162,15 @@ _TREE_OUT = _output(
         "path": _STR,
         "entries": {
             "type": "array",
-            "items": _output({"path": _STR, "type": _KIND, "depth": _INT}, ["path", "type", "depth"]),
+            "items": _output(
+                {
+                    "path": _STR,
+                    "type": _KIND,
+                    "depth": _INT,
+                    "more": {"type": "boolean", "description": "At max_depth, with entries not shown (text: '/…')."},
+                },
+                ["path", "type", "depth"],
+            ),
         },
         "truncated": _TRUNCATED,
         "depth_limited": {

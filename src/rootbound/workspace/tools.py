@@ -230,11 +230,12 @@ def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
             if len(entries) >= cap:
                 truncated = True
                 break
-            entries.append({"path": found.rel, "type": found.kind, "depth": found.depth})
+            entry: dict[str, Any] = {"path": found.rel, "type": found.kind, "depth": found.depth}
             suffix = _SUFFIX.get(found.kind, "")
             if found.more:  # a directory at max_depth with something in it that would be shown: not expanded
                 suffix = "/…"
-                depth_limited = True
+                entry["more"] = depth_limited = True
+            entries.append(entry)
             lines.append("  " * (found.depth - 1) + escape(found.name) + suffix)
     except LimitExceeded:
         truncated = True
