@@ -155,7 +155,7 @@ class Beneath:
         return self._walk_links(held, rel, flags, follow, assisted=False)[0]
 
     def open_stat(
-        self, held: HeldRoot, rel: tuple[str, ...], flags: int, *, follow: bool = True
+        self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool = True
     ) -> tuple[int, os.stat_result]:
         """Like :meth:`open`, plus the ``fstat`` of what was opened: the walk already takes it to see whether an
         ``O_PATH`` open stopped on a symlink, and a type check needs no second one."""

@@ -385,6 +385,25 @@ def test_openat2_is_detected_on_this_kernel() -> None:
         assert o2.available()
 
 
+@pytest.mark.skipif(not o2.available(), reason="needs openat2")
+def test_openat2_never_passes_a_path_with_a_nul_to_the_kernel(base: Path) -> None:
+    """ctypes would pass ``b"a\\x00/../x"`` as the C string ``"a"``: both wrappers must refuse it instead (the
+    candidate parser refuses NULs first; this is the layer below, which must not depend on it)."""
+    (base / "a").write_bytes(b"x")
+    fd = os.open(base, os.O_PATH | os.O_DIRECTORY)
+    try:
+        how = o2.packed_how(os.O_RDONLY | os.O_CLOEXEC, o2.RESOLVE_BENEATH)
+        for path in (b"a\x00", b"\x00", b"a\x00/../etc"):
+            assert o2.openat2_packed(fd, path, how) == -1
+            with pytest.raises(ValueError, match="null"):
+                o2.openat2(fd, path, os.O_RDONLY | os.O_CLOEXEC, o2.RESOLVE_BENEATH)
+        opened = o2.openat2_packed(fd, b"a", how)  # the same call without the NUL works
+        assert opened >= 0
+        os.close(opened)
+    finally:
+        os.close(fd)
+
+
 def test_mount_id_is_known_for_an_ordinary_directory(base: Path) -> None:
     """The walk fallback's bind-mount check relies on it (it falls back to st_dev where it is unknown)."""
     fd = os.open(base, os.O_PATH)
