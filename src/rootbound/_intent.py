@@ -12,7 +12,9 @@ import stat
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from ._files import StatLike
 from ._held import HeldRoot
+from ._openat2 import Facts
 from ._procfd import has_procfs, proc_open
 from ._resolve import DIR_PATH, DIR_READ, O_PATH, Beneath
 from ._resolve import READ as _READ_FLAGS
@@ -104,7 +106,7 @@ RESOLVE_NEW: Final = Intent("resolve-new", DIR_PATH, follow=False, parent=True, 
 _KIND_BITS: Final = {"file": stat.S_IFREG, "dir": stat.S_IFDIR}
 
 
-def kind_denial(st: os.stat_result, kind: str) -> RootsError:
+def kind_denial(st: StatLike, kind: str) -> RootsError:
     """The denial for an object of the wrong type (``st`` its fstat) where ``kind`` was asked for."""
     if stat.S_ISDIR(st.st_mode):
         return IsADirectory()
@@ -141,8 +143,9 @@ def reopen(fd: int, flags: int, beneath: Beneath, held: HeldRoot, rel: tuple[str
 
 def open_object(
     beneath: Beneath, held: HeldRoot, rel: tuple[str, ...], intent: Intent
-) -> tuple[int, tuple[str, ...], os.stat_result | None]:
-    """``(fd, canonical components or (), fstat if typed)`` of the object ``rel`` names beneath ``held``."""
+) -> tuple[int, tuple[str, ...], os.stat_result | Facts | None]:
+    """``(fd, canonical components or (), fstat (or the walk's statx facts) if typed)`` of the object ``rel``
+    names beneath ``held``."""
     if intent.kind is not None and not intent.named:
         fd, typed = open_typed(beneath, held, rel, intent)
         return fd, (), typed
@@ -152,7 +155,7 @@ def open_object(
         fd, parts = beneath.open_named(held, rel, flags, follow=intent.follow)
     else:
         fd = beneath.open(held, rel, flags, follow=intent.follow)
-    st: os.stat_result | None = None
+    st: os.stat_result | Facts | None = None
     kind = intent.kind
     try:
         if kind is not None:
@@ -169,10 +172,12 @@ def open_object(
     return fd, parts, st
 
 
-def open_typed(beneath: Beneath, held: HeldRoot, rel: tuple[str, ...], intent: Intent) -> tuple[int, os.stat_result]:
-    """``(fd, fstat)`` of the object ``rel`` names beneath ``held``, for an intent with a ``kind`` (the hot path of
-    :data:`READ`): opened (``O_PATH`` first with ``precheck``), its type checked on the fstat the open already
-    took, and with ``precheck`` only then reopened with the intent's flags through that fd."""
+def open_typed(
+    beneath: Beneath, held: HeldRoot, rel: tuple[str, ...], intent: Intent
+) -> tuple[int, os.stat_result | Facts]:
+    """``(fd, fstat or the walk's statx facts)`` of the object ``rel`` names beneath ``held``, for an intent with a
+    ``kind`` (the hot path of :data:`READ`): opened (``O_PATH`` first with ``precheck``), its type checked on the
+    stat the open already took, and with ``precheck`` only then reopened with the intent's flags through that fd."""
     kind = intent.kind
     assert kind is not None
     precheck = intent.precheck

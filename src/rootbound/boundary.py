@@ -49,6 +49,7 @@ from ._intent import (
     open_typed,
     reopen,
 )
+from ._openat2 import Facts
 from ._resolve import (
     MAX_SYMLINK_HOPS,
     Beneath,
@@ -128,7 +129,8 @@ class Handle:
         self._released = True
         self.fd = -1
         self.name: str | None = None
-        self.st: os.stat_result | None = None  # the fstat of the object, with an intent that has a ``kind``
+        # With an intent that has a ``kind``: the fstat of the object, or the walk's statx facts (type, links, size)
+        self.st: os.stat_result | Facts | None = None
 
     # -- the context manager: open on enter, close and release on exit ------------------------------------------
 
@@ -218,10 +220,11 @@ class Handle:
         return self._held.prefix + ("/".join(self._parts) + "/" if self._parts else "")
 
     def fstat(self) -> os.stat_result:
-        """The fstat of the object (taken once; already taken by an intent with a ``kind``)."""
-        if self.st is None:
-            self.st = os.fstat(self.fd)
-        return self.st
+        """The fstat of the object (taken once; usually already taken by an intent with a ``kind``)."""
+        st = self.st
+        if not isinstance(st, os.stat_result):  # None, or the walk's statx facts (only type, links and size)
+            st = self.st = os.fstat(self.fd)
+        return st
 
     def detach(self) -> int:
         """Hand the object's fd to the caller (who closes it); the handle still holds the root until it exits."""
