@@ -9,8 +9,9 @@ busy shared machine does not count against either side. Ratios are ours / baseli
   linear-scan guard (``any(root == p or root in p.parents ...)``) at 1,000 roots for contrast.
 * P3: ``RootedFS.read_bytes`` of a 4 KiB file vs ``open().read()`` (target <= 1.5x), openat2 and the walk
   fallback, for a file directly in the root and one three directories down. For contrast (no target), the floor:
-  the same system calls from a bare Python loop (``O_PATH`` open, ``fstat``, [mount id,] the reopen through a held
-  ``/proc/<pid>/fd`` dirfd, ``read``, ``close``), i.e. what no Python-level work in rootbound can go below.
+  the same system calls from a bare Python loop (``O_PATH`` open, ``fstat`` (the walk: one ``statx`` for the type,
+  size and mount id), the reopen through a held ``/proc/<pid>/fd`` dirfd, ``read``, ``close``), i.e. what no
+  Python-level work in rootbound can go below.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def plain_read(path: Path) -> Timer:
 
 def syscall_floor(root_fd: int, parts: list[str], walk: bool) -> Timer:
     """The system calls of a checked read (issue 16 #8) and nothing else: open ``O_PATH`` beneath the root
-    (openat2, or one component at a time), ``fstat``, the mount id (walk), reopen through procfs, read, close."""
+    (openat2, or one component at a time), ``fstat`` (walk: one ``statx`` with the mount id), reopen through procfs,
+    read, close."""
     proc = os.open("/proc/self/fd", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     resolve = o2.RESOLVE_BENEATH | o2.RESOLVE_NO_MAGICLINKS | o2.RESOLVE_NO_XDEV
     path_flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -119,9 +121,8 @@ def syscall_floor(root_fd: int, parts: list[str], walk: bool) -> Timer:
                 os.close(cur)
         else:
             fd = o2.openat2(root_fd, joined, os.O_PATH | os.O_CLOEXEC, resolve)
-        st = os.fstat(fd)
-        if walk:
-            o2.mount_id(fd)
+        facts = o2.statx_facts(fd) if walk else None
+        st = os.fstat(fd) if facts is None else facts
         new = os.open(b"%d" % fd, read_flags, dir_fd=proc)
         os.close(fd)
         data = os.read(new, st.st_size + 1)

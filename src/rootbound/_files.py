@@ -9,16 +9,27 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Literal, TypeAlias
+from typing import Literal, Protocol, TypeAlias
 
 from .errors import HardLinked, IsADirectory, NotAFile, TooLarge
 
-__all__ = ["HardlinkPolicy", "check_file", "read_fd", "read_rest"]
+__all__ = ["HardlinkPolicy", "StatLike", "check_file", "read_fd", "read_rest"]
 
 HardlinkPolicy: TypeAlias = Literal["read-only", "refuse", "allow"]
 
 
-def check_file(st: os.stat_result, hardlinks: HardlinkPolicy, *, writing: bool) -> None:
+class StatLike(Protocol):
+    """What the file checks read of a stat: an ``os.stat_result``, or the walk's ``statx`` facts."""
+
+    @property
+    def st_mode(self) -> int: ...
+    @property
+    def st_nlink(self) -> int: ...
+    @property
+    def st_size(self) -> int: ...
+
+
+def check_file(st: StatLike, hardlinks: HardlinkPolicy, *, writing: bool) -> None:
     """The fstat after opening: type must fit, and the hard-link policy applies to regular files."""
     mode = st.st_mode
     if stat.S_ISDIR(mode):
@@ -29,7 +40,7 @@ def check_file(st: os.stat_result, hardlinks: HardlinkPolicy, *, writing: bool) 
         raise HardLinked()
 
 
-def read_fd(fd: int, st: os.stat_result, limit: int) -> bytes:
+def read_fd(fd: int, st: StatLike, limit: int) -> bytes:
     """All of the file ``fd`` (``st`` its fstat), refused past ``limit`` bytes."""
     size = st.st_size
     if size > limit:

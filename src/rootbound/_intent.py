@@ -12,7 +12,9 @@ import stat
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from ._files import StatLike
 from ._held import HeldRoot
+from ._openat2 import Facts
 from ._procfd import has_procfs, proc_open
 from ._resolve import DIR_PATH, DIR_READ, O_PATH, Beneath
 from ._resolve import READ as _READ_FLAGS
@@ -42,11 +44,11 @@ __all__ = [
     "STAT",
     "WRITE",
     "Intent",
-    "check_kind",
     "kind_denial",
     "lstat_name",
     "open_object",
     "open_parent",
+    "open_typed",
     "reopen",
 ]
 
@@ -104,15 +106,7 @@ RESOLVE_NEW: Final = Intent("resolve-new", DIR_PATH, follow=False, parent=True, 
 _KIND_BITS: Final = {"file": stat.S_IFREG, "dir": stat.S_IFDIR}
 
 
-def check_kind(fd: int, kind: str) -> os.stat_result:
-    """The fstat of ``fd``, or the denial for the wrong type."""
-    st = os.fstat(fd)
-    if (st.st_mode & 0o170000) != _KIND_BITS[kind]:
-        raise kind_denial(st, kind)
-    return st
-
-
-def kind_denial(st: os.stat_result, kind: str) -> RootsError:
+def kind_denial(st: StatLike, kind: str) -> RootsError:
     """The denial for an object of the wrong type (``st`` its fstat) where ``kind`` was asked for."""
     if stat.S_ISDIR(st.st_mode):
         return IsADirectory()
@@ -149,22 +143,23 @@ def reopen(fd: int, flags: int, beneath: Beneath, held: HeldRoot, rel: tuple[str
 
 def open_object(
     beneath: Beneath, held: HeldRoot, rel: tuple[str, ...], intent: Intent
-) -> tuple[int, tuple[str, ...], os.stat_result | None]:
-    """``(fd, canonical components or (), fstat if typed)`` of the object ``rel`` names beneath ``held``."""
+) -> tuple[int, tuple[str, ...], os.stat_result | Facts | None]:
+    """``(fd, canonical components or (), fstat (or the walk's statx facts) if typed)`` of the object ``rel``
+    names beneath ``held``."""
+    if intent.kind is not None and not intent.named:
+        fd, typed = open_typed(beneath, held, rel, intent)
+        return fd, (), typed
     flags = O_PATH if intent.precheck else intent.flags
     parts: tuple[str, ...] = ()
-    st: os.stat_result | None = None
-    kind = intent.kind
     if intent.named:
         fd, parts = beneath.open_named(held, rel, flags, follow=intent.follow)
-    elif kind is not None:
-        fd, st = beneath.open_stat(held, rel, flags, follow=intent.follow)
     else:
         fd = beneath.open(held, rel, flags, follow=intent.follow)
+    st: os.stat_result | Facts | None = None
+    kind = intent.kind
     try:
         if kind is not None:
-            if st is None:
-                st = os.fstat(fd)
+            st = os.fstat(fd)
             if (st.st_mode & 0o170000) != _KIND_BITS[kind]:
                 raise kind_denial(st, kind)
         if intent.precheck and intent.flags != O_PATH:
@@ -175,6 +170,27 @@ def open_object(
         os.close(fd)
         raise
     return fd, parts, st
+
+
+def open_typed(
+    beneath: Beneath, held: HeldRoot, rel: tuple[str, ...], intent: Intent
+) -> tuple[int, os.stat_result | Facts]:
+    """``(fd, fstat or the walk's statx facts)`` of the object ``rel`` names beneath ``held``, for an intent with a
+    ``kind`` (the hot path of :data:`READ`): opened (``O_PATH`` first with ``precheck``), its type checked on the
+    stat the open already took, and with ``precheck`` only then reopened with the intent's flags through that fd."""
+    kind = intent.kind
+    assert kind is not None
+    precheck = intent.precheck
+    fd, st = beneath.open_stat(held, rel, O_PATH if precheck else intent.flags, intent.follow)
+    if (st.st_mode & 0o170000) != _KIND_BITS[kind]:
+        os.close(fd)
+        raise kind_denial(st, kind)
+    if not precheck or intent.flags == O_PATH:
+        return fd, st
+    try:
+        return reopen(fd, intent.flags, beneath, held, rel, intent.follow), st
+    finally:
+        os.close(fd)
 
 
 def open_parent(

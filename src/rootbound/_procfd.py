@@ -21,6 +21,8 @@ DIR_PATH: Final = getattr(os, "O_PATH", 0) | os.O_DIRECTORY  # where O_PATH is m
 
 _PROC_SELF_FD: Final = "/proc/self/fd"
 _FD_NAMES: Final = [b"%d" % fd for fd in range(1024)]  # the names of the usual fds, made once (bytes: no encode)
+_getpid = os.getpid  # bound once: proc_open is on the hot path of every read
+_open = os.open
 _proc_lock = threading.Lock()
 _proc_fd = -1
 _proc_pid = -1
@@ -55,12 +57,12 @@ def proc_open(fd: int, flags: int) -> int:
     """A new fd with ``flags`` on the object ``fd`` refers to, through this process's ``/proc/<pid>/fd``: the
     object itself is reopened, no path is resolved again. :class:`OSError` as the kernel says (no procfs:
     :class:`FileNotFoundError`)."""
-    if _proc_pid != os.getpid():
+    if _proc_pid != _getpid():
         _open_proc_fd_dir()  # forked without Python's fork hooks
     proc = _proc_fd
     if proc >= 0:
-        return os.open(_FD_NAMES[fd] if fd < 1024 else b"%d" % fd, flags | O_CLOEXEC, dir_fd=proc)
-    return os.open(f"{_PROC_SELF_FD}/{fd}", flags | O_CLOEXEC)
+        return _open(_FD_NAMES[fd] if fd < 1024 else b"%d" % fd, flags | O_CLOEXEC, dir_fd=proc)
+    return _open(f"{_PROC_SELF_FD}/{fd}", flags | O_CLOEXEC)
 
 
 def proc_name(fd: int) -> str | None:

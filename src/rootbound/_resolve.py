@@ -20,6 +20,7 @@ from typing import Final, Literal, TypeAlias
 from . import _openat2 as _o2
 from ._candidate import NOOP, split_path
 from ._held import HeldRoot
+from ._openat2 import Facts
 from ._procfd import proc_name
 from .errors import (
     CrossesMount,
@@ -155,10 +156,11 @@ class Beneath:
         return self._walk_links(held, rel, flags, follow, assisted=False)[0]
 
     def open_stat(
-        self, held: HeldRoot, rel: tuple[str, ...], flags: int, *, follow: bool = True
-    ) -> tuple[int, os.stat_result]:
+        self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool = True
+    ) -> tuple[int, os.stat_result | Facts]:
         """Like :meth:`open`, plus the ``fstat`` of what was opened: the walk already takes it to see whether an
-        ``O_PATH`` open stopped on a symlink, and a type check needs no second one."""
+        ``O_PATH`` open stopped on a symlink, and a type check needs no second one. From the walk's common case it
+        is the :class:`~rootbound._openat2.Facts` of the ``statx`` that also checked the mount."""
         if held.is_file:
             fd = self._open_file_root(held, rel, flags, follow)
         elif self.resolver == "openat2":
@@ -173,7 +175,7 @@ class Beneath:
             if fd < 0:
                 fd = self.open(held, rel, flags, follow=follow)
         elif self.resolver == "walk" and ".." not in rel:
-            opened = self._descend(held, rel, flags, follow)
+            opened = self._descend(held, rel, flags, follow, False, True)
             if opened is not None:
                 fd, st = opened
                 if st is None:
@@ -335,11 +337,18 @@ class Beneath:
         return self._walk_links(held, rel, flags, follow, assisted=assisted)
 
     def _descend(
-        self, held: HeldRoot, rel: tuple[str, ...], flags: int, follow: bool, assisted: bool = False
-    ) -> tuple[int, os.stat_result | None] | None:
+        self,
+        held: HeldRoot,
+        rel: tuple[str, ...],
+        flags: int,
+        follow: bool,
+        assisted: bool = False,
+        want_stat: bool = False,
+    ) -> tuple[int, os.stat_result | Facts | None] | None:
         """The common case, cheaply: every component a real directory. ``None`` on any symlink (then the full walk
         decides); other errors are final. On the hot path of the walk resolver: one frame, closing as it goes.
-        Returns the fd and, when it took one (a followed ``O_PATH`` open), its ``fstat``.
+        Returns the fd and, when it took one (a followed ``O_PATH`` open, or ``want_stat``), its ``fstat`` or its
+        :class:`~rootbound._openat2.Facts` (where the mount check needs a ``statx`` anyway, one call gives both).
 
         Without ``..`` and symlinks the walk only descends, and every mount crossed stays crossed (a mount is never
         mounted beneath itself), so one mount check on the final object covers every component.
@@ -380,17 +389,27 @@ class Beneath:
         finally:
             if cur != root:
                 os.close(cur)
-        st: os.stat_result | None = None
+        st: os.stat_result | Facts | None = None
         try:
-            if follow and flags & O_PATH and not flags & O_DIRECTORY:
+            linkable = follow and flags & O_PATH and not flags & O_DIRECTORY  # may have opened a symlink itself
+            check = not assisted and not self.cross_mounts  # one mount check covers every component (see above)
+            mnt = held.mnt
+            if check and mnt is not None and (linkable or want_stat) and not self.portable:
+                facts = _o2.statx_facts(fd)  # the type and the mount id in one statx, not fstat + statx
+                if facts is not None:
+                    if linkable and stat.S_ISLNK(facts.st_mode):
+                        os.close(fd)
+                        return None
+                    if facts.mnt_id != mnt:
+                        self.check_mount(held, fd)  # the exact answer (st_dev where no mount id is known)
+                    return fd, facts
+            if linkable:
                 st = os.fstat(fd)
                 if stat.S_ISLNK(st.st_mode):
                     os.close(fd)
                     return None
-            if not assisted and not self.cross_mounts:  # one check covers every component (see above)
-                mnt = held.mnt
-                if mnt is None or _o2.mount_id(fd) != mnt:
-                    self.check_mount(held, fd)  # the exact answer (st_dev where no mount id is known)
+            if check and (mnt is None or _o2.mount_id(fd) != mnt):
+                self.check_mount(held, fd)  # the exact answer (st_dev where no mount id is known)
         except BaseException:
             os.close(fd)
             raise

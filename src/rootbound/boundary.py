@@ -43,12 +43,13 @@ from ._intent import (
     STAT,
     WRITE,
     Intent,
-    check_kind,
     lstat_name,
     open_object,
     open_parent,
+    open_typed,
     reopen,
 )
+from ._openat2 import Facts
 from ._resolve import (
     MAX_SYMLINK_HOPS,
     Beneath,
@@ -91,7 +92,6 @@ __all__ = [
 
 
 _LOCATED_MAX: Final = 1024
-_KIND_BITS: Final = {"file": stat.S_IFREG, "dir": stat.S_IFDIR}
 
 
 class Handle:
@@ -129,14 +129,22 @@ class Handle:
         self._released = True
         self.fd = -1
         self.name: str | None = None
-        self.st: os.stat_result | None = None  # the fstat of the object, with an intent that has a ``kind``
+        # With an intent that has a ``kind``: the fstat of the object, or the walk's statx facts (type, links, size)
+        self.st: os.stat_result | Facts | None = None
 
     # -- the context manager: open on enter, close and release on exit ------------------------------------------
 
     def __enter__(self) -> Handle:
         boundary = self._boundary
-        boundary._acquire()  # counted in flight before the root fds are used; close() waits for the count
-        self._released = False
+        lock = boundary._lock  # Boundary._acquire, inline: this is the hot path of every operation
+        lock.acquire()
+        try:
+            if boundary._closing:
+                raise RootsUnavailable("boundary closed")
+            boundary._inflight += 1  # counted in flight before the root fds are used; close() waits for the count
+            self._released = False
+        finally:
+            lock.release()
         try:
             candidate = self._candidate
             located = boundary._located.get(candidate) if type(candidate) is str else None
@@ -147,14 +155,12 @@ class Handle:
             intent = self._intent
             if intent.parent:
                 self.fd, self._parts, self.name = open_parent(self._beneath, held, rel, intent)
+            elif intent.kind is not None and not intent.named:  # the hot path (READ)
+                self.fd, self.st = open_typed(self._beneath, held, rel, intent)
             elif intent.named or intent.precheck:
                 self.fd, self._parts, self.st = open_object(self._beneath, held, rel, intent)
-            else:  # the hot path (stat), inline
+            else:  # STAT, LSTAT
                 self.fd = self._beneath.open(held, rel, intent.flags, follow=intent.follow)
-                if intent.kind is not None:
-                    self.st = st = os.fstat(self.fd)
-                    if (st.st_mode & 0o170000) != _KIND_BITS[intent.kind]:
-                        check_kind(self.fd, intent.kind)  # raises the denial for the wrong type
         except BaseException as exc:
             self._finish()
             if isinstance(exc, (OSError, ValueError, UnicodeError)) and not isinstance(exc, RootsError):
@@ -214,10 +220,11 @@ class Handle:
         return self._held.prefix + ("/".join(self._parts) + "/" if self._parts else "")
 
     def fstat(self) -> os.stat_result:
-        """The fstat of the object (taken once; already taken by an intent with a ``kind``)."""
-        if self.st is None:
-            self.st = os.fstat(self.fd)
-        return self.st
+        """The fstat of the object (taken once; usually already taken by an intent with a ``kind``)."""
+        st = self.st
+        if not isinstance(st, os.stat_result):  # None, or the walk's statx facts (only type, links and size)
+            st = self.st = os.fstat(self.fd)
+        return st
 
     def detach(self) -> int:
         """Hand the object's fd to the caller (who closes it); the handle still holds the root until it exits."""

@@ -131,7 +131,7 @@ class RootedFS(WriteOps):
     def read_bytes(self, path: object, *, max_size: int | None = None) -> bytes:
         """The content of a regular file, refused if over ``max_size`` (default: the ``max_read`` limit)."""
         with self.boundary.open(path, READ, resolver=self.resolver) as handle:
-            st = handle.fstat()
+            st = handle.st or handle.fstat()  # READ has a kind: its fstat (walk: statx facts) is already taken
             if st.st_nlink != 1:
                 check_file(st, self.hardlinks, writing=False)
             return read_fd(handle.fd, st, self.max_read if max_size is None else max_size)

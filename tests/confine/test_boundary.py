@@ -32,7 +32,7 @@ from rootbound import (
     path_to_uri,
 )
 from rootbound import _openat2 as o2
-from rootbound.boundary import MAX_SYMLINK_HOPS, RootLike
+from rootbound.boundary import MAX_SYMLINK_HOPS, READ, Resolver, RootLike
 
 RESOLVERS = ["openat2", "walk"]
 
@@ -383,6 +383,65 @@ def test_openat2_is_detected_on_this_kernel() -> None:
     release = tuple(int(p) for p in platform.release().split("-")[0].split(".")[:2])
     if platform.system() == "Linux" and release >= (5, 6) and platform.machine() in ("x86_64", "aarch64"):
         assert o2.available()
+
+
+@pytest.mark.skipif(not o2.available(), reason="needs openat2")
+def test_openat2_never_passes_a_path_with_a_nul_to_the_kernel(base: Path) -> None:
+    """ctypes would pass ``b"a\\x00/../x"`` as the C string ``"a"``: both wrappers must refuse it instead (the
+    candidate parser refuses NULs first; this is the layer below, which must not depend on it)."""
+    (base / "a").write_bytes(b"x")
+    fd = os.open(base, os.O_PATH | os.O_DIRECTORY)
+    try:
+        how = o2.packed_how(os.O_RDONLY | os.O_CLOEXEC, o2.RESOLVE_BENEATH)
+        for path in (b"a\x00", b"\x00", b"a\x00/../etc"):
+            assert o2.openat2_packed(fd, path, how) == -1
+            with pytest.raises(ValueError, match="null"):
+                o2.openat2(fd, path, os.O_RDONLY | os.O_CLOEXEC, o2.RESOLVE_BENEATH)
+        opened = o2.openat2_packed(fd, b"a", how)  # the same call without the NUL works
+        assert opened >= 0
+        os.close(opened)
+    finally:
+        os.close(fd)
+
+
+def test_statx_facts_agree_with_fstat_and_the_mount_id(base: Path) -> None:
+    """The walk takes an object's type, links, size and mount from one statx (instead of fstat + mount_id): for
+    every kind of object it must say what those two say."""
+    (base / "file").write_bytes(b"12345")
+    os.link(base / "file", base / "hard")
+    (base / "dir").mkdir()
+    os.symlink("file", base / "link")
+    os.mkfifo(base / "fifo")
+    for path in ("file", "dir", "link", "fifo", "/dev/null", "/proc/self"):
+        fd = os.open(base / path, os.O_PATH | os.O_NOFOLLOW)
+        try:
+            facts = o2.statx_facts(fd)
+            assert facts is not None
+            st = os.fstat(fd)
+            assert (facts.st_mode, facts.st_nlink, facts.st_ino, facts.st_size) == (
+                st.st_mode,
+                st.st_nlink,
+                st.st_ino,
+                st.st_size,
+            ), path
+            assert facts.mnt_id == o2.mount_id(fd), path
+        finally:
+            os.close(fd)
+
+
+@pytest.mark.parametrize("resolver", ["openat2", "walk", "portable"])
+def test_handle_fstat_is_a_full_stat_whatever_the_typed_open_took(base: Path, resolver: Resolver) -> None:
+    """A typed open keeps what it took (on the walk: statx facts); ``Handle.fstat()`` still answers with the
+    object's full ``os.stat_result``."""
+    if resolver == "openat2" and not o2.available():
+        pytest.skip("needs openat2")
+    (base / "a").mkdir()
+    (base / "a" / "f").write_bytes(b"hello")
+    with Boundary([base], resolver=resolver) as boundary, boundary.open("a/f", READ) as handle:
+        assert handle.st is not None and handle.st.st_size == 5
+        full = handle.fstat()
+        assert isinstance(full, os.stat_result)
+        assert full == os.stat(base / "a" / "f") and full.st_mtime_ns == os.stat(base / "a" / "f").st_mtime_ns
 
 
 def test_mount_id_is_known_for_an_ordinary_directory(base: Path) -> None:
