@@ -136,15 +136,8 @@ class Handle:
 
     def __enter__(self) -> Handle:
         boundary = self._boundary
-        lock = boundary._lock  # Boundary._acquire, inline: this is the hot path of every operation
-        lock.acquire()
-        try:
-            if boundary._closing:
-                raise RootsUnavailable("boundary closed")
-            boundary._inflight += 1  # counted in flight before the root fds are used; close() waits for the count
-            self._released = False
-        finally:
-            lock.release()
+        boundary._acquire()  # counted in flight before the root fds are used; close() waits for the count
+        self._released = False
         try:
             candidate = self._candidate
             located = boundary._located.get(candidate) if type(candidate) is str else None
