@@ -288,13 +288,15 @@ def walk(
     limits: WalkLimits = WalkLimits(),
     check: Callable[[int], None] | None = None,
     peek: bool = False,
+    keep: Callable[[str, str, bool], bool] | None = None,
 ) -> Generator[Found, None, None]:
     """Depth first below ``path`` in name order; skipped directories are neither yielded nor entered.
 
     Raises :class:`~rootbound.LimitExceeded` after ``limits.max_entries`` listed entries; ``check(n)`` is called
     every 64 entries. ``peek``: a directory at ``limits.max_depth`` is looked into, up to its first entry the walk
-    would yield (:attr:`Found.more`). Close the generator (or run it to the end) to release the directory fds it
-    holds.
+    would yield (:attr:`Found.more`). ``keep(rel, name, is_dir)``: only entries it accepts are yielded (directories
+    are entered either way), so a name search builds no :class:`Found` for the ~90% of entries it rejects. Close the
+    generator (or run it to the end) to release the directory fds it holds.
     """
     with fs.boundary.open(path, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
@@ -320,7 +322,9 @@ def walk(
             for prefix, entry, dir_fd, level in entries:
                 name, is_dir = entry.name, entry.is_dir(follow_symlinks=False)
                 more = peeked.pop() if peeked else False
-                yield Found(prefix + name, name, is_dir, level, dir_fd, entry, handle, base, more)
+                rel = prefix + name
+                if keep is None or keep(rel, name, is_dir):
+                    yield Found(rel, name, is_dir, level, dir_fd, entry, handle, base, more)
         finally:
             entries.close()
 

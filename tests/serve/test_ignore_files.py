@@ -341,3 +341,34 @@ def test_a_directory_at_max_depth_swapped_for_a_link_is_not_looked_into(tmp_path
     finally:
         swapper.stop()
     assert swapper.swaps > 0 and {"leaf/ link@", "leaf@ link/"} <= seen  # both sides of the swap were drawn
+
+
+@pytest.mark.parametrize("resolver", RESOLVERS)
+def test_walk_keep_filters_what_is_yielded_not_what_is_entered(tmp_path: Path, resolver: str) -> None:
+    """``walk(keep=...)`` (the name search's filter) yields only accepted entries, still enters rejected
+    directories and still applies the ignore files below them, and keeps each yielded directory's ``more`` mark
+    its own when rejected entries around it were peeked at too."""
+    from rootbound._ignore import PathFilter
+    from rootbound._walk import WalkLimits, walk
+
+    root = tmp_path.resolve()
+    (root / "src" / "deep").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x\n")
+    (root / "src" / "deep" / "b.py").write_text("x\n")
+    (root / "src" / "deep" / "skip.py").write_text("x\n")
+    (root / "src" / ".gitignore").write_text("skip.py\n")
+    for name in ("full.d", "empty.d", "other"):
+        (root / "top" / name).mkdir(parents=True)
+    (root / "top" / "full.d" / "f.txt").write_text("x\n")
+    (root / "top" / "other" / "g.txt").write_text("x\n")
+    fs = fs_for(root, resolver)
+    where = PathFilter()
+    found = [item.rel for item in walk(fs, ".", where, keep=lambda rel, name, is_dir: name.endswith(".py"))]
+    assert found == ["src/a.py", "src/deep/b.py"]  # src and deep entered though rejected; skip.py ignored
+    marks = {
+        item.rel: item.more
+        for item in walk(
+            fs, "top", where, limits=WalkLimits(max_depth=1), peek=True, keep=lambda rel, name, is_dir: "." in name
+        )
+    }
+    assert marks == {"empty.d": False, "full.d": True}  # 'other' (peeked, full) rejected: its mark went nowhere

@@ -288,12 +288,11 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
     truncated = False
     for start in _targets(fs, str_arg(args, "path", required=False)):
         try:
-            for item in walk(fs, start, where, check=budget.check):
-                if matches(item.rel, item.name, item.kind == "dir"):
-                    if len(found) >= limits.max_results:
-                        truncated = True
-                        break
-                    found.append(item.display)
+            for item in walk(fs, start, where, check=budget.check, keep=matches):
+                if len(found) >= limits.max_results:
+                    truncated = True
+                    break
+                found.append(item.display)
         except LimitExceeded:
             truncated = True
         if truncated:
