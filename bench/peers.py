@@ -21,8 +21,9 @@ each answer on the wire. Five parts (the default runs the first four):
   warm-up and pause; it prints JSON lines that this script checks and tabulates; no answer sizes). Where the Python
   client checks structured results with ``jsonschema``, the TS client's ``callTool`` validates ``structuredContent``
   against the ``outputSchema`` cached from ``tools/list`` with compiled AJV (its default validator, here counted
-  only): the run asserts that every call of a tool declaring an ``outputSchema`` was validated, and prints the
-  counts. It needs the TS SDK of the interop tests in ``.deps/interop`` (``scripts/setup-test-deps.sh``).
+  and timed only): the run asserts that every call of a tool declaring an ``outputSchema`` was validated, and
+  prints the counts and the time spent in AJV per call. It needs the TS SDK of the interop tests in
+  ``.deps/interop`` (``scripts/setup-test-deps.sh``).
 
 Tool mapping (reference → rootbound): ``read_text_file`` → ``read_file`` (the 1 MiB read with ``offset=0,
 length=1 MiB``: by default ``read_file`` returns a ~64 KiB window, the reference the whole file; each run prints what
@@ -461,8 +462,10 @@ def say_validation(servers: list[Peer], schemas: dict[str, list[str]], validated
                 continue
             declared = tools[peer.name][row["op"]][0] in schemas[peer.name]
             assert row["validations"] == (row["calls"] if declared else 0), (peer.name, row, schemas[peer.name])
-            rows.append(f"{row['op']} {row['validations']}/{row['calls']}" if declared else f"{row['op']} (none)")
-        print(f"  {peer.name}: calls validated against the outputSchema / made: {', '.join(rows)}")
+            each = row["ms"] / max(row["validations"], 1) * 1000
+            done = f"{row['validations']}/{row['calls']} {each:.0f} µs" if declared else "-"
+            rows.append(f"{row['op']} {done}")
+        print(f"  {peer.name}: calls validated against the outputSchema / made, µs in AJV each: {', '.join(rows)}")
 
 
 def _params(peer: Peer) -> StdioServerParameters:

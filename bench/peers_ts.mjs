@@ -14,7 +14,7 @@
 //   {"kind":"tools","peer","withOutputSchema":[tool...]}
 //   {"kind":"returned","peer","op","chars"}      characters of text in the first content block (the warm-up)
 //   {"kind":"time","peer","op","ms"}             ms per call, one per timed block
-//   {"kind":"validated","peer","op","calls","validations"}  totals over all calls, warm-up included
+//   {"kind":"validated","peer","op","calls","validations","ms"}  totals over all calls, warm-up included; ms: in AJV
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
@@ -23,17 +23,23 @@ function emit(value) {
     process.stdout.write(JSON.stringify(value) + '\n');
 }
 
-/** The SDK's default validator provider (Node: AJV), counting each validation it runs. */
+/** The SDK's default validator provider (Node: AJV), counting each validation it runs and the time it takes. */
 class CountingValidator {
     constructor() {
         this.inner = new AjvJsonSchemaValidator();
         this.validations = 0;
+        this.ms = 0;
     }
     getValidator(schema) {
         const check = this.inner.getValidator(schema);
         return input => {
             this.validations += 1;
-            return check(input);
+            const started = performance.now();
+            try {
+                return check(input);
+            } finally {
+                this.ms += performance.now() - started;
+            }
         };
     }
 }
@@ -55,12 +61,12 @@ async function connect(server) {
     const { tools } = await client.listTools();
     const withOutputSchema = tools.filter(tool => tool.outputSchema).map(tool => tool.name);
     emit({ kind: 'tools', peer: server.name, withOutputSchema });
-    return { server, client, validator, withOutputSchema: new Set(withOutputSchema), calls: {}, validations: {} };
+    return { server, client, validator, withOutputSchema: new Set(withOutputSchema), calls: {}, validations: {}, validationMs: {} };
 }
 
 /** One call; returns the characters of text in the first content block (0 for a ping). */
 async function call(peer, op) {
-    const before = peer.validator.validations;
+    const [before, beforeMs] = [peer.validator.validations, peer.validator.ms];
     let chars = 0;
     if (op === 'noop') {
         await peer.client.ping();
@@ -73,6 +79,7 @@ async function call(peer, op) {
     }
     peer.calls[op] = (peer.calls[op] ?? 0) + 1;
     peer.validations[op] = (peer.validations[op] ?? 0) + peer.validator.validations - before;
+    peer.validationMs[op] = (peer.validationMs[op] ?? 0) + peer.validator.ms - beforeMs;
     return chars;
 }
 
@@ -104,7 +111,8 @@ async function main() {
     for (const peer of peers) {
         for (const op of config.operations) {
             const validations = peer.validations[op] ?? 0;
-            emit({ kind: 'validated', peer: peer.server.name, op, calls: peer.calls[op] ?? 0, validations });
+            const ms = peer.validationMs[op] ?? 0;
+            emit({ kind: 'validated', peer: peer.server.name, op, calls: peer.calls[op] ?? 0, validations, ms });
         }
         await peer.client.close();
     }
