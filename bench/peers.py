@@ -1,13 +1,13 @@
 """``rootbound serve`` side by side with the Node reference ``@modelcontextprotocol/server-filesystem``, in one run.
 
-    .venv/bin/python bench/peers.py [--rounds R] [--calls N] [--files F] [--only client,raw,start,exit]
+    .venv/bin/python bench/peers.py [--rounds R] [--calls N] [--files F] [--only client,raw,start,exit,ts]
 
 Both servers are started on the same generated tree (DIR argument; the client declares no roots, so both serve
 the DIR) and driven in interleaved rounds, so drift in the machine's load hits both alike. Each timed block is
 preceded by a 0.1 s pause and 3 untimed calls: without them the row after ``read 1 MiB`` paid for the previous
 block's garbage collection (ours: ``list 40`` measured 2.5 ms in the bench against 1.7 ms on its own). Reported per
 operation: the best and the median of the rounds (ms per call), the ratio rootbound / reference, and the size of
-each answer on the wire. Four parts:
+each answer on the wire. Five parts (the default runs the first four):
 
 * ``client``: the same Python ``mcp`` ``Client`` over stdio for both (handshake era): no-op (``ping``), read
   4 KiB, read 1 MiB, list a 40-entry directory, stat, and name search on a tree of ``--files`` files (40 hits).
@@ -16,6 +16,14 @@ each answer on the wire. Four parts:
   then each server's peak RSS (``VmHWM``) after the name search.
 * ``start``: cold start to the first ``tools/list`` answer (process start, ``initialize``, ``tools/list``).
 * ``exit``: from closing stdin to the process having exited.
+* ``ts``: the ``client`` rows through the TypeScript SDK v2 client (``@modelcontextprotocol/client`` ``Client`` +
+  ``StdioClientTransport``, the client of most MCP hosts), driven by ``bench/peers_ts.mjs`` (same interleaving,
+  warm-up and pause; it prints JSON lines that this script checks and tabulates; no answer sizes). Where the Python
+  client checks structured results with ``jsonschema``, the TS client's ``callTool`` validates ``structuredContent``
+  against the ``outputSchema`` cached from ``tools/list`` with compiled AJV (its default validator, here counted
+  and timed only): the run asserts that every call of a tool declaring an ``outputSchema`` was validated, and
+  prints the counts and the time spent in AJV per call. It needs the TS SDK of the interop tests in
+  ``.deps/interop`` (``scripts/setup-test-deps.sh``).
 
 Tool mapping (reference → rootbound): ``read_text_file`` → ``read_file`` (the 1 MiB read with ``offset=0,
 length=1 MiB``: by default ``read_file`` returns a ~64 KiB window, the reference the whole file; each run prints what
@@ -391,6 +399,75 @@ async def bench_client(servers: list[Peer], rounds: int, calls: int) -> None:
     figures.table("through the Python mcp Client over stdio (ms per call)", OPERATIONS, FAST_TARGETS)
 
 
+TS_SCRIPT = Path(__file__).resolve().parent / "peers_ts.mjs"
+TS_MODULES = REPO / ".deps" / "interop" / "node_modules"
+
+
+def ts_entry(scratch: Path) -> Path:
+    """``peers_ts.mjs`` as Node should run it: Node resolves an ES module's imports from the script's folder, so a
+    scratch folder holds links to the script and to the TS SDK v2 install of the interop tests (``.deps/interop``,
+    from ``scripts/setup-test-deps.sh``); run with ``--preserve-symlinks-main``. Nothing is written in the repo."""
+    if not (TS_MODULES / "@modelcontextprotocol" / "client").exists():
+        sys.exit(f"{TS_MODULES} lacks @modelcontextprotocol/client: run scripts/setup-test-deps.sh (make test does)")
+    folder = scratch / "ts"
+    folder.mkdir()
+    (folder / "node_modules").symlink_to(TS_MODULES.resolve())
+    (folder / TS_SCRIPT.name).symlink_to(TS_SCRIPT)
+    return folder / TS_SCRIPT.name
+
+
+def bench_ts(servers: list[Peer], rounds: int, calls: int, scratch: Path) -> None:
+    """The client part again, through the TypeScript SDK v2 client (``peers_ts.mjs``); here it is checked and
+    tabulated."""
+    config = {
+        "servers": [{"name": peer.name, "command": peer.command, "calls": peer.calls} for peer in servers],
+        "operations": OPERATIONS,
+        "counts": {op: calls_for(op, calls) for op in OPERATIONS},
+        "rounds": rounds,
+        "warmUp": WARM_UP,
+        "settleMs": SETTLE * 1000,
+    }
+    command = ["node", "--preserve-symlinks-main", str(ts_entry(scratch)), json.dumps(config)]
+    done = subprocess.run(command, stdout=subprocess.PIPE, check=False)
+    if done.returncode != 0:
+        sys.exit(f"bench/peers_ts.mjs failed ({done.returncode}); its stderr is above")
+    figures = Figures()
+    returned: dict[str, dict[str, int]] = {}
+    schemas: dict[str, list[str]] = {}
+    validated: list[dict[str, Any]] = []
+    for line in done.stdout.decode().splitlines():
+        row = json.loads(line)
+        if row["kind"] == "time":
+            figures.add(row["op"], row["peer"], row["ms"])
+        elif row["kind"] == "returned":
+            returned.setdefault(row["op"], {})[row["peer"]] = row["chars"]
+        elif row["kind"] == "tools":
+            schemas[row["peer"]] = row["withOutputSchema"]
+        elif row["kind"] == "validated":
+            validated.append(row)
+    say_reads(returned)
+    say_validation(servers, schemas, validated)
+    figures.table("through the TypeScript SDK v2 Client over stdio (ms per call)", OPERATIONS, FAST_TARGETS)
+
+
+def say_validation(servers: list[Peer], schemas: dict[str, list[str]], validated: list[dict[str, Any]]) -> None:
+    """Which answers the TS client validated against the listed outputSchema (AJV): every call of a tool that
+    declares one, else the comparison would flatter whoever skipped it."""
+    tools = {peer.name: peer.calls for peer in servers}
+    print()
+    for peer in servers:
+        rows = []
+        for row in validated:
+            if row["peer"] != peer.name or row["op"] == "noop":
+                continue
+            declared = tools[peer.name][row["op"]][0] in schemas[peer.name]
+            assert row["validations"] == (row["calls"] if declared else 0), (peer.name, row, schemas[peer.name])
+            each = row["ms"] / max(row["validations"], 1) * 1000
+            done = f"{row['validations']}/{row['calls']} {each:.0f} µs" if declared else "-"
+            rows.append(f"{row['op']} {done}")
+        print(f"  {peer.name}: calls validated against the outputSchema / made, µs in AJV each: {', '.join(rows)}")
+
+
 def _params(peer: Peer) -> StdioServerParameters:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     return StdioServerParameters(command=peer.command[0], args=peer.command[1:], env=env)
@@ -422,6 +499,7 @@ def main() -> None:
             ("client", lambda: anyio.run(bench_client, servers, args.rounds, args.calls)),
             ("raw", lambda: bench_raw(servers, args.rounds, args.calls)),
             ("start", lambda: bench_lifecycle(servers, max(args.rounds, 5))),
+            ("ts", lambda: bench_ts(servers, args.rounds, args.calls, Path(temp))),
         ]
         for name, step in steps:
             if name in parts or (name == "start" and "exit" in parts):
