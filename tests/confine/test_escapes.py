@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -37,6 +36,7 @@ from rootbound import (
     path_to_uri,
 )
 from rootbound import _openat2 as o2
+from tests.helpers.processes import private_mount_namespace
 
 RESOLVERS = ["openat2", "walk", "portable"]  # portable: the walk without O_PATH, procfs, mount ids
 OPS = ["read", "read_range", "write", "write_new", "mkdir", "list", "stat", "walk", "glob", "grep", "search", "resolve"]
@@ -706,13 +706,8 @@ _BIND_SCRIPT = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def bind_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    if shutil.which("unshare") is None:
-        pytest.skip("unshare(1) not installed: cannot build a private mount namespace")
+    args = private_mount_namespace()
     tmp = tmp_path_factory.mktemp("bind")
-    args = ["unshare", "-m", "--propagation", "private"] if os.geteuid() == 0 else ["unshare", "-Urm"]
-    probe = subprocess.run([*args, "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("no permission to create a mount namespace here")
     done = subprocess.run(
         [*args, sys.executable, "-c", _BIND_SCRIPT, str(tmp), str(Path(__file__).parent)],
         capture_output=True,

@@ -9,7 +9,6 @@ never look its fd numbers up in its *parent's* table, and without procfs the reo
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -22,6 +21,7 @@ import pytest
 from rootbound import Boundary, NotAFile, PathNotFound, RootedFS
 from rootbound import _intent as intent_mod
 from rootbound import _procfd as procfd_mod
+from tests.helpers.processes import private_mount_namespace
 
 RESOLVERS = ["openat2", "walk"]  # "portable" has no O_PATH: its "path" open already is a non-blocking read open
 SECRET = b"SECRET-OUTSIDE-5c1e"
@@ -219,11 +219,7 @@ _NO_PROC_SCRIPT = textwrap.dedent(
 
 def test_without_a_mounted_procfs_in_a_mount_namespace(tree: Path) -> None:
     """The real thing: /proc covered by an empty tmpfs in a private mount namespace before rootbound is imported."""
-    if shutil.which("unshare") is None:
-        pytest.skip("unshare(1) not installed: cannot build a private mount namespace")
-    args = ["unshare", "-m", "--propagation", "private"] if os.geteuid() == 0 else ["unshare", "-Urm"]
-    if subprocess.run([*args, "true"], capture_output=True).returncode != 0:
-        pytest.skip("no permission to create a mount namespace here")
+    args = private_mount_namespace()
     done = subprocess.run(
         [*args, sys.executable, "-c", _NO_PROC_SCRIPT, str(tree / "root")], capture_output=True, text=True, timeout=60
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -197,3 +198,14 @@ def rootbound_http(*args: str, env: dict[str, str] | None = None, log: Path | No
             if not isinstance(err, int):
                 err.close()
     raise RuntimeError("rootbound serve could not start on a free port (3 attempts)")
+
+
+def private_mount_namespace() -> list[str]:
+    """The ``unshare`` command prefix that runs a command in a private mount namespace (as root: a new mount
+    namespace; otherwise a user namespace too), or skip the test where this machine cannot make one."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare(1) not installed: cannot build a private mount namespace")
+    args = ["unshare", "-m", "--propagation", "private"] if os.geteuid() == 0 else ["unshare", "-Urm"]
+    if subprocess.run([*args, "true"], capture_output=True).returncode != 0:
+        pytest.skip("no permission to create a mount namespace here")
+    return args

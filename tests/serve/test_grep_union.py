@@ -9,7 +9,6 @@ on the directory held for it), never by a string prefix alone. Tool level on eve
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from rootbound import Boundary, RootedFS
 from rootbound.boundary import Resolver
 from rootbound.mcp import RootsProvider
 from rootbound.workspace.tools import Limits, call_tool
+from tests.helpers.processes import private_mount_namespace
 from tests.helpers.serve_process import serve
 
 RESOLVERS = ["openat2", "walk", "portable"]
@@ -148,11 +148,7 @@ _BIND_SCRIPT = textwrap.dedent(
 
 
 def test_a_bind_mount_alias_of_a_root_is_walked_once(tmp_path: Path) -> None:
-    if shutil.which("unshare") is None:
-        pytest.skip("unshare(1) not installed: cannot build a private mount namespace")
-    args = ["unshare", "-m", "--propagation", "private"] if os.geteuid() == 0 else ["unshare", "-Urm"]
-    if subprocess.run([*args, "true"], capture_output=True).returncode != 0:
-        pytest.skip("no permission to create a mount namespace here")
+    args = private_mount_namespace()
     base = tmp_path.resolve()
     done = subprocess.run(
         [*args, sys.executable, "-c", _BIND_SCRIPT, str(base)], capture_output=True, text=True, timeout=120
