@@ -108,6 +108,16 @@ def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
         return None
 
 
+def _subdir(handle: Handle, dir_fd: int, name: str) -> int | None:
+    """The directory ``name`` of ``dir_fd`` (looked up, not listed), opened like the walk enters one (no link
+    followed, same mount), or ``None``."""
+    st = _lstat(dir_fd, name)
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        return None
+    opened = handle.open_entry(dir_fd, name, st.st_ino, DIR_READ)
+    return None if opened is None else opened[0]
+
+
 def _read_exclude(handle: Handle, dir_fd: int, inode: int) -> bytes | None:
     """``.git/info/exclude`` below the directory ``dir_fd`` whose ``.git`` directory has ``inode``: each step one
     name beneath the fd held for the step before (no link followed, same mount), never a path string."""
@@ -116,15 +126,11 @@ def _read_exclude(handle: Handle, dir_fd: int, inode: int) -> bytes | None:
         return None
     git_fd = opened[0]
     try:
-        info = _lstat(git_fd, "info")
-        if info is None or not stat.S_ISDIR(info.st_mode):
-            return None
-        opened = handle.open_entry(git_fd, "info", info.st_ino, DIR_READ)
+        info_fd = _subdir(handle, git_fd, "info")
     finally:
         os.close(git_fd)
-    if opened is None:
+    if info_fd is None:
         return None
-    info_fd = opened[0]
     try:
         exclude = _lstat(info_fd, "exclude")
         if exclude is None or not stat.S_ISREG(exclude.st_mode):
