@@ -84,7 +84,8 @@ if _libc is not None:
     # as these 64-bit ABIs require, and bytes as char *.
     _syscall = _libc.syscall
     _syscall.restype = ctypes.c_long
-    _syscall_fast = ctypes.CDLL(None).syscall  # no errno swap: openat2_packed never reads errno
+    _plain = ctypes.CDLL(None)  # libc without use_errno: for the calls whose errno is never read
+    _syscall_fast = _plain.syscall  # no errno swap: openat2_packed never reads errno
     _syscall_fast.restype = ctypes.c_long
     _name_to_handle_at = getattr(_libc, "name_to_handle_at", None)
     if _name_to_handle_at is not None:
@@ -92,16 +93,14 @@ if _libc is not None:
         _name_to_handle_at.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
     # glibc >= 2.28; arguments are passed as plain ints (no conversion cost), and through a handle without
     # use_errno (its errno is never read: a failure is "unknown"), which saves the errno swap around each call.
-    _statx = getattr(ctypes.CDLL(None), "statx", None)
+    _statx = getattr(_plain, "statx", None)
     if _statx is not None:
         _statx.restype = ctypes.c_int
 
 
 def openat2(dirfd: int, path: bytes, flags: int, resolve: int, mode: int = 0) -> int:
     """``openat2(2)``: a new fd, or :class:`OSError` with the kernel's errno (EINTR retried, EAGAIN bounded)."""
-    how = _HOWS.get((flags, mode, resolve))
-    if how is None:
-        how = _how(flags, mode, resolve)
+    how = packed_how(flags, resolve, mode)
     if 0 in path:  # ctypes would silently truncate at the NUL: refuse instead (0, not b"\x00": 10x faster)
         raise ValueError("embedded null byte")
     fd: int = _syscall(_SYS_OPENAT2, dirfd, path, how, _HOW_SIZE)  # type: ignore[misc]
@@ -119,10 +118,11 @@ def openat2_packed(dirfd: int, path: bytes, how: bytes) -> int:
     return fd
 
 
-def packed_how(flags: int, resolve: int) -> bytes:
-    """The packed ``open_how`` of ``flags`` and ``resolve`` for :func:`openat2_packed` (ENOSYS without libc)."""
-    how = _HOWS.get((flags, 0, resolve))
-    return _how(flags, 0, resolve) if how is None else how
+def packed_how(flags: int, resolve: int, mode: int = 0) -> bytes:
+    """The packed ``open_how`` of ``flags``, ``resolve`` and ``mode`` (for :func:`openat2_packed`, and what
+    :func:`openat2` passes); ENOSYS without libc."""
+    how = _HOWS.get((flags, mode, resolve))
+    return _how(flags, mode, resolve) if how is None else how
 
 
 def _how(flags: int, mode: int, resolve: int) -> bytes:
@@ -251,11 +251,6 @@ _STATX_FACTS_MNT: Final = _STATX_FACTS | _STATX_MNT_ID
 _new_tuple = tuple.__new__
 
 
-def _statx_facts_buffer() -> ctypes.Array[ctypes.c_char]:
-    buf = _tls.statx_facts = ctypes.create_string_buffer(_STATX_SIZE)
-    return buf
-
-
 def statx_facts(fd: int) -> Facts | None:
     """The :class:`Facts` of ``fd`` from one ``statx`` call; ``None`` without ``statx`` or when the kernel leaves
     out one of the fields (then ask ``os.fstat`` and :func:`mount_id`). The component walk needs both the type and
@@ -263,9 +258,9 @@ def statx_facts(fd: int) -> Facts | None:
     if _statx is None:
         return None
     try:
-        buf = _tls.statx_facts  # per thread: ctypes releases the GIL during the call
+        buf = _tls.statx[0]  # mount_id's per-thread buffer (ctypes releases the GIL during the call)
     except AttributeError:
-        buf = _statx_facts_buffer()
+        buf = _statx_buffers()[0]
     if _statx(fd, _EMPTY, _AT_EMPTY_PATH, _STATX_FACTS_MNT, buf) != 0:
         return None
     facts: Facts = _new_tuple(Facts, _unpack_facts(buf))
