@@ -176,16 +176,12 @@ class Beneath:
                 fd = self.open(held, rel, flags, follow=follow)
         elif self.resolver == "walk" and ".." not in rel:
             opened = self._descend(held, rel, flags, follow, False, True)
-            if opened is not None:
+            if opened is None:
+                fd = self._walk_links(held, rel, flags, follow, assisted=False)[0]
+            else:
                 fd, st = opened
-                if st is None:
-                    try:
-                        st = os.fstat(fd)
-                    except BaseException:
-                        os.close(fd)
-                        raise
-                return fd, st
-            fd = self._walk_links(held, rel, flags, follow, assisted=False)[0]
+                if st is not None:
+                    return fd, st  # the stat the walk took; without one, the fstat below
         else:
             fd = self.open(held, rel, flags, follow=follow)
         try:
