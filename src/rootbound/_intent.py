@@ -143,19 +143,16 @@ def reopen(fd: int, flags: int, beneath: Beneath, held: HeldRoot, rel: tuple[str
 
 def open_object(
     beneath: Beneath, held: HeldRoot, rel: tuple[str, ...], intent: Intent
-) -> tuple[int, tuple[str, ...], os.stat_result | Facts | None]:
-    """``(fd, canonical components or (), fstat (or the walk's statx facts) if typed)`` of the object ``rel``
-    names beneath ``held``."""
-    if intent.kind is not None and not intent.named:
-        fd, typed = open_typed(beneath, held, rel, intent)
-        return fd, (), typed
+) -> tuple[int, tuple[str, ...], os.stat_result | None]:
+    """``(fd, canonical components or (), fstat if typed)`` of the object ``rel`` names beneath ``held``, for a
+    named or prechecked intent; a typed intent that is not named goes to :func:`open_typed` (``Handle`` picks)."""
     flags = O_PATH if intent.precheck else intent.flags
     parts: tuple[str, ...] = ()
     if intent.named:
         fd, parts = beneath.open_named(held, rel, flags, follow=intent.follow)
     else:
         fd = beneath.open(held, rel, flags, follow=intent.follow)
-    st: os.stat_result | Facts | None = None
+    st: os.stat_result | None = None
     kind = intent.kind
     try:
         if kind is not None:
