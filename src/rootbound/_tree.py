@@ -109,13 +109,10 @@ def scan(
                     name = entry.name
                     if here is not None and here.skip_dir(prefix + name, name):
                         continue
-                    if not deeper:
-                        if at_limit is not None:
-                            at_limit(dir_fd, prefix, entry, here)
-                        yield prefix, entry, dir_fd, level
-                        continue
+                    if not deeper and at_limit is not None:
+                        at_limit(dir_fd, prefix, entry, here)
                     yield prefix, entry, dir_fd, level
-                    if descend is not None and not descend(level, name):
+                    if not deeper or (descend is not None and not descend(level, name)):
                         continue
                     child = open_entry(dir_fd, name, entry.inode(), DIR_READ)
                     if child is None:
