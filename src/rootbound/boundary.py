@@ -49,6 +49,7 @@ from ._intent import (
     open_typed,
     reopen,
 )
+from ._local_fs import is_local
 from ._openat2 import Facts
 from ._resolve import (
     MAX_SYMLINK_HOPS,
@@ -280,6 +281,7 @@ class Boundary:
         self._lock = threading.Lock()
         self._inflight = 0
         self._closing = False
+        self._local: bool | None = None
         dropped: list[Dropped] = []
         allow_dropped: list[Dropped] = []
         try:
@@ -347,6 +349,15 @@ class Boundary:
     def closed(self) -> bool:
         return self._closing
 
+    @property
+    def on_local_disks(self) -> bool:
+        """Whether every operation beneath this boundary ends in bounded time: each root's mount a local disk or
+        memory file system (:mod:`rootbound._local_fs`, by the mount id taken in, without asking the file system)
+        and no mount crossed below one. Asked once: a held object cannot change mount."""
+        if self._local is None:
+            self._local = not self.cross_mounts and is_local([held.mnt for held in self._held])
+        return self._local
+
     def __enter__(self) -> Boundary:
         return self
 
@@ -385,6 +396,7 @@ class Boundary:
         new._finalizer = weakref.finalize(new, close_all, new._fds)
         new._lock = threading.Lock()
         new._inflight, new._closing = 0, False
+        new._local = self._local  # the same objects, so the same file systems
         held: list[HeldRoot] = []
         try:
             with self.use():
