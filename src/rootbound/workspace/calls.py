@@ -21,6 +21,7 @@ __all__ = [
     "Cancelled",
     "Limits",
     "Media",
+    "SliceOver",
     "ToolError",
     "ToolOutput",
     "bool_arg",
@@ -62,18 +63,37 @@ class Cancelled(ToolError):
     """The client cancelled the request (``notifications/cancelled``); nobody reads the answer."""
 
 
+class SliceOver(Exception):
+    """A call tried on the event loop (:meth:`Budget.slice`) ran past its slice: run it again on a thread.
+
+    Not a :class:`ToolError`, ``RootsError`` or ``OSError``, so no tool takes it for a failure of one entry."""
+
+
 class Budget:
     """The time a call may still take and whether its client cancelled it, checked per walked entry.
 
     ``steps`` counts the entries seen, for progress notifications sent by the server while the call runs.
     """
 
-    __slots__ = ("_cancelled", "deadline", "seconds", "steps")
+    __slots__ = ("_cancelled", "_full", "deadline", "seconds", "steps")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self._cancelled = threading.Event()
+        self._full: float | None = None
+        self.steps = 0
+
+    def slice(self, seconds: float) -> None:
+        """Until :meth:`unslice`, a check past ``seconds`` from now raises :class:`SliceOver` (a read-only call is
+        tried on the event loop, where it may not stay long; the deadline still applies)."""
+        self._full = self.deadline
+        self.deadline = min(self.deadline, time.monotonic() + seconds)
+
+    def unslice(self) -> None:
+        """Back to the whole deadline, with no steps counted: the call starts again from the beginning."""
+        if self._full is not None:
+            self.deadline, self._full = self._full, None
         self.steps = 0
 
     def cancel(self) -> None:
@@ -89,6 +109,8 @@ class Budget:
         if self._cancelled.is_set():
             raise Cancelled("cancelled")
         if time.monotonic() > self.deadline:
+            if self._full is not None and time.monotonic() <= self._full:
+                raise SliceOver()
             raise ToolError(f"stopped after {self.seconds:g} s (the per-call deadline); narrow the path or pattern")
 
 

@@ -327,6 +327,7 @@ def run(args: argparse.Namespace) -> int:
         dirs_confine_only=confine_only,
         max_roots=args.max_roots,
         sandbox=sandbox.describe(),
+        inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )
     from ._fd_budget import raise_fd_limit

@@ -40,6 +40,7 @@ from ._fairness import Token, default_max_walks
 from ._fd_budget import RootBudget
 from ._lexical_allow import split_lexically
 from ._tool_guard import ToolGuard
+from .calls import SliceOver
 from .specs import ToolSpec
 from .tools import Budget, Limits, ToolError, ToolOutput, tool_specs
 from .tools import call_tool as call_tool_in
@@ -48,6 +49,11 @@ __all__ = ["WorkspaceConfig", "build_workspace_server"]
 
 PROGRESS_INTERVAL = 0.25
 DEADLINE_GRACE = 2.0
+INLINE_SLICE = 0.002
+"""Seconds a quick call may run on the event loop before it starts again on a worker thread (stdio only): long
+enough for a stat, a read or a listing of a few hundred entries, short enough not to hold up a ping."""
+INLINE_MAX_READ = 4 * 1024 * 1024
+"""Reads check no budget: with a ``--max-read`` above this (the media cap), they stay on worker threads."""
 NO_CAPABILITY_HELP = (
     "This server was started without directories, so it serves only the client's roots, and this client "
     "declares none. Fix: enable roots in the client (add the folder to work on), or start the server with one: "
@@ -77,6 +83,11 @@ class WorkspaceConfig:
     """The DIRs only confine client roots (no-DIR mode's implicit home directory): never a fallback."""
     max_walks: int = field(default_factory=default_max_walks)
     """Tree walks (grep, search, listings) that may run at once across all sessions (``--max-walks``)."""
+    inline_quick_calls: bool = False
+    """Try each quick read-only call (``ToolSpec.quick``) on the event loop for up to :data:`INLINE_SLICE`, when the
+    roots are on local disks (``Boundary.on_local_disks``), and hand it to a worker thread only if it runs longer.
+    The thread hop costs 0.1-0.3 ms, as much as a small read; but a call on the loop holds up every other request,
+    so only for a server with one client (stdio), never for HTTP's many sessions."""
 
 
 class HeldBoundaries:
@@ -102,9 +113,36 @@ class HeldBoundaries:
         """The boundary of a snapshot, kept open for the ``with`` block (a replacement elsewhere cannot close it
         under the caller). One ``lstat`` per effective root notices a root whose path moved; the DIRs are not
         looked at by name at all."""
-        with self._lock:
+        taken = self._use(roots, wait=True)
+        assert taken is not None  # waiting, it always has one
+        boundary, use = taken
+        try:
+            yield boundary
+        finally:
+            use.__exit__(None, None, None)
+
+    @contextlib.contextmanager
+    def held_for(self, roots: RootSet) -> Iterator[Boundary | None]:
+        """:meth:`for_roots` for a caller on the event loop, which must not wait: ``None`` when the snapshot is
+        not held yet (taking it in opens paths by name) or another thread holds the lock (it may be doing that)."""
+        taken = self._use(roots, wait=False)
+        if taken is None:
+            yield None
+            return
+        boundary, use = taken
+        try:
+            yield boundary
+        finally:
+            use.__exit__(None, None, None)
+
+    def _use(self, roots: RootSet, *, wait: bool) -> tuple[Boundary, contextlib.AbstractContextManager[object]] | None:
+        if not self._lock.acquire(blocking=wait):
+            return None
+        try:
             boundary = self._held.get(roots)
             if boundary is None or boundary.closed:
+                if not wait:
+                    return None
                 self.budget.admit(len(roots))  # RootsRefused: a clear tool error (see _tool_guard)
                 kept, refused = split_lexically(roots, self.dirs) if self.allowlist else (list(roots), [])
                 boundary = Boundary(kept, allow=self.allowlist)
@@ -119,10 +157,9 @@ class HeldBoundaries:
                 replaced.close()  # deferred until operations still running on it finish
             use = boundary.use()
             use.__enter__()  # under the lock: no replacement can close it before it is in use
-        try:
-            yield boundary
         finally:
-            use.__exit__(None, None, None)
+            self._lock.release()
+        return boundary, use
 
 
 def _tool(spec: ToolSpec) -> types.Tool:
@@ -187,6 +224,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     tools = [_tool(spec) for spec in specs]
     names = {tool.name for tool in tools}
     walking = {spec.name for spec in specs if spec.walks}
+    quick = {spec.name for spec in specs if spec.quick and not spec.writes}
+    inline = config.inline_quick_calls and config.limits.max_read <= INLINE_MAX_READ
     walks = anyio.CapacityLimiter(config.max_walks)  # arrival order; the wait counts against the call's deadline
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
@@ -206,16 +245,27 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         arguments = dict(params.arguments or {})
         budget = Budget(config.limits.deadline)
 
+        def work_in(boundary: Boundary) -> ToolOutput | ToolError:
+            fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
+            try:
+                context = {"source": source, "budget": budget, "sandbox": config.sandbox}
+                return call_tool_in(params.name, fs, arguments, config.limits, context)
+            except ToolError as error:
+                return error  # returned, not raised: it would reach the task group as an exception group
+
         def work() -> ToolOutput | ToolError:
             with held.for_roots(roots) as boundary:
-                fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
-                try:
-                    context = {"source": source, "budget": budget, "sandbox": config.sandbox}
-                    return call_tool_in(params.name, fs, arguments, config.limits, context)
-                except ToolError as error:
-                    return error  # returned, not raised: it would reach the task group as an exception group
+                return work_in(boundary)
 
         async def run() -> ToolOutput | ToolError:
+            if inline and params.name in quick:
+                with held.held_for(roots) as boundary:
+                    if boundary is not None and boundary.on_local_disks:
+                        budget.slice(INLINE_SLICE)
+                        try:
+                            return work_in(boundary)
+                        except SliceOver:
+                            budget.unslice()  # it kept nothing: start again on a thread, with the whole deadline
             # The thread is abandoned on cancellation (the request's scope) and stops at its next budget check.
             async with Token(walks) if params.name in walking else contextlib.nullcontext():
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)

@@ -32,6 +32,11 @@ class ToolSpec:
     destructive: bool = True
     walks: bool = False
     """A tree walk (CPU-bound for its length): runs under the server's limit on concurrent walks."""
+    quick: bool = False
+    """Read-only, and its work bounded by a size cap or by :class:`~.calls.Budget` checks at short intervals: a
+    single-client server may try it on its event loop (see ``WorkspaceConfig.inline_quick_calls``). Not grep, whose
+    one engine call on a hostile pattern can take far longer than a slice; nor the tree walks, which compile each
+    ignore file they meet (up to 256 KiB of patterns) between two checks."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -202,6 +207,7 @@ TOOLS: Final = (
         "refused are listed with the reason; when nothing is left it says why and how to fix it.",
         _object({}, []),
         _ROOTS_OUT,
+        quick=True,
     ),
     ToolSpec(
         "list_directory",
@@ -234,6 +240,7 @@ TOOLS: Final = (
         ),
         _LIST_OUT,
         walks=True,
+        quick=True,
     ),
     ToolSpec(
         "directory_tree",
@@ -275,6 +282,7 @@ TOOLS: Final = (
             },
             ["path"],
         ),
+        quick=True,
     ),
     ToolSpec(
         "read_multiple_files",
@@ -294,6 +302,7 @@ TOOLS: Final = (
             },
             ["paths"],
         ),
+        quick=True,
     ),
     ToolSpec(
         "read_media_file",
@@ -302,6 +311,7 @@ TOOLS: Final = (
         "(PNG, JPEG, GIF, WebP, BMP, TIFF, ICO, AVIF, HEIC, SVG; WAV, MP3, AAC, Ogg, FLAC, AIFF, M4A, MIDI). At "
         "most 4 MiB. Anything else answers with its detected type and size.",
         _object({"path": _PATH}, ["path"]),
+        quick=True,
     ),
     ToolSpec(
         "stat",
@@ -310,6 +320,7 @@ TOOLS: Final = (
         "Files also get a MIME type detected from their first bytes.",
         _object({"path": _PATH}, ["path"]),
         _STAT_OUT,
+        quick=True,
     ),
     ToolSpec(
         "search_files",
