@@ -7,16 +7,20 @@ file system type of each held root's mount; with mounts never crossed below a ro
 object an operation reaches is on that mount.
 
 The type is read from ``/proc/self/mountinfo`` by the mount id taken at intake, never asked of the file system
-itself (``fstatfs`` on NFS is a round trip to the server, which may be the one that went away). An allowlist of
+itself (``fstatfs`` on NFS is a round trip to the server, which may be the one that went away). A held root pins
+its mount, so its mount id cannot be reused by another mount while the root is held. An allowlist of
 type names, so that a type not named here (network, FUSE, new) counts as slow: failing closed here only costs the
 thread hop.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 from typing import Final
 
-__all__ = ["LOCAL_FILE_SYSTEMS", "MOUNTINFO", "fs_types", "is_local"]
+__all__ = ["LOCAL_FILE_SYSTEMS", "MOUNTINFO", "fs_types", "is_local", "keep_mountinfo_open"]
 
 LOCAL_FILE_SYSTEMS: Final = frozenset(
     {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "bcachefs", "zfs", "jfs", "reiserfs", "tmpfs", "ramfs"}
@@ -26,16 +30,40 @@ LOCAL_FILE_SYSTEMS: Final = frozenset(
 
 MOUNTINFO: Final = "/proc/self/mountinfo"
 
+_held_fd = -1
+_lock = threading.Lock()
+
+
+def keep_mountinfo_open() -> None:
+    """Hold ``/proc/self/mountinfo`` open from now on: a sandbox applied later (Landlock checks at open time)
+    would refuse to open it, but a held fd reads a fresh table each time from offset 0."""
+    global _held_fd
+    with _lock:
+        if _held_fd < 0:
+            with contextlib.suppress(OSError):  # no procfs: nothing is known to be local
+                _held_fd = os.open(MOUNTINFO, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def _read(mountinfo: str) -> str | None:
+    if mountinfo == MOUNTINFO and _held_fd >= 0:
+        with _lock:
+            os.lseek(_held_fd, 0, os.SEEK_SET)  # a seq_file: reading again from 0 lists the mounts as they are now
+            chunks = []
+            while chunk := os.read(_held_fd, 65536):
+                chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8", "replace")
+    try:
+        with open(mountinfo, encoding="utf-8", errors="replace") as lines:
+            return lines.read()
+    except OSError:
+        return None
+
 
 def fs_types(mountinfo: str = MOUNTINFO) -> dict[int, str]:
     """Mount id -> file system type, for every mount this process sees (empty when ``mountinfo`` is unreadable)."""
-    try:
-        with open(mountinfo, encoding="utf-8", errors="replace") as lines:
-            text = lines.read()
-    except OSError:
-        return {}
+    text = _read(mountinfo)
     types: dict[int, str] = {}
-    for line in text.splitlines():
+    for line in (text or "").splitlines():
         # "36 35 98:0 /root /mnt rw,noatime shared:1 - ext4 /dev/sda1 rw": optional fields end at a lone "-"
         head, sep, tail = line.partition(" - ")
         fields = head.split(" ", 1)

@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rootbound import _landlock
+from rootbound import Boundary, _landlock
 from rootbound.workspace.sandbox import Sandbox
 from tests.helpers.serve_process import serve, text_of
 
@@ -343,3 +343,27 @@ def test_stdio_startup_line_reports_the_sandbox(tree: Path) -> None:
     assert first.endswith(
         f"; sandbox: landlock ABI {KERNEL_ABI}, files: the DIRs read-only, TCP: no bind, no connect"
     ), first
+
+
+@needs_landlock
+def test_roots_are_still_known_to_be_local_under_the_sandbox(tree: Path) -> None:
+    """The sandbox refuses to open /proc/self/mountinfo; ``keep_mountinfo_open`` (called by the workspace server
+    before the CLI applies the sandbox) keeps the table readable, so quick calls still run on the event loop."""
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from rootbound import Boundary\nfrom rootbound._local_fs import keep_mountinfo_open\n"
+        "from rootbound.workspace.sandbox import Sandbox\n"
+        "if sys.argv[2] == 'keep':\n    keep_mountinfo_open()\n"
+        "Sandbox([Path(sys.argv[1])], writable=False).apply()\n"
+        "try:\n    open('/proc/self/mountinfo').close()\n    print('readable', end=' ')\n"
+        "except PermissionError:\n    print('refused', end=' ')\n"
+        "with Boundary([sys.argv[1]]) as boundary:\n    print(boundary.on_local_disks)\n"
+    )
+    runs = {
+        how: subprocess.run(
+            [sys.executable, "-c", script, str(tree), how], capture_output=True, text=True, timeout=60
+        ).stdout.strip()
+        for how in ("keep", "none")
+    }
+    local = "True" if Boundary([tree]).on_local_disks else "False"
+    assert runs == {"keep": f"refused {local}", "none": "refused False"}

@@ -30,6 +30,7 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
+from .._local_fs import keep_mountinfo_open
 from ..boundary import Boundary, Dropped
 from ..errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from ..fs import RootedFS
@@ -214,6 +215,8 @@ def _result(output: ToolOutput, *, modern: bool) -> dict[str, Any]:
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
     """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
     allow = list(config.dirs) if config.dirs and not config.dirs_confine_only else None
+    if config.inline_quick_calls:
+        keep_mountinfo_open()  # before the CLI applies its sandbox, which refuses the open (Boundary.on_local_disks)
     held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots))
     service = RootsService(
         fallback=allow,
