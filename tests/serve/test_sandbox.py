@@ -38,7 +38,7 @@ from rootbound.workspace import server, tools
 
 TOPS = [p for p in Path("/").iterdir() if p.is_dir() and not p.is_symlink()]  # listed before any sandbox
 
-def everything(self, roots):
+def everything(self, roots, **_):
     return Boundary(TOPS, cross_mounts=True)
 
 server.HeldBoundaries.for_roots = everything

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,10 @@ DEADLINE_GRACE = 2.0
 INLINE_SLICE = 0.002
 """Seconds a quick call may run on the event loop before it starts again on a worker thread (stdio only): long
 enough for a stat, a read or a listing of a few hundred entries, short enough not to hold up a ping."""
+RECENT_SNAPSHOTS = 16
+"""2026-07-28 roots snapshots kept held between the requests that carry them (see :class:`HeldBoundaries`)."""
+RECENT_ROOTS = 256
+"""At most this many roots in them together: each root holds descriptors (``--max-roots`` is per snapshot)."""
 INLINE_MAX_READ = 4 * 1024 * 1024
 """Reads check no budget: with a ``--max-read`` above this (the media cap), they stay on worker threads."""
 NO_CAPABILITY_HELP = (
@@ -100,6 +105,12 @@ class HeldBoundaries:
     (the ``RootSet`` the service cached for a connection, or a modern request's own) gets one :class:`Boundary`,
     held as long as the snapshot lives. A root whose path stops naming the held directory (deleted, moved,
     replaced by a symlink) is dropped from then on: denied, never followed to its new target.
+
+    A 2026-07-28 request carries its roots itself (``recurring``): each is a new claim, yet agents send the same
+    roots on every call, so the last few such snapshots stay held between requests (:data:`RECENT_SNAPSHOTS`,
+    :data:`RECENT_ROOTS`) and an equal one reuses them. Only while nothing changed: a snapshot that dropped a root
+    when it was taken in is not kept (the root may exist by the next request), and a kept one whose root moved is
+    taken in again, as the request's claim is now.
     """
 
     def __init__(self, dirs: Sequence[Path], budget: RootBudget | None = None) -> None:
@@ -107,14 +118,15 @@ class HeldBoundaries:
         self.allowlist = Boundary(dirs) if dirs else None
         self.budget = budget or RootBudget()  # issue 16 #2: roots per snapshot, and the process's fds
         self._held: weakref.WeakKeyDictionary[RootSet, Boundary] = weakref.WeakKeyDictionary()
+        self._recent: OrderedDict[RootSet, int] = OrderedDict()  # strong keys: their entries above stay
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
-    def for_roots(self, roots: RootSet) -> Iterator[Boundary]:
+    def for_roots(self, roots: RootSet, *, recurring: bool = False) -> Iterator[Boundary]:
         """The boundary of a snapshot, kept open for the ``with`` block (a replacement elsewhere cannot close it
         under the caller). One ``lstat`` per effective root notices a root whose path moved; the DIRs are not
         looked at by name at all."""
-        taken = self._use(roots, wait=True)
+        taken = self._use(roots, wait=True, recurring=recurring)
         assert taken is not None  # waiting, it always has one
         boundary, use = taken
         try:
@@ -123,10 +135,10 @@ class HeldBoundaries:
             use.__exit__(None, None, None)
 
     @contextlib.contextmanager
-    def held_for(self, roots: RootSet) -> Iterator[Boundary | None]:
+    def held_for(self, roots: RootSet, *, recurring: bool = False) -> Iterator[Boundary | None]:
         """:meth:`for_roots` for a caller on the event loop, which must not wait: ``None`` when the snapshot is
         not held yet (taking it in opens paths by name) or another thread holds the lock (it may be doing that)."""
-        taken = self._use(roots, wait=False)
+        taken = self._use(roots, wait=False, recurring=recurring)
         if taken is None:
             yield None
             return
@@ -136,21 +148,20 @@ class HeldBoundaries:
         finally:
             use.__exit__(None, None, None)
 
-    def _use(self, roots: RootSet, *, wait: bool) -> tuple[Boundary, contextlib.AbstractContextManager[object]] | None:
+    def _use(
+        self, roots: RootSet, *, wait: bool, recurring: bool
+    ) -> tuple[Boundary, contextlib.AbstractContextManager[object]] | None:
         if not self._lock.acquire(blocking=wait):
             return None
         try:
             boundary = self._held.get(roots)
-            if boundary is None or boundary.closed:
+            stale = () if boundary is None or boundary.closed else boundary.verify()
+            if boundary is None or boundary.closed or (recurring and stale):
                 if not wait:
                     return None
-                self.budget.admit(len(roots))  # RootsRefused: a clear tool error (see _tool_guard)
-                kept, refused = split_lexically(roots, self.dirs) if self.allowlist else (list(roots), [])
-                boundary = Boundary(kept, allow=self.allowlist)
-                # Refused by spelling alone, with the reason every refusal outside the allowlist gives (issue 16 #4).
-                boundary.dropped = tuple(Dropped(root, "not in allowlist") for root in refused) + boundary.dropped
-                self._held[roots] = boundary
-            stale = boundary.verify()
+                boundary, stale = self._take_in(roots, recurring), ()
+            elif recurring and roots in self._recent:
+                self._recent.move_to_end(roots)  # least recently used goes first
             if stale:
                 # Keep only what still names the object taken in (fds shared, nothing resolved again by name).
                 replaced, boundary = boundary, boundary.without(stale)
@@ -161,6 +172,27 @@ class HeldBoundaries:
         finally:
             self._lock.release()
         return boundary, use
+
+    def _take_in(self, roots: RootSet, recurring: bool) -> Boundary:
+        self.budget.admit(len(roots))  # RootsRefused: a clear tool error (see _tool_guard)
+        kept, refused = split_lexically(roots, self.dirs) if self.allowlist else (list(roots), [])
+        boundary = Boundary(kept, allow=self.allowlist)
+        settled = not boundary.dropped  # refusals by spelling alone cannot change; intake's may
+        # Refused by spelling alone, with the reason every refusal outside the allowlist gives (issue 16 #4).
+        boundary.dropped = tuple(Dropped(root, "not in allowlist") for root in refused) + boundary.dropped
+        previous = self._held.pop(roots, None)  # popped, not overwritten: its key may be another, equal object
+        self._held[roots] = boundary
+        if previous is not None:
+            previous.close()  # a kept snapshot taken in again: deferred until operations on it finish
+        self._recent.pop(roots, None)
+        if recurring and settled:
+            self._recent[roots] = len(kept)
+            while len(self._recent) > RECENT_SNAPSHOTS or sum(self._recent.values()) > RECENT_ROOTS:
+                oldest, _ = self._recent.popitem(last=False)
+                evicted = self._held.get(oldest)
+                if evicted is not None and oldest is not roots:
+                    evicted.close()  # deferred until operations on it finish; its entry goes with its key
+        return boundary
 
 
 def _tool(spec: ToolSpec) -> types.Tool:
@@ -257,12 +289,12 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                 return error  # returned, not raised: it would reach the task group as an exception group
 
         def work() -> ToolOutput | ToolError:
-            with held.for_roots(roots) as boundary:
+            with held.for_roots(roots, recurring=modern) as boundary:
                 return work_in(boundary)
 
         async def run() -> ToolOutput | ToolError:
             if inline and params.name in quick:
-                with held.held_for(roots) as boundary:
+                with held.held_for(roots, recurring=modern) as boundary:
                     if boundary is not None and boundary.on_local_disks:
                         budget.slice(INLINE_SLICE)
                         try:
