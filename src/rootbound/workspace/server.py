@@ -126,19 +126,20 @@ class HeldBoundaries:
         """The boundary of a snapshot, kept open for the ``with`` block (a replacement elsewhere cannot close it
         under the caller). One ``lstat`` per effective root notices a root whose path moved; the DIRs are not
         looked at by name at all."""
-        taken = self._use(roots, wait=True, recurring=recurring)
-        assert taken is not None  # waiting, it always has one
-        boundary, use = taken
-        try:
+        with self._holding(roots, wait=True, recurring=recurring) as boundary:
+            assert boundary is not None  # waiting, it always has one
             yield boundary
-        finally:
-            use.__exit__(None, None, None)
 
-    @contextlib.contextmanager
-    def held_for(self, roots: RootSet, *, recurring: bool = False) -> Iterator[Boundary | None]:
+    def held_for(
+        self, roots: RootSet, *, recurring: bool = False
+    ) -> contextlib.AbstractContextManager[Boundary | None]:
         """:meth:`for_roots` for a caller on the event loop, which must not wait: ``None`` when the snapshot is
         not held yet (taking it in opens paths by name) or another thread holds the lock (it may be doing that)."""
-        taken = self._use(roots, wait=False, recurring=recurring)
+        return self._holding(roots, wait=False, recurring=recurring)
+
+    @contextlib.contextmanager
+    def _holding(self, roots: RootSet, *, wait: bool, recurring: bool) -> Iterator[Boundary | None]:
+        taken = self._use(roots, wait=wait, recurring=recurring)
         if taken is None:
             yield None
             return
@@ -155,8 +156,10 @@ class HeldBoundaries:
             return None
         try:
             boundary = self._held.get(roots)
-            stale = () if boundary is None or boundary.closed else boundary.verify()
-            if boundary is None or boundary.closed or (recurring and stale):
+            if boundary is not None and boundary.closed:
+                boundary = None
+            stale = () if boundary is None else boundary.verify()
+            if boundary is None or (recurring and stale):
                 if not wait:
                     return None
                 boundary, stale = self._take_in(roots, recurring), ()
