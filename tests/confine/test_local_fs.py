@@ -12,28 +12,10 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary
-from rootbound._local_fs import LOCAL_FILE_SYSTEMS, fs_types, is_local
-from rootbound._openat2 import mount_id
+from rootbound._local_fs import fs_types, is_local
+from tests.helpers.trees import fs_type_of, local_dir
 
 PLACES = ("/", "/proc", "/sys", "/dev", "/dev/shm")
-
-
-def _local_dir(tmp_path: Path) -> Path:
-    """A directory on a local file system: the test directory, or tmpfs under /dev/shm (always local)."""
-    if _type_of(tmp_path) in LOCAL_FILE_SYSTEMS:
-        return tmp_path
-    shm = Path("/dev/shm") / f"rootbound-{os.getpid()}"
-    shm.mkdir(exist_ok=True)
-    return shm
-
-
-def _type_of(path: Path | str) -> str | None:
-    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    try:
-        mnt = mount_id(fd)
-    finally:
-        os.close(fd)
-    return None if mnt is None else fs_types().get(mnt)
 
 
 @pytest.mark.skipif(shutil.which("findmnt") is None, reason="util-linux findmnt is the judge")
@@ -44,7 +26,7 @@ def test_the_type_agrees_with_findmnt(place: str) -> None:
     judge = subprocess.run(
         ["findmnt", "-n", "-o", "FSTYPE", "--target", place], capture_output=True, text=True, check=True
     ).stdout.split()[0]
-    assert _type_of(place) == judge
+    assert fs_type_of(place) == judge
 
 
 def test_mountinfo_lines_are_read_by_their_separator(tmp_path: Path) -> None:
@@ -72,7 +54,7 @@ def test_mountinfo_lines_are_read_by_their_separator(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("resolver", ["openat2", "walk"])
 def test_a_boundary_on_local_disks(tmp_path: Path, resolver: str) -> None:
-    local = _local_dir(tmp_path)
+    local = local_dir(tmp_path)
     (local / "sub").mkdir(exist_ok=True)
     (local / "file.txt").write_text("x")
     with Boundary([local, local / "file.txt"], resolver=resolver) as boundary:  # type: ignore[arg-type]
@@ -92,5 +74,5 @@ def test_a_boundary_on_local_disks(tmp_path: Path, resolver: str) -> None:
 
 
 def test_the_portable_resolver_has_no_mount_ids_so_nothing_is_local(tmp_path: Path) -> None:
-    with Boundary([_local_dir(tmp_path)], resolver="portable") as boundary:
+    with Boundary([local_dir(tmp_path)], resolver="portable") as boundary:
         assert not boundary.on_local_disks

@@ -18,6 +18,7 @@ import pytest
 from rootbound import Boundary, RootedFS
 from rootbound._ignore import PathFilter
 from rootbound._walk import walk
+from tests.helpers.trees import git_repository
 
 FILES = {
     ".gitignore": "*.log\n!x.tmp\nbuild/\n!keep.bak\n",
@@ -49,16 +50,7 @@ def rg_binary() -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path.resolve() / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    for rel, content in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(content)
-    for rel in PLAIN:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text("x\n")
-    return root
+    return git_repository(tmp_path.resolve() / "repo", {**FILES, **dict.fromkeys(PLAIN, "x\n")})
 
 
 def by_ripgrep(start: Path) -> list[str]:

@@ -23,8 +23,8 @@ import pytest
 import rootbound.workspace.server as server_module
 from rootbound.workspace.calls import Budget, SliceOver, ToolError
 from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
-from tests.confine.test_local_fs import _local_dir
 from tests.helpers.raw_peer import raw_connection
+from tests.helpers.trees import local_dir
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +56,7 @@ def ran(monkeypatch: pytest.MonkeyPatch) -> Ran:
 
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
-    root = _local_dir(tmp_path) / "work"
+    root = local_dir(tmp_path) / "work"
     root.mkdir()
     (root / "a.txt").write_text("alpha\n")
     (root / "a.png").write_bytes(PNG)
@@ -183,7 +183,7 @@ def test_a_sliced_budget() -> None:
 
 
 def test_a_ping_is_answered_while_a_long_listing_runs_over_stdio(tmp_path: Path) -> None:
-    root = _local_dir(tmp_path) / "wide"
+    root = local_dir(tmp_path) / "wide"
     (root / "w").mkdir(parents=True)
     for index in range(30_000):  # sorted by size with details: ~0.1 s, checked every 1,024 entries
         os.close(os.open(root / "w" / f"f{index}", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))

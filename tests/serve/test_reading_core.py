@@ -18,6 +18,7 @@ from rootbound._regex import compile_bytes
 from rootbound._text import read_byte_range, read_lines, read_tail, utf8_end, utf8_start
 from rootbound.errors import InvalidPattern
 from rootbound.workspace.render import escape, escape_line
+from tests.helpers.trees import git_repository
 
 TEXT = st.text(alphabet=st.sampled_from("ab\n é€𝄞\r\t"), max_size=60)
 
@@ -178,15 +179,7 @@ def _ignored_by_walk(rel: str) -> bool:
 
 
 def test_gitignore_rules_agree_with_git(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    for rel, content in GITIGNORES.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(content)
-    for rel in CANDIDATES:
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text("x\n")
+    repo = git_repository(tmp_path / "repo", {**GITIGNORES, **dict.fromkeys(CANDIDATES, "x\n")})
     result = subprocess.run(
         ["git", "-C", str(repo), "check-ignore", "--no-index", *CANDIDATES], capture_output=True, text=True
     )
