@@ -45,14 +45,15 @@ def keep_mountinfo_open() -> None:
 
 
 def _read(mountinfo: str) -> str | None:
-    if mountinfo == MOUNTINFO and _held_fd >= 0:
-        with _lock:
-            os.lseek(_held_fd, 0, os.SEEK_SET)  # a seq_file: reading again from 0 lists the mounts as they are now
-            chunks = []
-            while chunk := os.read(_held_fd, 65536):
-                chunks.append(chunk)
-        return b"".join(chunks).decode("utf-8", "replace")
+    """The table's text, or ``None`` when it cannot be read (then nothing is known to be local)."""
     try:
+        if mountinfo == MOUNTINFO and _held_fd >= 0:
+            with _lock:
+                os.lseek(_held_fd, 0, os.SEEK_SET)  # a seq_file: read again from 0, it lists the mounts as they are
+                chunks = []
+                while chunk := os.read(_held_fd, 65536):
+                    chunks.append(chunk)
+            return b"".join(chunks).decode("utf-8", "replace")
         with open(mountinfo, encoding="utf-8", errors="replace") as lines:
             return lines.read()
     except OSError:
