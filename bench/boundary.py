@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rootbound import Boundary, RootedFS
-from rootbound import _openat2 as o2
-from rootbound.boundary import Resolver
+from rootbound.confine import syscalls as o2
+from rootbound.confine.boundary import Resolver
 
 Timer = Callable[[], object]
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from rootbound import Boundary, RootedFS, RootsError
-from rootbound import _openat2 as o2
+from rootbound.confine import syscalls as o2
 
 OUTSIDE = b"OUTSIDE-SECRET-content"
 _libc = ctypes.CDLL(None, use_errno=True)

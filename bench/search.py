@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rootbound import Boundary, RootedFS
-from rootbound import _openat2 as o2
+from rootbound.confine import syscalls as o2
 from rootbound.workspace.tools import Limits, run_tool
 
 SEED = 20_250_605

@@ -12,7 +12,7 @@ Run: ``.venv/bin/python bench/write_races.py [--calls N] [--quick]``.
   file, fsync, beneath proof, rename) next to the same steps on a plain path (temp, fsync, ``os.replace``); and of
   ``edit_file`` next to read + ``str.replace`` + the same plain atomic write. Interleaved rounds, best kept,
   wall clock (fsync dominates and is not CPU time).
-* W3: ``rootbound.edit.apply_edits`` (match + apply, no I/O) on a 1.2 MB, 40,000-line text for an edit near the
+* W3: ``rootbound.text.edit.apply_edits`` (match + apply, no I/O) on a 1.2 MB, 40,000-line text for an edit near the
   end found by each tier, and one found nowhere (every tier runs, plus the look-alike search), next to
   ``str.replace`` on the same text. CPU time, best of rounds.
 """
@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rootbound import Boundary, RootedFS, RootsError
-from rootbound import _openat2 as o2
-from rootbound.edit import Edit, apply_edits
+from rootbound.confine import syscalls as o2
+from rootbound.text.edit import Edit, apply_edits
 
 A = b"variant-A " + b"a" * 4096 + b"\n"
 B = b"variant-B " + b"b" * 4096 + b"\n"

@@ -5,7 +5,7 @@
 #   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
 #                      pinned by tests/judges/peers/package-lock.json)
 #   ripgrep            Debian package, the judge of the ignore-aware walk (tests/judges/test_ripgrep_ignore.py)
-#   nginx              Debian package, for the multi-instance test (tests/test_deploy_nginx.py starts its own
+#   nginx              Debian package, for the multi-instance test (tests/judges/test_deploy_nginx.py starts its own
 #                      instance on loopback with its own config, pid and log paths; the system service is never
 #                      started)
 # Called by `make pytest` (so `make test` and CI on a fresh clone install everything); `make demo` never runs it.
@@ -55,7 +55,7 @@ fi
 
 if [[ "${ROOTBOUND_SKIP_APT:-}" != 1 ]] && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
     if [[ $(id -u) -ne 0 ]]; then
-        log "nginx is missing and this is not root: install the Debian package nginx (tests/test_deploy_nginx.py needs it)"
+        log "nginx is missing and this is not root: install the Debian package nginx (tests/judges/test_deploy_nginx.py needs it)"
         exit 1
     fi
     log "installing nginx (Debian package)"

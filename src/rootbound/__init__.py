@@ -7,10 +7,10 @@ adapters drive, and the confinement layer (``Boundary``, ``RootedFS``) does only
 
 from __future__ import annotations
 
-from ._writes import EditOutcome
-from .boundary import Boundary, Dropped, EffectiveRoot
-from .edit import Edit, EditAmbiguous, EditError, EditNotFound, FileChanged, InvalidEdit
-from .errors import (
+from rootbound.confine.boundary import Boundary, Dropped, EffectiveRoot
+from rootbound.confine.rooted_fs import Entry, GrepMatch, GrepResult, RootedFS, SearchResult
+from rootbound.confine.write_ops import EditOutcome
+from rootbound.core.errors import (
     AccessDenied,
     CrossesMount,
     DanglingSymlink,
@@ -39,10 +39,10 @@ from .errors import (
     SymlinkLoop,
     TooLarge,
 )
-from .fs import Entry, GrepMatch, GrepResult, RootedFS, SearchResult
-from .mrtr import MISSING, ROOTS_KEY
-from .roots import Era, Root, RootLike, RootLimits, RootsChange, RootSet
-from .uri import canonical_uri, path_to_uri, uri_to_path
+from rootbound.core.mrtr import MISSING, ROOTS_KEY
+from rootbound.core.roots import Era, Root, RootLike, RootLimits, RootsChange, RootSet
+from rootbound.core.uri import canonical_uri, path_to_uri, uri_to_path
+from rootbound.text.edit import Edit, EditAmbiguous, EditError, EditNotFound, FileChanged, InvalidEdit
 
 __version__ = "0.1.0"
 

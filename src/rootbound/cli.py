@@ -10,8 +10,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import __version__
-from .workspace import cli as serve_cli
+from rootbound import __version__
+from rootbound.workspace import cli as serve_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["audit"]:  # imported only here, so `rootbound serve` never loads the audit package
-        from .audit import cli as audit_cli
+        from rootbound.audit import cli as audit_cli
 
         return audit_cli.main(argv[1:])
     parser = build_parser()

@@ -1,4 +1,4 @@
-"""rootbound._atomic: the fd-level pieces every confined write is published with (temp, rename, beneath proof)."""
+"""atomic_write: the fd-level pieces every confined write is published with (temp, rename, beneath proof)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rootbound import OutsideRoots
-from rootbound import _atomic as atomic
+from rootbound.confine import atomic_write as atomic
 
 
 @pytest.fixture

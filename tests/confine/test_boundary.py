@@ -31,8 +31,8 @@ from rootbound import (
     SymlinkLoop,
     path_to_uri,
 )
-from rootbound import _openat2 as o2
-from rootbound.boundary import MAX_SYMLINK_HOPS, READ, Resolver, RootLike
+from rootbound.confine import syscalls as o2
+from rootbound.confine.boundary import MAX_SYMLINK_HOPS, READ, Resolver, RootLike
 
 RESOLVERS = ["openat2", "walk"]
 

@@ -35,7 +35,7 @@ from rootbound import (
     SymlinkLoop,
     path_to_uri,
 )
-from rootbound import _openat2 as o2
+from rootbound.confine import syscalls as o2
 from tests.helpers.processes import private_mount_namespace
 
 RESOLVERS = ["openat2", "walk", "portable"]  # portable: the walk without O_PATH, procfs, mount ids

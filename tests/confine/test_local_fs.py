@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary
-from rootbound._local_fs import fs_types, is_local
+from rootbound.confine.local_disks import fs_types, is_local
 from tests.helpers.trees import fs_type_of, local_dir
 
 PLACES = ("/", "/proc", "/sys", "/dev", "/dev/shm")

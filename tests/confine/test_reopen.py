@@ -2,7 +2,7 @@
 
 Issue 16 #8: a regular file is reached as an ``O_PATH`` fd, its type checked, and only then reopened for reading
 through that fd (procfs), never by name, so a FIFO or device is never opened for reading. The reopen looks the fd
-number up in a dirfd of ``/proc/<pid>/fd`` held since import (``rootbound._resolve``): a child of ``fork()`` must
+number up in a dirfd of ``/proc/<pid>/fd`` held since import (``resolvers``): a child of ``fork()`` must
 never look its fd numbers up in its *parent's* table, and without procfs the reopen must fail closed.
 """
 
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary, NotAFile, PathNotFound, RootedFS
-from rootbound import _intent as intent_mod
-from rootbound import _procfd as procfd_mod
+from rootbound.confine import intents as intent_mod
+from rootbound.confine import proc_fd as procfd_mod
 from tests.helpers.processes import private_mount_namespace
 
 RESOLVERS = ["openat2", "walk"]  # "portable" has no O_PATH: its "path" open already is a non-blocking read open
@@ -113,8 +113,7 @@ _FORK_SCRIPT = textwrap.dedent(
     """
     import ctypes, os, sys
     from rootbound import Boundary, RootedFS, RootsError
-    from rootbound import _procfd as _resolve
-
+    from rootbound.confine import proc_fd as _resolve
     root, secret, how, resolver = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     fs = RootedFS(Boundary([root], resolver=resolver))
     assert fs.read_bytes("plain.txt") == b"inside"  # the parent's dirfd is in use
@@ -198,7 +197,7 @@ _NO_PROC_SCRIPT = textwrap.dedent(
     import os, subprocess, sys
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/proc"], check=True)  # /proc is now an empty directory
     from rootbound import Boundary, NotAFile, RootedFS
-    from rootbound import _procfd as _resolve
+    from rootbound.confine import proc_fd as _resolve
     assert _resolve._proc_fd == -1, "a dirfd was opened without procfs"
     root = sys.argv[1]
     os.mkfifo(os.path.join(root, "pipe"))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rootbound import EditOutcome, RootedFS, RootsError
-from rootbound.edit import Edit
+from rootbound.text.edit import Edit
 from tests.confine.test_escapes import CASES, RESOLVERS, Case, Env, build, leaks, make_env, snapshot
 
 WRITE_OPS: dict[str, Callable[[RootedFS, object], object]] = {

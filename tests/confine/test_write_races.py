@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary, RootedFS, RootsError
-from rootbound.edit import Edit
+from rootbound.text.edit import Edit
 from tests.confine.test_toctou import Arena, race
 from tests.confine.test_writes import snapshot
 from tests.helpers.swap import exchange

@@ -33,9 +33,9 @@ from rootbound import (
     RootsError,
     SymlinkEscape,
 )
-from rootbound import _atomic as atomic
-from rootbound import _writes as writes
-from rootbound.edit import Edit, EditAmbiguous, EditNotFound, FileChanged
+from rootbound.confine import atomic_write as atomic
+from rootbound.confine import write_ops as writes
+from rootbound.text.edit import Edit, EditAmbiguous, EditNotFound, FileChanged
 
 RESOLVERS = ["openat2", "walk"]
 OUTSIDE = b"OUTSIDE-SECRET\n"

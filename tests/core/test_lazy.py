@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from rootbound._lazy import lazy_names
+from rootbound.core.lazy_exports import lazy_names
 
 
 @pytest.mark.parametrize("package", ["rootbound.workspace", "rootbound.audit"])

@@ -1,4 +1,4 @@
-"""rootbound._request_state: the requestState payload that carries roots between input rounds."""
+"""rootbound.core.request_state: the requestState payload that carries roots between input rounds."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from rootbound import InvalidRootsAnswer, RootLimits, RootSet
-from rootbound._request_state import STATE_PREFIX, CarriedState, decode_request_state, encode_request_state
+from rootbound.core.request_state import STATE_PREFIX, CarriedState, decode_request_state, encode_request_state
 
 ROOTS = RootSet.parse({"roots": [{"uri": "file:///work", "name": "Work", "x-extra": [1]}]}, "2026-07-28")
 

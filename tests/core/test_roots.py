@@ -1,4 +1,4 @@
-"""rootbound.roots: the Root/RootSet model, strict answer parsing per era, limits, no echo."""
+"""rootbound.core.roots: the Root/RootSet model, strict answer parsing per era, limits, no echo."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""rootbound._roots_cache: the handshake-era per-connection cache as a pure state machine.
+"""rootbound.core.roots_cache: the handshake-era per-connection cache as a pure state machine.
 
 Generation counter, single flight, invalidate-on-receipt, the debounce decision and change detection, driven
 step by step the way ``rootbound.mcp._handshake`` drives them (the wire tests in tests/mcp prove the wiring).
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from rootbound import RootsChange, RootSet, RootsUnavailable
-from rootbound._roots_cache import ConnectionRoots, Follow, Lead
+from rootbound.core.roots_cache import ConnectionRoots, Follow, Lead
 
 A = RootSet.of(["/a"])
 B = RootSet.of(["/a", "/b"])

@@ -1,4 +1,4 @@
-"""rootbound.uri: strict file URIs, every URI-shaped class in docs/threats.md, and round-trip properties."""
+"""rootbound.core.uri: strict file URIs, every URI-shaped class in docs/threats.md, and round-trip properties."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rootbound import InvalidPath, InvalidRootURI, RootsError, canonical_uri, path_to_uri, uri_to_path
-from rootbound.uri import MAX_COMPONENT_BYTES
+from rootbound.core.uri import MAX_COMPONENT_BYTES
 
 ACCEPTED: list[tuple[str, PurePath]] = [
     ("file:///srv/work", PurePosixPath("/srv/work")),

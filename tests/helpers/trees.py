@@ -7,8 +7,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from rootbound._local_fs import LOCAL_FILE_SYSTEMS, fs_types
-from rootbound._openat2 import mount_id
+from rootbound.confine.local_disks import LOCAL_FILE_SYSTEMS, fs_types
+from rootbound.confine.syscalls import mount_id
 
 __all__ = ["fs_type_of", "git_repository", "local_dir"]
 

@@ -38,7 +38,7 @@ from mcp.server.request_state import RequestStateBoundary
 
 from mcp import Client
 from rootbound import Root, RootSet
-from rootbound._request_state import encode_request_state
+from rootbound.core.request_state import encode_request_state
 from rootbound.mcp.client import RootsProvider
 from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
 from tests.helpers.processes import free_port, python_env, report, rootbound_http, stop, table, wait_listening

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary, RootedFS
-from rootbound._ignore import PathFilter
-from rootbound._walk import walk
+from rootbound.confine.search.ignore_rules import PathFilter
+from rootbound.confine.search.ignore_walk import walk
 from tests.helpers.trees import git_repository
 
 FILES = {

@@ -1,7 +1,7 @@
 """Pins for every private SDK attribute and SDK constant rootbound relies on, both sides, in one place.
 
 Server side: ``rootbound.mcp._sdk_server``; client side: ``rootbound.mcp._sdk_client``; plus the protocol
-constants the SDK-free core (``rootbound.mrtr``) restates. If an SDK release moves or changes one of these, this
+constants the SDK-free core (``rootbound.core.mrtr``) restates. If an SDK release moves or changes one of these, this
 file fails first and says which assumption broke, before any roots behaviour silently degrades.
 """
 
@@ -34,10 +34,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 
 from mcp import Client
 from rootbound import InvalidPath, path_to_uri
-from rootbound.mcp import _sdk_client
-from rootbound.mcp._sdk_server import connection_of, lowlevel_server_of, request_context_of
-from rootbound.mcp.client import RootsProvider
-from rootbound.mrtr import (
+from rootbound.core.mrtr import (
     CAPABILITIES_META,
     INPUT_ROUND_VERSIONS,
     LIST_CHANGED,
@@ -45,6 +42,9 @@ from rootbound.mrtr import (
     era_of,
     roots_input_request,
 )
+from rootbound.mcp import _sdk_client
+from rootbound.mcp._sdk_server import connection_of, lowlevel_server_of, request_context_of
+from rootbound.mcp.client import RootsProvider
 from tests.fixtures.recording_server import Recorder, declared_capabilities
 from tests.helpers.mcp_client import bare_session
 

@@ -15,8 +15,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from rootbound.core.mrtr import LIST_CHANGED, era_of, request_capabilities
 from rootbound.mcp import RootsService
-from rootbound.mrtr import LIST_CHANGED, era_of, request_capabilities
 
 TOOLS = ("roots_summary", "declared_roots_capability", "list_changed_count")
 

@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from rootbound import MISSING, InvalidRootsAnswer, InvalidRootsRequest, RootSet
-from rootbound.mrtr import client_supports_roots, read_roots_response, roots_input_request, validate_roots_request
+from rootbound.core.mrtr import client_supports_roots, read_roots_response, roots_input_request, validate_roots_request
 from tests.fixtures.hostile_wire import MODERN_META, REPO, StdioPeer
 from tests.seeds.conftest import HERE
 

@@ -79,9 +79,9 @@ def _usage(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from .report import Report
-    from .runner import AuditOptions, run_audit
-    from .session import ServerSpec, check_loopback
+    from rootbound.audit.report import Report
+    from rootbound.audit.runner import AuditOptions, run_audit
+    from rootbound.audit.session import ServerSpec, check_loopback
 
     command = list(args.server)
     if command and command[0] == "--":

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .classes import Kind
-from .trap import Canary, Trap
+from rootbound.audit.classes import Kind
+from rootbound.audit.trap import Canary, Trap
 
 __all__ = ["Evidence", "control_evidence", "judge", "result_text"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
 
-from .trap import NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
+from rootbound.audit.trap import NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
 
 __all__ = ["Probe", "Shape", "Style", "catalogue", "control_paths"]
 

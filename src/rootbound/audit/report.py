@@ -12,8 +12,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .. import __version__
-from .classes import CLASSES, SEVERITIES, Kind, Severity, by_id
+from rootbound import __version__
+from rootbound.audit.classes import CLASSES, SEVERITIES, Kind, Severity, by_id
 
 __all__ = ["EXIT_FINDINGS", "EXIT_INCOMPLETE", "EXIT_OK", "Finding", "ModeRun", "Report", "ToolStatus"]
 

@@ -9,25 +9,22 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import TYPE_CHECKING
 
 import anyio
 
-from .judge import control_evidence, judge
-from .probes import Style, control_paths
-
-if TYPE_CHECKING:
-    from .runner import _Auditor, _Learnt, _ModeCtx
+from rootbound.audit.judge import control_evidence, judge
+from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
+from rootbound.audit.probes import Style, control_paths
 
 __all__ = ["empty_roots", "fifo", "stale_roots"]
 
 
-async def stale_roots(auditor: _Auditor, ctx: _ModeCtx, learnt: list[_Learnt]) -> None:
+async def stale_roots(auditor: AuditorView, ctx: ModeContext, learnt: list[Learnt]) -> None:
     """Read under the second root, remove it (list_changed in the handshake era), read again."""
     assert ctx.provider is not None
     second = auditor.trap.second
     reads = [item for item in learnt if item.plan.access == "read"]
-    targets: list[tuple[_Learnt, str]] = []
+    targets: list[tuple[Learnt, str]] = []
     for item in reads:
         path = second / auditor.trap.canaries["second"].name if item.shape == "file" else second
         spelling = {"absolute": str(path), "uri": "file://" + str(path)}.get(item.style)
@@ -67,7 +64,7 @@ async def stale_roots(auditor: _Auditor, ctx: _ModeCtx, learnt: list[_Learnt]) -
                 )
 
 
-async def empty_roots(auditor: _Auditor, ctx: _ModeCtx, learnt: list[_Learnt]) -> None:
+async def empty_roots(auditor: AuditorView, ctx: ModeContext, learnt: list[Learnt]) -> None:
     """Withdraw every root: W must stop being served (an empty set is not "no restriction")."""
     assert ctx.provider is not None
     auditor.say(f"{ctx.name}: withdrawing every root")
@@ -101,7 +98,7 @@ async def empty_roots(auditor: _Auditor, ctx: _ModeCtx, learnt: list[_Learnt]) -
             )
 
 
-async def fifo(auditor: _Auditor, ctx: _ModeCtx, learnt: list[_Learnt]) -> None:
+async def fifo(auditor: AuditorView, ctx: ModeContext, learnt: list[Learnt]) -> None:
     """Read W/fifo once; if the call blocks and a writer then finds the server waiting, that is the evidence."""
     fifo = auditor.trap.fifo
     item = next((i for i in learnt if i.plan.access == "read" and i.kind == "read" and i.shape == "file"), None)

@@ -11,20 +11,21 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 
-from .classes import by_id, severity_for
-from .judge import control_evidence, judge, result_text
-from .probes import Probe, Shape, Style, catalogue, control_paths
-from .report import Finding, ModeRun, Report, ToolStatus
-from .roots_probes import empty_roots, fifo, stale_roots
-from .session import CallOutcome, CountingProvider, Peer, ServerSpec, StartFailed, leaf_error, open_peer
-from .tools import ToolPlan, learn_params, plan_learnt, plan_tool
-from .trap import Change, Snapshot, Trap, build_trap, remove
+from rootbound.audit.classes import by_id, severity_for
+from rootbound.audit.judge import control_evidence, judge, result_text
+from rootbound.audit.mode_context import Learnt, ModeContext
+from rootbound.audit.probes import Probe, Shape, Style, catalogue, control_paths
+from rootbound.audit.report import Finding, ModeRun, Report, ToolStatus
+from rootbound.audit.roots_probes import empty_roots, fifo, stale_roots
+from rootbound.audit.session import CallOutcome, CountingProvider, ServerSpec, StartFailed, leaf_error, open_peer
+from rootbound.audit.tools import ToolPlan, learn_params, plan_learnt, plan_tool
+from rootbound.audit.trap import Change, Snapshot, Trap, build_trap, remove
 
 __all__ = ["AuditOptions", "run_audit"]
 
@@ -46,28 +47,6 @@ class AuditOptions:
     trap_home: bool = False
     keep_trap: bool = False
     progress: Callable[[str], None] | None = None
-
-
-@dataclass
-class _Learnt:
-    """What a tool's positive control proved: which parameter, spelling style, target shape, evidence kind."""
-
-    plan: ToolPlan
-    param: str
-    style: Style
-    shape: Shape
-    kind: str
-    pattern: str
-
-
-@dataclass
-class _ModeCtx:
-    name: str
-    run: ModeRun
-    peer: Peer
-    allowed: set[str] = field(default_factory=lambda: {"ws"})
-    provider: CountingProvider | None = None
-    last: CallOutcome | None = None
 
 
 class _Auditor:
@@ -143,7 +122,7 @@ class _Auditor:
             if name == "roots-2026" and not peer.modern:
                 run.status, run.detail = "not applicable", "the server does not speak 2026-07-28"
                 return
-            ctx = _ModeCtx(name, run, peer, provider=provider)
+            ctx = ModeContext(name, run, peer, provider=provider)
             if roots_mode:
                 ctx.allowed.add("second")
             try:
@@ -151,7 +130,7 @@ class _Auditor:
             finally:
                 run.calls = peer.calls
 
-    async def exercise(self, ctx: _ModeCtx) -> None:
+    async def exercise(self, ctx: ModeContext) -> None:
         tools = await ctx.peer.list_tools()
         plans: list[ToolPlan] = []
         for tool in tools:
@@ -162,7 +141,7 @@ class _Auditor:
                 plan = await self.learn(ctx, plan)
             plans.append(plan)
             ctx.run.tools.append(ToolStatus(plan.name, plan.access, note=plan.reason))
-        learnt: list[_Learnt] = []
+        learnt: list[Learnt] = []
         for plan, status in zip(plans, ctx.run.tools, strict=True):
             if plan.access == "skip" or self.hung(ctx):
                 continue
@@ -212,19 +191,19 @@ class _Auditor:
             ctx.run.status = "hung"
             ctx.run.detail = "calls stopped answering; the server was killed"
 
-    def hung(self, ctx: _ModeCtx) -> bool:
+    def hung(self, ctx: ModeContext) -> bool:
         return ctx.peer.timeouts_in_a_row >= 2
 
     # -- learning ----------------------------------------------------------------------------------------
 
-    async def learn(self, ctx: _ModeCtx, plan: ToolPlan) -> ToolPlan:
+    async def learn(self, ctx: ModeContext, plan: ToolPlan) -> ToolPlan:
         """An empty schema: call with no arguments and read the parameter names from the validation error."""
         out = await ctx.peer.call(plan.name, {})
         text = (out.error or "") + "\n" + result_text(out.result)
         names = learn_params(text) if out.is_error else {}
         return plan_learnt(plan.name, names, plan.access)
 
-    async def control(self, ctx: _ModeCtx, plan: ToolPlan) -> _Learnt | None:
+    async def control(self, ctx: ModeContext, plan: ToolPlan) -> Learnt | None:
         shapes: tuple[Shape, ...] = ("new", "file") if plan.access == "write" else ("file", "dir")
         patterns = PATTERNS if plan.pattern_params else ("rbt",)
         for param in plan.path_params:
@@ -239,8 +218,8 @@ class _Auditor:
         return None
 
     async def try_control(
-        self, ctx: _ModeCtx, plan: ToolPlan, param: str, style: Style, shape: Shape, pattern: str
-    ) -> _Learnt | None:
+        self, ctx: ModeContext, plan: ToolPlan, param: str, style: Style, shape: Shape, pattern: str
+    ) -> Learnt | None:
         new = self.trap.new_name()
         value = control_paths(self.trap, shape, style, new)
         if plan.access == "write":
@@ -254,7 +233,7 @@ class _Auditor:
             self.judge_write(ctx, plan.name, param, "control", Probe("outside-absolute", value, "ws"), out, changes)
             self.restore(changes)
             if inside:
-                return _Learnt(plan, param, style, shape, "write", pattern)
+                return Learnt(plan, param, style, shape, "write", pattern)
             return None
         out = ctx.last = await ctx.peer.call(plan.name, plan.arguments(param, value, value, pattern, ""))
         # A control answer can itself escape (a recursive listing that follows W's links out).
@@ -262,7 +241,7 @@ class _Auditor:
         kind = control_evidence(self.trap, out.request, out.result, out.is_error)
         if kind is None:
             return None
-        return _Learnt(plan, param, style, shape, kind, pattern)
+        return Learnt(plan, param, style, shape, kind, pattern)
 
     def scratch(self, style: Style) -> str:
         assert self.trap.scratch is not None
@@ -274,7 +253,7 @@ class _Auditor:
 
     # -- probing -------------------------------------------------------------------------------------------
 
-    async def probe_tool(self, ctx: _ModeCtx, item: _Learnt) -> int:
+    async def probe_tool(self, ctx: ModeContext, item: Learnt) -> int:
         plan = item.plan
         new = self.trap.new_name()
         probes = catalogue(self.trap, item.shape, "absolute", home=self.o.trap_home, new_name=new)
@@ -304,7 +283,7 @@ class _Auditor:
             self.restore(changes)
         return count
 
-    async def fire_reads(self, ctx: _ModeCtx, item: _Learnt, probes: list[Probe], other: str) -> None:
+    async def fire_reads(self, ctx: ModeContext, item: Learnt, probes: list[Probe], other: str) -> None:
         """Read probes change nothing, so a few run at once (writes stay one at a time, between snapshots)."""
         plan = item.plan
         limiter = anyio.CapacityLimiter(PARALLEL)
@@ -325,14 +304,14 @@ class _Auditor:
             for probe in probes:
                 group.start_soon(one, probe)
 
-    def judge_read(self, ctx: _ModeCtx, tool: str, param: str, probe: Probe, out: CallOutcome) -> None:
+    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> None:
         found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed))
         for ev in found:
             class_id = "hardlink" if ev.location == "hardlink" else probe.class_id
             self.finding(ctx, class_id, ev.kind, tool, param, out, ev.detail, probe.path, ev.location)
 
     def judge_write(
-        self, ctx: _ModeCtx, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
+        self, ctx: ModeContext, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
     ) -> None:
         for change in changes:
             loc = self.location(change)
@@ -357,7 +336,7 @@ class _Auditor:
 
     def finding(
         self,
-        ctx: _ModeCtx,
+        ctx: ModeContext,
         class_id: str,
         kind: Any,
         tool: str,

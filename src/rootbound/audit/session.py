@@ -35,9 +35,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp import Client
-
-from ..mcp import RootsProvider
-from . import _sdk
+from rootbound.audit import _sdk
+from rootbound.mcp import RootsProvider
 
 __all__ = ["CallOutcome", "CountingProvider", "Peer", "ServerSpec", "StartFailed", "leaf_error", "open_peer"]
 

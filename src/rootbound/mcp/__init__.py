@@ -1,5 +1,5 @@
-"""Adapters to the official ``mcp`` SDK: they drive the SDK-free protocol core (``rootbound.mrtr`` and the
-cache and ``requestState`` state in ``rootbound._roots_cache`` / ``rootbound._request_state``) and only move bytes.
+"""Adapters to the official ``mcp`` SDK: they drive the SDK-free protocol core (``rootbound.core.mrtr`` and the
+cache and ``requestState`` state in ``roots_cache`` / ``request_state``) and only move bytes.
 
 The core never imports the SDK; these adapters do, and so do the applications built on them (``rootbound serve``
 in ``rootbound.workspace``, ``rootbound.cli`` and ``rootbound.demo``). Private SDK access is in one module per
@@ -11,8 +11,8 @@ side, ``_sdk_server`` and ``_sdk_client``.
 
 from __future__ import annotations
 
-from .client import ClientKwargs, RootsProvider
-from .server import ChangeCallback, InputRequired, RootsService, mcp_error, tool_errors
+from rootbound.mcp.client import ClientKwargs, RootsProvider
+from rootbound.mcp.server import ChangeCallback, InputRequired, RootsService, mcp_error, tool_errors
 
 __all__ = [
     "ChangeCallback",

@@ -14,8 +14,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-from ..errors import RootsError
-from ..mrtr import era_of
+from rootbound.core.errors import RootsError
+from rootbound.core.mrtr import era_of
 
 __all__ = ["InputRequired", "is_error_result", "mcp_error", "tool_errors", "tool_failure", "wire_result"]
 

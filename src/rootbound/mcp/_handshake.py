@@ -1,4 +1,4 @@
-"""Handshake-era roots on the SDK: the I/O around the per-connection cache of ``rootbound._roots_cache``.
+"""Handshake-era roots on the SDK: the I/O around the per-connection cache of ``rootbound.core.roots_cache``.
 
 The state machine decides (cached, lead, follow, store, debounce); this module only sends ``roots/list``, waits
 on flights, sleeps the debounce window and ties each cache entry to its connection's lifetime
@@ -18,11 +18,11 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .._roots_cache import MAX_ATTEMPTS, ConnectionRoots, Flight, Lead
-from ..errors import InvalidRootsAnswer, RootsError, RootsUnavailable
-from ..mrtr import client_supports_roots
-from ..roots import RootLimits, RootsChange, RootSet
-from ._sdk_server import connection_of
+from rootbound.core.errors import InvalidRootsAnswer, RootsError, RootsUnavailable
+from rootbound.core.mrtr import client_supports_roots
+from rootbound.core.roots import RootLimits, RootsChange, RootSet
+from rootbound.core.roots_cache import MAX_ATTEMPTS, ConnectionRoots, Flight, Lead
+from rootbound.mcp._sdk_server import connection_of
 
 __all__ = ["HandshakeRoots", "OnChange", "handshake_supports_roots"]
 

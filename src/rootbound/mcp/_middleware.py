@@ -8,26 +8,40 @@ right wire answer (an ``InputRequiredResult``, a tool error with a fixed text, o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types.methods import is_input_required
 
-from ..errors import RootsError
-from ..mrtr import INPUT_ROUND_METHODS, LIST_CHANGED, era_of
-from . import _rounds
-from ._bridges import InputRequired, is_error_result, mcp_error, tool_failure
+from rootbound.core.errors import RootsError
+from rootbound.core.mrtr import INPUT_ROUND_METHODS, LIST_CHANGED, era_of
+from rootbound.core.roots import RootLimits
+from rootbound.mcp import _rounds
+from rootbound.mcp._bridges import InputRequired, is_error_result, mcp_error, tool_failure
+from rootbound.mcp._handshake import HandshakeRoots
 
-if TYPE_CHECKING:
-    from .server import RootsService
+__all__ = ["RootsMiddleware", "ServiceParts"]
 
-__all__ = ["RootsMiddleware"]
+
+class ServiceParts(Protocol):
+    """What the middleware reads of the ``RootsService`` it serves, named here so the two modules do not import
+    each other (the service imports this module to install the middleware)."""
+
+    _handshake: HandshakeRoots
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def limits(self) -> RootLimits: ...
+
+    def _server_info(self) -> Any: ...
 
 
 class RootsMiddleware:
     """Server middleware: synchronous invalidation, the per-request scope, and the input-round plumbing."""
 
-    def __init__(self, service: RootsService) -> None:
+    def __init__(self, service: ServiceParts) -> None:
         self.service = service
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:

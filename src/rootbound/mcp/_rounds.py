@@ -2,8 +2,8 @@
 
 No request of rootbound's own in this era: a missing roots answer becomes an ``InputRequiredResult`` with the
 core's roots input request under a stable key, next to any other input requests of the same round; the retry's
-raw ``inputResponses`` are read by :mod:`rootbound.mrtr`; roots obtained in one round ride the (SDK-sealed)
-``requestState`` into later rounds of the same call (:mod:`rootbound._request_state`).
+raw ``inputResponses`` are read by :mod:`rootbound.core.mrtr`; roots obtained in one round ride the (SDK-sealed)
+``requestState`` into later rounds of the same call (:mod:`rootbound.core.request_state`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from typing import Any, Final, Literal
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
-from .._request_state import decode_request_state, encode_request_state
-from ..errors import InvalidRootsAnswer
-from ..mrtr import (
+from rootbound.core.errors import InvalidRootsAnswer
+from rootbound.core.mrtr import (
     MISSING,
     Missing,
     client_supports_roots,
@@ -29,8 +28,9 @@ from ..mrtr import (
     roots_answer_over_limit,
     roots_input_request,
 )
-from ..roots import Era, RootLimits, RootSet
-from ._bridges import InputRequired, mcp_error, wire_result
+from rootbound.core.request_state import decode_request_state, encode_request_state
+from rootbound.core.roots import Era, RootLimits, RootSet
+from rootbound.mcp._bridges import InputRequired, mcp_error, wire_result
 
 __all__ = [
     "SCOPE",

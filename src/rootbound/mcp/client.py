@@ -34,11 +34,11 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession, ListRootsFnT
 
-from .. import errors
-from ..errors import InvalidRootsAnswer
-from ..mrtr import advertised_roots_capability, era_of
-from ..roots import DEFAULT_LIMITS, Root, RootLike, RootLimits, RootSet
-from . import _sdk_client
+from rootbound.core import errors
+from rootbound.core.errors import InvalidRootsAnswer
+from rootbound.core.mrtr import advertised_roots_capability, era_of
+from rootbound.core.roots import DEFAULT_LIMITS, Root, RootLike, RootLimits, RootSet
+from rootbound.mcp import _sdk_client
 
 __all__ = ["ClientKwargs", "RootsAnswer", "RootsHandler", "RootsProvider", "SessionKwargs"]
 

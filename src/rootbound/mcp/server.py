@@ -7,10 +7,10 @@ Tool authors write ``roots = await service.roots(ctx)``. Underneath:
   single flight. ``notifications/roots/list_changed`` invalidates *synchronously, on receipt* (a generation
   counter), so no call that starts after the notification can see the old set; a trailing debounced refresh
   re-fetches once per burst, and a failed refresh leaves the cache empty (fail closed). The entry dies with the
-  connection. The rules are the pure state machine of ``rootbound._roots_cache``; ``_handshake`` does its I/O.
+  connection. The rules are the pure state machine of ``rootbound.core.roots_cache``; ``_handshake`` does its I/O.
 * **2026-07-28**: no request of its own. A missing answer becomes an ``InputRequiredResult`` with the roots input
   request under a stable key, next to any other input requests of the same round; the retry's raw
-  ``inputResponses`` are validated by :mod:`rootbound.mrtr`; roots obtained in one round ride the (SDK-sealed)
+  ``inputResponses`` are validated by :mod:`rootbound.core.mrtr`; roots obtained in one round ride the (SDK-sealed)
   ``requestState`` into later rounds of the same call (``_rounds``).
 
 Everything is wired by one server middleware (:meth:`RootsService.install`, ``_middleware``) so it works the same
@@ -33,16 +33,16 @@ from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from ..boundary import Boundary
-from ..errors import MissingCapability, RootsUnavailable
-from ..fs import RootedFS
-from ..mrtr import LIST_CHANGED, ROOTS_KEY, Missing
-from ..roots import DEFAULT_LIMITS, RootLike, RootLimits, RootsChange, RootSet
-from . import _rounds
-from ._bridges import InputRequired, mcp_error, tool_errors
-from ._handshake import HandshakeRoots, handshake_supports_roots
-from ._middleware import RootsMiddleware
-from ._sdk_server import lowlevel_server_of, request_context_of
+from rootbound.confine.boundary import Boundary
+from rootbound.confine.rooted_fs import RootedFS
+from rootbound.core.errors import MissingCapability, RootsUnavailable
+from rootbound.core.mrtr import LIST_CHANGED, ROOTS_KEY, Missing
+from rootbound.core.roots import DEFAULT_LIMITS, RootLike, RootLimits, RootsChange, RootSet
+from rootbound.mcp import _rounds
+from rootbound.mcp._bridges import InputRequired, mcp_error, tool_errors
+from rootbound.mcp._handshake import HandshakeRoots, handshake_supports_roots
+from rootbound.mcp._middleware import RootsMiddleware
+from rootbound.mcp._sdk_server import lowlevel_server_of, request_context_of
 
 __all__ = ["ChangeCallback", "InputRequired", "RootsService", "mcp_error", "tool_errors"]
 

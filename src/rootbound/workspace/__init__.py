@@ -1,6 +1,6 @@
 """The workspace tools behind ``rootbound serve``, built only on rootbound's public API.
 
-The names below load on first use (:mod:`rootbound._lazy`): ``rootbound --version``, ``--help`` and a usage error
+The names below load on first use (:mod:`lazy_exports`): ``rootbound --version``, ``--help`` and a usage error
 import this package for ``serve``'s flags, and need not pay for the SDK.
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_names
+from rootbound.core.lazy_exports import lazy_names
 
 if TYPE_CHECKING:
-    from .server import WorkspaceConfig, build_workspace_server
-    from .tools import PROJECT_MARKERS, TOOLS, Limits, ToolError, run_tool
+    from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
+    from rootbound.workspace.tools import PROJECT_MARKERS, TOOLS, Limits, ToolError, run_tool
 
 __all__ = ["PROJECT_MARKERS", "TOOLS", "Limits", "ToolError", "WorkspaceConfig", "build_workspace_server", "run_tool"]
 

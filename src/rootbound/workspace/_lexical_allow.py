@@ -17,7 +17,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
-from ..roots import Root
+from rootbound.core.roots import Root
 
 __all__ = ["split_lexically"]
 

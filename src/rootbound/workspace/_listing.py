@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
-from ..boundary import LIST
-from ..fs import RootedFS
-from .calls import ToolError
+from rootbound.confine.boundary import LIST
+from rootbound.confine.rooted_fs import RootedFS
+from rootbound.workspace.calls import ToolError
 
 __all__ = [
     "BAD_CURSOR",

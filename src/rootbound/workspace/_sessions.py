@@ -9,7 +9,7 @@ room for a new ``initialize`` before anyone gets a 503; a full table of taken-up
 one idles out (:attr:`SessionLimits.idle_timeout`) or is deleted.
 
 The SDK exposes no hook for this: this module is the only place that reaches into the session manager's private
-table (``_server_instances``) and its ``_discard_session``; ``tests/serve/test_hardening.py`` pins both.
+table (``_server_instances``) and its ``_discard_session``; ``tests/workspace/test_hardening.py`` pins both.
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from ._arguments import InvalidArguments, checker
-from ._fairness import SessionSlots
-from ._fd_budget import RootsRefused
+from rootbound.workspace._arguments import InvalidArguments, checker
+from rootbound.workspace._fairness import SessionSlots
+from rootbound.workspace._fd_budget import RootsRefused
 
 __all__ = ["INTERNAL_ERROR_TEXT", "ToolGuard"]
 

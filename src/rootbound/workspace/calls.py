@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import InvalidPath, RootsError
+from rootbound.core.errors import InvalidPath, RootsError
 
 __all__ = [
     "Budget",

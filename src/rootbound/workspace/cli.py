@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
 
-    from .sandbox import Sandbox
+    from rootbound.workspace.sandbox import Sandbox
 
 __all__ = ["SERVE_HELP", "add_parser", "run"]
 
@@ -240,8 +240,8 @@ def _add_sandbox_and_auth_flags(serve: argparse.ArgumentParser) -> None:
 
 def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandbox, TokenVerifier | None] | str:
     """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
-    from .http import is_loopback
-    from .sandbox import Sandbox
+    from rootbound.workspace.http import is_loopback
+    from rootbound.workspace.sandbox import Sandbox
 
     sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
     if args.require_sandbox and not sandbox.active:
@@ -253,7 +253,7 @@ def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandb
         token = os.environ.get(args.auth_token_env, "")
         if len(token) < MIN_TOKEN_LENGTH:
             return f"environment variable {args.auth_token_env} must hold a token of {MIN_TOKEN_LENGTH}+ characters"
-        from .auth import StaticTokenVerifier
+        from rootbound.workspace.auth import StaticTokenVerifier
 
         verifier = StaticTokenVerifier(token)
     elif args.http and not args.insecure_no_auth and not is_loopback(args.http[0]):
@@ -282,7 +282,7 @@ def _home() -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    from .._log_limit import install
+    from rootbound.workspace._log_limit import install
 
     install()  # an error storm (EMFILE on accept, a flood of failing requests) costs a few lines, not the disk
     dirs: list[Path] = []
@@ -313,9 +313,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(walls)
     sandbox, verifier = walls
 
-    from ..mcp.server import SILENCE_ENV
-    from .server import WorkspaceConfig, build_workspace_server
-    from .tools import Limits
+    from rootbound.mcp.server import SILENCE_ENV
+    from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
+    from rootbound.workspace.tools import Limits
 
     os.environ.setdefault(SILENCE_ENV, "1")  # the server's stderr is a host's log: say it once in --help instead
     config = WorkspaceConfig(
@@ -330,15 +330,15 @@ def run(args: argparse.Namespace) -> int:
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )
-    from ._fd_budget import raise_fd_limit
+    from rootbound.workspace._fd_budget import raise_fd_limit
 
     raise_fd_limit()  # held roots are descriptors: use the room the hard limit allows
     server, _service = build_workspace_server(config)
     policy = describe_policy(args, dirs)
     if args.http:
         host, port = args.http
-        from ._sessions import SessionLimits
-        from .http import serve_http
+        from rootbound.workspace._sessions import SessionLimits
+        from rootbound.workspace.http import serve_http
 
         # One startup line, once listening (bound and sandboxed): the URL, auth, sandbox, then the policy.
         _, _, rest = policy.partition("; ")
@@ -353,8 +353,8 @@ def run(args: argparse.Namespace) -> int:
             policy=rest,
             sessions=sessions,
         )
-    from .sandbox import SandboxError
-    from .stdio import serve_stdio
+    from rootbound.workspace.sandbox import SandboxError
+    from rootbound.workspace.stdio import serve_stdio
 
     try:
         status = sandbox.apply()

@@ -7,13 +7,13 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._deep_json import DepthGuard
-from ._sessions import SessionGuard, SessionLimits, session_manager
+from rootbound.workspace._deep_json import DepthGuard
+from rootbound.workspace._sessions import SessionGuard, SessionLimits, session_manager
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
 
-    from .sandbox import Sandbox
+    from rootbound.workspace.sandbox import Sandbox
 
 __all__ = ["http_app", "is_loopback", "serve_http"]
 
@@ -71,7 +71,7 @@ def http_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     if token_verifier is None:
         return app
-    from .auth import require_bearer
+    from rootbound.workspace.auth import require_bearer
 
     return require_bearer(
         app,
@@ -130,7 +130,7 @@ def serve_http(
     web = uvicorn.Server(config)
     status = "off"
     if sandbox is not None:  # after bind (the port is known) and before any thread starts
-        from .sandbox import SandboxError
+        from rootbound.workspace.sandbox import SandboxError
 
         try:
             status = sandbox.apply(port)

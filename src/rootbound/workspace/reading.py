@@ -2,7 +2,7 @@
 ``read_media_file``, each on one file opened through the boundary's one way in (a named ``READ`` intent).
 
 Why apart from the other tools: a read is about windows into one file (UTF-8-safe cuts, continuation hints, the
-binary and media answers, see :mod:`rootbound._text` and :mod:`rootbound._media`); the other tools are about walks.
+binary and media answers, see :mod:`read_windows` and :mod:`media_types`); the other tools are about walks.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .._files import check_file
-from .._media import SNIFF_BYTES, sniff
-from .._text import BINARY_SNIFF, TextSlice, looks_binary, read_byte_range, read_lines, read_tail
-from .._walk import READ_NAMED
-from ..errors import RootsError, TooLarge
-from ..fs import RootedFS
-from .calls import (
+from rootbound.confine.regular_files import check_file
+from rootbound.confine.rooted_fs import RootedFS
+from rootbound.confine.search.ignore_walk import READ_NAMED
+from rootbound.core.errors import RootsError, TooLarge
+from rootbound.text.media_types import SNIFF_BYTES, sniff
+from rootbound.text.read_windows import BINARY_SNIFF, TextSlice, looks_binary, read_byte_range, read_lines, read_tail
+from rootbound.workspace.calls import (
     Budget,
     Cancelled,
     Limits,
@@ -31,7 +31,7 @@ from .calls import (
     int_arg,
     path_arg,
 )
-from .render import escape
+from rootbound.workspace.render import escape
 
 __all__ = ["opened", "read_file", "read_media_file", "read_multiple_files"]
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from .. import _landlock as ll
+from rootbound.confine import landlock as ll
 
 __all__ = ["Sandbox", "SandboxError"]
 

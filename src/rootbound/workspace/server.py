@@ -30,22 +30,22 @@ from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
-from .. import __version__
-from .._local_fs import keep_mountinfo_open
-from ..boundary import Boundary, Dropped
-from ..errors import MISSING_REQUIRED_CLIENT_CAPABILITY
-from ..fs import RootedFS
-from ..mcp import RootsService
-from ..mrtr import era_of
-from ..roots import RootSet
-from ._fairness import Token, default_max_walks
-from ._fd_budget import RootBudget
-from ._lexical_allow import split_lexically
-from ._tool_guard import ToolGuard
-from .calls import SliceOver
-from .specs import ToolSpec
-from .tools import Budget, Limits, ToolError, ToolOutput, tool_specs
-from .tools import call_tool as call_tool_in
+from rootbound import __version__
+from rootbound.confine.boundary import Boundary, Dropped
+from rootbound.confine.local_disks import keep_mountinfo_open
+from rootbound.confine.rooted_fs import RootedFS
+from rootbound.core.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
+from rootbound.core.mrtr import era_of
+from rootbound.core.roots import RootSet
+from rootbound.mcp import RootsService
+from rootbound.workspace._fairness import Token, default_max_walks
+from rootbound.workspace._fd_budget import RootBudget
+from rootbound.workspace._lexical_allow import split_lexically
+from rootbound.workspace._tool_guard import ToolGuard
+from rootbound.workspace.calls import SliceOver
+from rootbound.workspace.specs import ToolSpec
+from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs
+from rootbound.workspace.tools import call_tool as call_tool_in
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
 

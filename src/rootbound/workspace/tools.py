@@ -18,18 +18,18 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from .._grep_filtered import GrepLimits, grep_tree
-from .._ignore import PathFilter, name_matcher
-from .._media import SNIFF_BYTES, sniff
-from .._regex import compile_bytes
-from .._resolve import O_PATH
-from .._resolve import READ as READ_FLAGS
-from .._walk import WalkLimits, walk
-from ..boundary import LSTAT, EffectiveRoot, Intent
-from ..errors import LimitExceeded, RootsError
-from ..fs import RootedFS
-from ._listing import BAD_CURSOR, MAX_CURSOR, MAX_PAGE, SORTS, Order, list_page, next_cursor
-from .calls import (
+from rootbound.confine.boundary import LSTAT, EffectiveRoot, Intent
+from rootbound.confine.resolvers import O_PATH
+from rootbound.confine.resolvers import READ as READ_FLAGS
+from rootbound.confine.rooted_fs import RootedFS
+from rootbound.confine.search.agent_grep import GrepLimits, grep_tree
+from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
+from rootbound.confine.search.ignore_walk import WalkLimits, walk
+from rootbound.confine.search.safe_regex import compile_bytes
+from rootbound.core.errors import LimitExceeded, RootsError
+from rootbound.text.media_types import SNIFF_BYTES, sniff
+from rootbound.workspace._listing import BAD_CURSOR, MAX_CURSOR, MAX_PAGE, SORTS, Order, list_page, next_cursor
+from rootbound.workspace.calls import (
     Budget,
     Limits,
     Media,
@@ -44,10 +44,10 @@ from .calls import (
     path_arg,
     str_arg,
 )
-from .reading import read_file, read_media_file, read_multiple_files
-from .render import bounded, escape, escape_line, plain
-from .specs import PROJECT_MARKERS, TOOLS, ToolSpec
-from .write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
+from rootbound.workspace.reading import read_file, read_media_file, read_multiple_files
+from rootbound.workspace.render import bounded, escape, escape_line, plain
+from rootbound.workspace.specs import PROJECT_MARKERS, TOOLS, ToolSpec
+from rootbound.workspace.write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
 
 __all__ = [
     "PROJECT_MARKERS",

@@ -11,11 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..edit import Edit, content_hash
-from ..fs import RootedFS
-from .calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
-from .render import bounded, escape
-from .specs import _INT, _PATH, _STR, ToolSpec, _object, _output  # one set of schema pieces for every tool
+from rootbound.confine.rooted_fs import RootedFS
+from rootbound.text.edit import Edit, content_hash
+from rootbound.workspace.calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
+from rootbound.workspace.render import bounded, escape
+from rootbound.workspace.specs import (  # one set of schema pieces for every tool
+    _INT,
+    _PATH,
+    _STR,
+    ToolSpec,
+    _object,
+    _output,
+)
 
 __all__ = ["WRITE_IMPLEMENTATIONS", "WRITE_TOOLS"]
 

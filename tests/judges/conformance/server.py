@@ -31,8 +31,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from rootbound import RootSet
+from rootbound.core.mrtr import MISSING, client_supports_roots
 from rootbound.mcp import RootsService
-from rootbound.mrtr import MISSING, client_supports_roots
 
 logger = logging.getLogger("rootbound.conformance")
 

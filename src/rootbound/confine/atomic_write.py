@@ -1,0 +1,154 @@
+"""Publishing writes beneath held directory fds: temp files, ``renameat2(RENAME_NOREPLACE)``, the beneath proof.
+
+Why: a write is only atomic if the new content is complete before its name appears, and only confined if the
+directory it lands in is still inside the root when it lands. So content goes to a fresh temp name
+(``O_CREAT|O_EXCL|O_NOFOLLOW``) beside the target, is ``fsync``\\ ed, and is published by one rename relative
+to the same directory fd: ``rename`` to replace, ``renameat2(RENAME_NOREPLACE)`` to create (a name that appears
+meanwhile, a planted symlink included, makes it fail instead of being replaced). Just before publishing,
+:func:`beneath` walks ``..`` from the directory fd up to the root's inode: a local process that moved the
+directory out of the root mid-write gets the temp file removed and a denial, not a file outside.
+
+Nothing here resolves a path: callers pass fds they opened beneath a root (``rootbound.confine.rooted_fs``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import secrets
+import stat
+import sys
+from typing import Final
+
+from rootbound.core.errors import OutsideRoots
+
+__all__ = ["beneath", "discard", "publish", "rename_noreplace", "write_temp"]
+
+RENAME_NOREPLACE: Final = 1
+MAX_DEPTH: Final = 2048  # a path of at most 4096 bytes has at most 2048 components
+_O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_O_PATH: Final = getattr(os, "O_PATH", os.O_RDONLY)
+_O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+_CREATE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+_UP: Final = _O_PATH | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
+TEMP_PREFIX: Final = ".rootbound-"
+TEMP_SUFFIX: Final = ".tmp"
+
+
+def _load_renameat2() -> object | None:
+    if sys.platform != "linux":
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # no libc, or a libc without the wrapper (glibc < 2.28)
+        return None
+    function.restype = ctypes.c_int
+    function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    return function
+
+
+_renameat2 = _load_renameat2()
+
+
+def rename_noreplace(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str) -> None:
+    """``renameat2(..., RENAME_NOREPLACE)``: :class:`OSError` ``EEXIST`` if ``dst`` exists (even as a dangling
+    symlink); ``ENOSYS`` where the libc or kernel lacks it, ``EINVAL`` where the filesystem does."""
+    if _renameat2 is None:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+    source, target = os.fsencode(src), os.fsencode(dst)
+    if b"\x00" in source or b"\x00" in target:
+        raise ValueError("embedded null byte")
+    while True:
+        if _renameat2(src_dir_fd, source, dst_dir_fd, target, RENAME_NOREPLACE) == 0:  # type: ignore[operator]
+            return
+        err = ctypes.get_errno()
+        if err != errno.EINTR:
+            raise OSError(err, os.strerror(err))
+
+
+def beneath(fd: int, root: tuple[int, int], *, max_depth: int = MAX_DEPTH) -> bool:
+    """Whether the directory ``fd`` is (at this instant) the directory ``root`` (``(st_dev, st_ino)``) or below it.
+
+    Walks ``..`` with ``O_PATH|O_NOFOLLOW`` fds: the kernel's ``..`` of the object itself, not of any path name,
+    so a moved directory is seen where it now is. Reaching ``/`` (its own parent) without meeting the root, or
+    any error, is ``False``.
+    """
+    current = os.dup(fd)
+    try:
+        for _ in range(max_depth + 1):
+            st = os.fstat(current)
+            if (st.st_dev, st.st_ino) == root:
+                return True
+            parent = os.open("..", _UP, dir_fd=current)
+            os.close(current)
+            current = parent
+            up = os.fstat(current)
+            if (up.st_dev, up.st_ino) == (st.st_dev, st.st_ino):
+                return False  # "/" is its own parent
+        return False
+    except OSError:
+        return False
+    finally:
+        os.close(current)
+
+
+def write_temp(
+    dir_fd: int, data: bytes | bytearray | memoryview, *, new_mode: int = 0o600, keep_mode: int | None = None
+) -> str:
+    """A new temp file beside the target holding ``data`` (written in full and ``fsync``\\ ed); returns its name.
+
+    A new file gets ``new_mode`` minus the umask (as ``open`` gives it); ``keep_mode`` (a replaced file's
+    ``st_mode``) is applied exactly with ``fchmod`` instead, so a replaced file keeps its bits.
+    """
+    name = f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
+    fd = os.open(name, _CREATE, 0o600 if keep_mode is not None else new_mode, dir_fd=dir_fd)
+    try:
+        try:
+            if keep_mode is not None:
+                os.fchmod(fd, stat.S_IMODE(keep_mode))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        discard(dir_fd, name)
+        raise
+    return name
+
+
+def discard(dir_fd: int, name: str) -> None:
+    """Remove a temp file we created (best effort: it may already be gone)."""
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def publish(dir_fd: int, temp: str, name: str, *, root: tuple[int, int], replace: bool) -> None:
+    """Give the complete temp file its final ``name`` in ``dir_fd``, if ``dir_fd`` is still beneath ``root``.
+
+    ``replace=False`` never replaces anything (:class:`FileExistsError`); it uses ``RENAME_NOREPLACE``, or, where
+    that is unsupported, ``link`` + ``unlink`` (``link`` refuses an existing name the same way). On any failure
+    the temp file is removed. A directory no longer beneath the root is :class:`~rootbound.OutsideRoots`.
+    """
+    try:
+        if not beneath(dir_fd, root):
+            raise OutsideRoots("moved outside roots")
+        if replace:
+            os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        else:
+            try:
+                rename_noreplace(dir_fd, temp, dir_fd, name)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOSYS, errno.EINVAL):
+                    raise
+                os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+                discard(dir_fd, temp)
+    except BaseException:
+        discard(dir_fd, temp)
+        raise
+    with contextlib.suppress(OSError):
+        os.fsync(dir_fd)  # the rename itself durable; an O_PATH fd cannot fsync, and that is not a failure

@@ -1,0 +1,1 @@
+"""``make demo``: a scripted, readable session against ``rootbound serve`` as a real stdio subprocess."""
