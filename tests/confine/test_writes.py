@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -216,20 +219,30 @@ def test_edit_refuses_a_device_without_opening_it(fs: RootedFS, tree: Tree) -> N
             fs.edit_file("null", [Edit("a", "b")], dry_run=dry_run)
 
 
-def _interfere(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None]) -> None:
-    """Run ``action`` right after the temp file is complete, before the checks and the rename."""
+@pytest.fixture
+def bystander() -> Iterator[ThreadPoolExecutor]:
+    """A thread that exists before any write domain, so the kernel does not hold it to the roots: the "local
+    process" that interferes (a thread started by a restricted worker would be restricted too)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(int).result()
+        yield pool
+
+
+def _interfere(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None], by: ThreadPoolExecutor) -> None:
+    """Run ``action`` (on the ``bystander`` thread) right after the temp file is complete, before the checks and
+    the rename."""
     real = atomic.write_temp
 
     def write_temp(dir_fd: int, data: bytes, *, new_mode: int = 0o600, keep_mode: int | None = None) -> str:
         name = real(dir_fd, data, new_mode=new_mode, keep_mode=keep_mode)
-        action()
+        by.submit(action).result()
         return name
 
     monkeypatch.setattr(writes, "write_temp", write_temp)
 
 
 def test_file_growing_while_edited_is_not_overwritten(
-    fs: RootedFS, tree: Tree, monkeypatch: pytest.MonkeyPatch
+    fs: RootedFS, tree: Tree, monkeypatch: pytest.MonkeyPatch, bystander: ThreadPoolExecutor
 ) -> None:
     path = tree.root / "src" / "mod.py"
 
@@ -237,21 +250,54 @@ def test_file_growing_while_edited_is_not_overwritten(
         with open(path, "a") as handle:
             handle.write("# appended by someone else\n")
 
-    _interfere(monkeypatch, grow)
+    _interfere(monkeypatch, grow, bystander)
     with pytest.raises(FileChanged):
         fs.edit_file(path, [Edit("return 1", "return 2")])
     assert path.read_text() == "def f():\n    return 1\n# appended by someone else\n"
     assert temps(tree.root) == []
 
 
-def test_target_swapped_for_a_link_before_the_rename(fs: RootedFS, tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_in_place_write_with_the_same_size_and_mtime_is_not_lost(
+    fs: RootedFS, tree: Tree, monkeypatch: pytest.MonkeyPatch, bystander: ThreadPoolExecutor
+) -> None:
+    """Issue 24 item 5: another process rewrites the file in place after the edit read it, same size, and the
+    modification time reads the same (a write within the file system's timestamp granularity, made certain here
+    by restoring it). Inode, size and mtime cannot see it; the edit reads the file again before the rename and
+    refuses, so that writer's update is not lost."""
+    path = tree.root / "src" / "mod.py"
+    expected = hashlib.sha256(path.read_bytes()).hexdigest()
+
+    def rewrite_in_place() -> None:
+        before = path.stat()
+        script = (
+            "import os, sys\n"
+            "fd = os.open(sys.argv[1], os.O_WRONLY)\n"
+            "os.write(fd, b'DEF')\n"
+            "os.close(fd)\n"
+            "os.utime(sys.argv[1], ns=(int(sys.argv[2]), int(sys.argv[3])))\n"
+        )
+        args = [str(path), str(before.st_atime_ns), str(before.st_mtime_ns)]
+        subprocess.run([sys.executable, "-c", script, *args], check=True)
+        after = path.stat()
+        assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+
+    _interfere(monkeypatch, rewrite_in_place, bystander)
+    with pytest.raises(FileChanged):
+        fs.edit_file(path, [Edit("return 1", "return 2")], expected_hash=expected)
+    assert path.read_text() == "DEF f():\n    return 1\n"
+    assert temps(tree.root) == []
+
+
+def test_target_swapped_for_a_link_before_the_rename(
+    fs: RootedFS, tree: Tree, monkeypatch: pytest.MonkeyPatch, bystander: ThreadPoolExecutor
+) -> None:
     path = tree.root / "src" / "mod.py"
 
     def swap() -> None:
         os.rename(path, tree.root / "src" / "moved.py")
         os.symlink(tree.outside / "secret", path)
 
-    _interfere(monkeypatch, swap)
+    _interfere(monkeypatch, swap, bystander)
     with pytest.raises(FileChanged):
         fs.edit_file(path, [Edit("return 1", "return 2")])
     assert os.readlink(path) == str(tree.outside / "secret")
@@ -260,7 +306,7 @@ def test_target_swapped_for_a_link_before_the_rename(fs: RootedFS, tree: Tree, m
 
 @pytest.mark.parametrize("operation", ["edit", "write", "create"])
 def test_parent_moved_out_mid_write_is_denied(
-    fs: RootedFS, tree: Tree, monkeypatch: pytest.MonkeyPatch, operation: str
+    fs: RootedFS, tree: Tree, monkeypatch: pytest.MonkeyPatch, bystander: ThreadPoolExecutor, operation: str
 ) -> None:
     """A local process moves the directory out of the root after the temp file is written: the rename must not
     happen, and the temp file must not stay behind where the directory now is."""
@@ -274,7 +320,7 @@ def test_parent_moved_out_mid_write_is_denied(
         "write": lambda: fs.write_text("src/mod.py", "replaced\n"),
         "create": lambda: fs.write_text("src/new.py", "created\n", exclusive=True),
     }
-    _interfere(monkeypatch, move_out)
+    _interfere(monkeypatch, move_out, bystander)
     with pytest.raises(OutsideRoots):
         calls[operation]()
     assert (moved / "mod.py").read_text() == "def f():\n    return 1\n"

@@ -20,13 +20,26 @@ import os
 import secrets
 import stat
 import sys
+from collections.abc import Callable
 from typing import Final
 
+from rootbound.confine.write_domain import leave_behind
 from rootbound.core.errors import OutsideRoots
+from rootbound.text.edit import FileChanged
 
-__all__ = ["beneath", "discard", "publish", "rename_noreplace", "write_temp"]
+__all__ = [
+    "beneath",
+    "discard",
+    "exchange",
+    "publish",
+    "rename_noreplace",
+    "same_file",
+    "undo_if_outside",
+    "write_temp",
+]
 
 RENAME_NOREPLACE: Final = 1
+RENAME_EXCHANGE: Final = 2
 MAX_DEPTH: Final = 2048  # a path of at most 4096 bytes has at most 2048 components
 _O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
@@ -56,13 +69,23 @@ _renameat2 = _load_renameat2()
 def rename_noreplace(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str) -> None:
     """``renameat2(..., RENAME_NOREPLACE)``: :class:`OSError` ``EEXIST`` if ``dst`` exists (even as a dangling
     symlink); ``ENOSYS`` where the libc or kernel lacks it, ``EINVAL`` where the filesystem does."""
+    _rename2(src_dir_fd, src, dst_dir_fd, dst, RENAME_NOREPLACE)
+
+
+def exchange(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str) -> None:
+    """``renameat2(..., RENAME_EXCHANGE)``: the two names trade objects atomically (both must exist: ``ENOENT``
+    otherwise); ``ENOSYS``/``EINVAL`` where unsupported. Done twice, it is undone."""
+    _rename2(src_dir_fd, src, dst_dir_fd, dst, RENAME_EXCHANGE)
+
+
+def _rename2(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str, flags: int) -> None:
     if _renameat2 is None:
         raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
     source, target = os.fsencode(src), os.fsencode(dst)
     if b"\x00" in source or b"\x00" in target:
         raise ValueError("embedded null byte")
     while True:
-        if _renameat2(src_dir_fd, source, dst_dir_fd, target, RENAME_NOREPLACE) == 0:  # type: ignore[operator]
+        if _renameat2(src_dir_fd, source, dst_dir_fd, target, flags) == 0:  # type: ignore[operator]
             return
         err = ctypes.get_errno()
         if err != errno.EINTR:
@@ -122,33 +145,120 @@ def write_temp(
 
 
 def discard(dir_fd: int, name: str) -> None:
-    """Remove a temp file we created (best effort: it may already be gone)."""
-    with contextlib.suppress(OSError):
+    """Remove a temp file we created (best effort: it may already be gone). Where the write domain refuses
+    (the directory was moved out of the roots after the file was made), it is left to the calling thread."""
+    try:
         os.unlink(name, dir_fd=dir_fd)
+    except PermissionError:
+        leave_behind(dir_fd, name)
+    except OSError:
+        pass
 
 
-def publish(dir_fd: int, temp: str, name: str, *, root: tuple[int, int], replace: bool) -> None:
+def publish(
+    dir_fd: int,
+    temp: str,
+    name: str,
+    *,
+    root: tuple[int, int],
+    replace: bool,
+    undo: bool = False,
+    expect: os.stat_result | None = None,
+) -> None:
     """Give the complete temp file its final ``name`` in ``dir_fd``, if ``dir_fd`` is still beneath ``root``.
 
     ``replace=False`` never replaces anything (:class:`FileExistsError`); it uses ``RENAME_NOREPLACE``, or, where
     that is unsupported, ``link`` + ``unlink`` (``link`` refuses an existing name the same way). On any failure
     the temp file is removed. A directory no longer beneath the root is :class:`~rootbound.OutsideRoots`.
+
+    ``undo=True`` is for threads the kernel does not hold to the roots (no Landlock, ``write_domain``): the
+    directory is checked again *after* the rename, and a rename that landed outside is undone: a created name is
+    removed, a replaced file is put back (the replace is a ``RENAME_EXCHANGE``, so the old file is kept under the
+    temp name until the check passes).
+
+    ``expect`` (an edit's precondition: the file as it was read) is checked last before the rename, after the
+    ``..`` proof: another inode, size or modification time under ``name`` is
+    :class:`~rootbound.text.edit.FileChanged` and nothing is replaced. With ``undo`` the replaced file is checked
+    again after the exchange, and traded back if it changed in between.
     """
     try:
         if not beneath(dir_fd, root):
             raise OutsideRoots("moved outside roots")
-        if replace:
+        if expect is not None:
+            try:
+                now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise FileChanged() from None
+            if not same_file(now, expect):
+                raise FileChanged()  # written in place, replaced or touched since it was read
+        if replace and undo and _exchanged(dir_fd, temp, name, root, expect):
+            return
+        if replace and not undo:
             os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         else:
-            try:
-                rename_noreplace(dir_fd, temp, dir_fd, name)
-            except OSError as exc:
-                if exc.errno not in (errno.ENOSYS, errno.EINVAL):
-                    raise
-                os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-                discard(dir_fd, temp)
+            _create(dir_fd, temp, name)
+            undo_if_outside(dir_fd, root, lambda: os.unlink(name, dir_fd=dir_fd), enabled=undo)
+    except _Stranded:
+        raise  # the temp name holds the replaced object: never remove it
     except BaseException:
         discard(dir_fd, temp)
         raise
     with contextlib.suppress(OSError):
         os.fsync(dir_fd)  # the rename itself durable; an O_PATH fd cannot fsync, and that is not a failure
+
+
+class _Stranded(OutsideRoots):
+    """A replace that landed outside and could not be traded back: the old object stays under the temp name."""
+
+
+def same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    """Same inode with the same size and modification time: nothing changed it in between."""
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
+
+
+def _create(dir_fd: int, temp: str, name: str) -> None:
+    try:
+        rename_noreplace(dir_fd, temp, dir_fd, name)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSYS, errno.EINVAL):
+            raise
+        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        discard(dir_fd, temp)
+
+
+def _exchanged(dir_fd: int, temp: str, name: str, root: tuple[int, int], expect: os.stat_result | None) -> bool:
+    """Replace ``name`` by trading it with ``temp``, check, and keep or undo the trade. ``False``: nothing to trade
+    with (``name`` is gone: the caller creates it) or no ``RENAME_EXCHANGE`` here (the caller renames)."""
+    try:
+        exchange(dir_fd, temp, dir_fd, name)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOSYS, errno.EINVAL):
+            return False
+        raise
+    old = os.stat(temp, dir_fd=dir_fd, follow_symlinks=False)
+    changed = expect is not None and not same_file(old, expect)
+    if not changed and beneath(dir_fd, root) and not stat.S_ISDIR(old.st_mode):
+        discard(dir_fd, temp)  # the replaced file
+        return True
+    try:
+        exchange(dir_fd, temp, dir_fd, name)  # put the old object back under its name; ours is the temp again
+    except OSError:
+        # Cannot put it back: keep both (never remove what was there), and say the write did not happen here.
+        raise _Stranded("moved outside roots") from None
+    if changed:
+        raise FileChanged()
+    if stat.S_ISDIR(old.st_mode):
+        raise FileExistsError(errno.EEXIST, "a directory took the name")
+    raise OutsideRoots("moved outside roots")
+
+
+def undo_if_outside(dir_fd: int, root: tuple[int, int], undo: Callable[[], object], *, enabled: bool = True) -> None:
+    """After a syscall in ``dir_fd``: if the directory is no longer beneath ``root``, run ``undo`` and refuse.
+
+    Closes nothing by itself: the syscall already ran in a directory that may have been outside at that instant;
+    this makes its effect short-lived and the call a denial, where the kernel does not check (no Landlock).
+    """
+    if enabled and not beneath(dir_fd, root):
+        with contextlib.suppress(OSError):
+            undo()
+        raise OutsideRoots("moved outside roots")

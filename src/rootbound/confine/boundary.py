@@ -59,6 +59,7 @@ from rootbound.confine.resolvers import (
 )
 from rootbound.confine.root_intake import Intake, RootLike, RootTrie
 from rootbound.confine.syscalls import Facts
+from rootbound.confine.write_domain import WriteDomain
 from rootbound.core.errors import (
     DanglingSymlink,
     InvalidPath,
@@ -277,8 +278,10 @@ class Boundary:
         self.version: int | None = roots.version if isinstance(roots, RootSet) else None
         self._beneath = {self.resolver: Beneath(self.resolver, cross_mounts=cross_mounts)}
         self._fds: list[int] = []
-        self._finalizer = weakref.finalize(self, close_all, self._fds)
+        self._domains: list[WriteDomain] = []
+        self._finalizer = weakref.finalize(self, _release_held, self._fds, self._domains)
         self._lock = threading.Lock()
+        self._domain_lock = threading.Lock()
         self._inflight = 0
         self._closing = False
         self._local: bool | None = None
@@ -381,6 +384,16 @@ class Boundary:
         if last:
             self._finalizer()  # idempotent: only the first call closes
 
+    def write_domain(self) -> WriteDomain:
+        """The threads this boundary's writes run on, held by the kernel (Landlock) to writing beneath exactly these
+        roots, so that a directory moved out of a root mid-write cannot be written in; made at the first write, kept
+        until :meth:`close`. ``enforced`` is false where the kernel cannot (see ``write_domain``)."""
+        with self._domain_lock:
+            if not self._domains or self._domains[-1].pid != os.getpid():
+                with self.use():
+                    self._domains.append(WriteDomain([held.fd for held in self._held]))
+            return self._domains[-1]
+
     def use(self) -> _Holding:
         """``with boundary.use():`` keeps the root fds open for the block (:meth:`close` waits for it)."""
         return _Holding(self)
@@ -393,8 +406,10 @@ class Boundary:
         new.resolver, new.cross_mounts, new.version = self.resolver, self.cross_mounts, self.version
         new._beneath = {self.resolver: Beneath(self.resolver, cross_mounts=self.cross_mounts)}
         new._fds = []
-        new._finalizer = weakref.finalize(new, close_all, new._fds)
+        new._domains = []
+        new._finalizer = weakref.finalize(new, _release_held, new._fds, new._domains)
         new._lock = threading.Lock()
+        new._domain_lock = threading.Lock()
         new._inflight, new._closing = 0, False
         new._local = self._local  # the same objects, so the same file systems
         held: list[HeldRoot] = []
@@ -519,6 +534,13 @@ class Boundary:
             raise OutsideRoots("outside roots")
         held, index = found
         return held, tuple(parts[index:])
+
+
+def _release_held(fds: list[int], domains: list[WriteDomain]) -> None:
+    """The finaliser: the write domain's workers are told to end, then the root fds close."""
+    while domains:
+        domains.pop().close()
+    close_all(fds)
 
 
 class _Holding:

@@ -24,14 +24,27 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
+import secrets
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Concatenate, Final, ParamSpec, TypeVar
 
-from rootbound.confine.atomic_write import beneath, discard, publish, rename_noreplace, write_temp
+from rootbound.confine.atomic_write import (
+    TEMP_PREFIX,
+    TEMP_SUFFIX,
+    beneath,
+    discard,
+    exchange,
+    publish,
+    rename_noreplace,
+    same_file,
+    undo_if_outside,
+    write_temp,
+)
 from rootbound.confine.boundary import CREATE, DIRECTORY, WRITE, Boundary, Handle, Intent
 from rootbound.confine.candidate import parse_candidate
 from rootbound.confine.proc_fd import has_procfs, proc_open
@@ -82,9 +95,20 @@ class EditOutcome:
         return tuple(t for t in ("line-endings", "trailing-whitespace", "indentation") if t in used)
 
 
-def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
-    """Same inode with the same size and modification time: nothing changed it in between."""
-    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _in_write_domain(method: Callable[Concatenate[WriteOps, P], T]) -> Callable[Concatenate[WriteOps, P], T]:
+    """Run the operation on the boundary's write domain: threads the kernel lets write only beneath its roots."""
+
+    @functools.wraps(method)
+    def confined(self: WriteOps, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        if self.read_only:
+            return method(self, *args, **kwargs)  # refuses, or a dry run that writes nothing
+        return self.boundary.write_domain().run(lambda: method(self, *args, **kwargs))
+
+    return confined
 
 
 def _root_id(handle: Handle) -> tuple[int, int]:
@@ -103,8 +127,15 @@ class WriteOps:
     def _open(self, path: object, intent: Intent, below: tuple[str, ...] = ()) -> Handle:
         raise NotImplementedError  # RootedFS provides it
 
+    def _undo(self) -> bool:
+        """Whether this write must check after each syscall and undo one that landed outside: where the kernel
+        does not hold the write domain to the roots (no Landlock), the ``..`` proof before the syscall has a window
+        (a directory moved out during or after the walk), and checking again after it is what remains."""
+        return not self.boundary.write_domain().enforced
+
     # -- whole files -------------------------------------------------------------------------------------------
 
+    @_in_write_domain
     def write_bytes(
         self,
         path: object,
@@ -139,7 +170,7 @@ class WriteOps:
             keep = existing.st_mode if existing is not None else None
             temp = write_temp(handle.fd, data, new_mode=mode, keep_mode=keep)
             try:
-                publish(handle.fd, temp, name, root=_root_id(handle), replace=not exclusive)
+                publish(handle.fd, temp, name, root=_root_id(handle), replace=not exclusive, undo=self._undo())
             except FileExistsError:
                 raise PathExists() from None  # appeared meanwhile (a planted link included): not replaced
             return handle.path
@@ -158,6 +189,7 @@ class WriteOps:
         data = text.encode(encoding)
         return self.write_bytes(path, data, exclusive=exclusive, create_parents=create_parents, mode=mode)
 
+    @_in_write_domain
     def edit_file(
         self,
         path: object,
@@ -186,13 +218,7 @@ class WriteOps:
         with self._open(path, WRITE) as handle:
             name = handle.name
             assert name is not None
-            target = os.open(name, O_PATH | O_NOFOLLOW | O_CLOEXEC, dir_fd=handle.fd)
-            try:
-                data, st = self._read_checked(
-                    target, lambda flags: _reopen(target, flags, handle.fd, name), writing=True
-                )
-            finally:
-                os.close(target)
+            data, st = self._read_name(handle.fd, name)
             result = _apply(data, st, edits, expected_hash, expected_mtime_ns, encoding)
             path_ = handle.path
             diff = result.diff(str(path_))
@@ -200,14 +226,27 @@ class WriteOps:
                 return EditOutcome(path_, diff, result.applied, False, False, content_hash(data), st.st_mtime_ns)
             new = result.after.encode(encoding)
             temp = write_temp(handle.fd, new, keep_mode=st.st_mode)
-            now = handle.lstat()
-            if now is None or not _same_file(now, st):
+            try:  # once the temp file is durable: replaced, grown, touched, or written in place meanwhile?
+                now = handle.lstat()
+                if now is None or not same_file(now, st) or self._read_name(handle.fd, name)[0] != data:
+                    raise FileChanged()
+            except BaseException:
                 discard(handle.fd, temp)
-                raise FileChanged()  # replaced, grown or touched since it was read: never overwrite that
-            publish(handle.fd, temp, name, root=_root_id(handle), replace=True)
+                raise
+            # Then inode, size and mtime once more, last before the rename (after the ``..`` proof): replaced,
+            # grown or touched since it was read is never overwritten.
+            publish(handle.fd, temp, name, root=_root_id(handle), replace=True, undo=self._undo(), expect=st)
             written = handle.lstat()
             mtime = written.st_mtime_ns if written is not None else st.st_mtime_ns
             return EditOutcome(path_, diff, result.applied, True, False, content_hash(new), mtime)
+
+    def _read_name(self, dir_fd: int, name: str) -> tuple[bytes, os.stat_result]:
+        """The regular file ``name`` in ``dir_fd`` (never followed), read as :meth:`_read_checked` reads."""
+        target = os.open(name, O_PATH | O_NOFOLLOW | O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            return self._read_checked(target, lambda flags: _reopen(target, flags, dir_fd, name), writing=True)
+        finally:
+            os.close(target)
 
     def _read_checked(
         self, path_fd: int, reopen: Callable[[int], int], *, writing: bool
@@ -227,12 +266,13 @@ class WriteOps:
             after = os.fstat(fd)
         finally:
             os.close(fd)
-        if not _same_file(before, after) or len(data) != after.st_size:
+        if not same_file(before, after) or len(data) != after.st_size:
             raise FileChanged()  # grew, shrank or was rewritten while it was read
         return data, after
 
     # -- directories -------------------------------------------------------------------------------------------
 
+    @_in_write_domain
     def mkdir(self, path: object, *, parents: bool = False, exist_ok: bool = False, mode: int = 0o777) -> Path:
         """Create a directory beneath a root (``parents`` creates missing ancestors); returns its canonical path.
 
@@ -250,6 +290,8 @@ class WriteOps:
                     raise OutsideRoots("moved outside roots")
                 try:
                     os.mkdir(name, mode, dir_fd=handle.fd)
+                    fd = handle.fd
+                    undo_if_outside(fd, _root_id(handle), lambda: os.rmdir(name, dir_fd=fd), enabled=self._undo())
                     return handle.path
                 except FileExistsError:
                     if not exist_ok:
@@ -263,6 +305,7 @@ class WriteOps:
         except NotADirectory:
             raise PathExists() from None
 
+    @_in_write_domain
     def create_directory(self, path: object, *, exist_ok: bool = True, mode: int = 0o777) -> Path:
         """Create a directory and any missing ancestors; returns its canonical path.
 
@@ -282,7 +325,7 @@ class WriteOps:
                         if not exist_ok:
                             raise PathExists()
                         return handle.path
-                    return _create_levels(handle, tuple(parts[depth:]), mode)
+                    return _create_levels(handle, tuple(parts[depth:]), mode, undo=self._undo())
             except PathNotFound:
                 if depth == 0:
                     raise
@@ -290,6 +333,7 @@ class WriteOps:
 
     # -- moves and deletes ---------------------------------------------------------------------------------------
 
+    @_in_write_domain
     def move(self, source: object, destination: object, *, overwrite: bool = False) -> Path:
         """Rename ``source`` to ``destination`` (both beneath roots of this boundary); returns the new path.
 
@@ -325,10 +369,7 @@ class WriteOps:
             if not beneath(src.fd, _root_id(src)) or not beneath(dst.fd, _root_id(dst)):
                 raise OutsideRoots("moved outside roots")
             try:
-                if overwrite:
-                    os.rename(src.name, dst.name, src_dir_fd=src.fd, dst_dir_fd=dst.fd)
-                else:
-                    _rename_new(src.fd, src.name, dst.fd, dst.name, directory=is_dir)
+                _rename_checked(src, dst, overwrite=overwrite, directory=is_dir, undo=self._undo())
             except FileExistsError:
                 raise PathExists() from None
             except OSError as exc:
@@ -348,6 +389,7 @@ class WriteOps:
         except (IsADirectory, ReadOnly):  # what the entry point answers for a directory root / a file root
             raise InvalidPath("a root cannot be moved or replaced") from None
 
+    @_in_write_domain
     def delete_file(self, path: object) -> Path:
         """Remove one file (or one symlink, never its target); returns the path removed.
 
@@ -368,7 +410,7 @@ class WriteOps:
                 raise NotAFile()
             if not beneath(handle.fd, _root_id(handle)):
                 raise OutsideRoots("moved outside roots")
-            os.unlink(name, dir_fd=handle.fd)  # a directory swapped in meanwhile fails (EISDIR)
+            _unlink_checked(handle.fd, name, _root_id(handle), undo=self._undo())
             _fsync_dir(handle.fd)
             return handle.path
 
@@ -401,7 +443,7 @@ def _parent_candidate(path: object) -> str | None:
     return ("/" if absolute else "") + "/".join(parts[:-1])
 
 
-def _create_levels(handle: Handle, names: tuple[str, ...], mode: int) -> Path:
+def _create_levels(handle: Handle, names: tuple[str, ...], mode: int, *, undo: bool) -> Path:
     """Create ``names`` one below the other, starting in the directory ``handle``, each beneath the last fd."""
     if ".." in names:
         raise InvalidPath("'..' in a new directory path")  # checked before anything is created
@@ -412,8 +454,12 @@ def _create_levels(handle: Handle, names: tuple[str, ...], mode: int) -> Path:
         for name in names:
             if not beneath(current, root):
                 raise OutsideRoots("moved outside roots")
-            with contextlib.suppress(FileExistsError):  # made meanwhile: the open below checks what it is
+            try:
                 os.mkdir(name, mode, dir_fd=current)
+            except FileExistsError:
+                pass  # made meanwhile: the open below checks what it is
+            else:
+                undo_if_outside(current, root, functools.partial(os.rmdir, name, dir_fd=current), enabled=undo)
             try:
                 fd = os.open(name, _NEW_DIR, dir_fd=current)
             except OSError as exc:
@@ -462,6 +508,52 @@ def _rename_new(src_fd: int, src: str, dst_fd: int, dst: str, *, directory: bool
             raise FileOperationFailed("no atomic rename without replace") from None
     os.link(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
     os.unlink(src, dir_fd=src_fd)
+
+
+def _rename_checked(src: Handle, dst: Handle, *, overwrite: bool, directory: bool, undo: bool) -> None:
+    """The move's rename; with ``undo`` (no kernel wall), both directories are checked after it and a move that
+    took something from or put something into a directory outside is renamed back. An ``overwrite`` is then a
+    ``RENAME_EXCHANGE``, so the replaced file is kept (under the source name) until the check passes."""
+    assert src.name is not None
+    assert dst.name is not None
+    src_fd, src_name, dst_fd, dst_name = src.fd, src.name, dst.fd, dst.name
+
+    def check(back: Callable[[], object]) -> None:
+        undo_if_outside(dst_fd, _root_id(dst), back, enabled=undo)
+        undo_if_outside(src_fd, _root_id(src), back, enabled=undo)
+
+    if overwrite and undo:
+        try:
+            exchange(src_fd, src_name, dst_fd, dst_name)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOSYS, errno.EINVAL):
+                raise
+        else:
+            check(lambda: exchange(src_fd, src_name, dst_fd, dst_name))
+            discard(src_fd, src_name)  # the replaced file, now under the source name
+            return
+    if overwrite:
+        os.rename(src_name, dst_name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+    else:
+        _rename_new(src_fd, src_name, dst_fd, dst_name, directory=directory)
+    check(lambda: rename_noreplace(dst_fd, dst_name, src_fd, src_name))
+
+
+def _unlink_checked(dir_fd: int, name: str, root: tuple[int, int], *, undo: bool) -> None:
+    """Remove ``name``; with ``undo`` (no kernel wall) it is first renamed to a fresh hidden name and removed only
+    once its directory is proven beneath the root again (else renamed back): what is removed is the entry that
+    was inside when the rename ran, never a file in a directory outside."""
+    if not undo:
+        os.unlink(name, dir_fd=dir_fd)  # a directory swapped in meanwhile fails (EISDIR)
+        return
+    hidden = f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
+    os.rename(name, hidden, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # a fresh random name: nothing to replace
+    undo_if_outside(dir_fd, root, lambda: rename_noreplace(dir_fd, hidden, dir_fd, name))
+    try:
+        os.unlink(hidden, dir_fd=dir_fd)
+    except IsADirectoryError:
+        rename_noreplace(dir_fd, hidden, dir_fd, name)  # a directory swapped in meanwhile: put back, refuse
+        raise
 
 
 def _fsync_dir(fd: int) -> None:
