@@ -262,7 +262,7 @@ def test_sandbox_at_the_kernels_abi(tree: Path, listener: int, writable: bool) -
         "list inside": "ok",
         "write inside": "ok" if writable else "EACCES",
         "mkdir inside": "ok" if writable else "EACCES",
-        "symlink inside": "EACCES",  # never granted, even with --writable
+        "symlink inside": "ok" if writable else "EACCES",  # with --writable: moving a symlink makes one
         "read outside": "EACCES",
         "list outside": "EACCES",
         "write outside": "EACCES",
@@ -368,3 +368,22 @@ def test_roots_are_still_known_to_be_local_under_the_sandbox(tree: Path) -> None
     }
     local = "True" if Boundary([tree]).on_local_disks else "False"
     assert runs == {"keep": f"refused {local}", "none": "refused False"}
+
+
+@needs_landlock
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_moving_a_symlink_that_leads_outside_works_under_the_sandbox(tree: Path, mode: str) -> None:
+    """Issue 24 item 5: ``move_file`` moves a link as itself, a name; Landlock counts that as making a symlink at
+    the new name, so ``--writable`` grants it (beneath the DIRs only). The link is never followed."""
+    inside = tree / "inside"
+    (inside / "link").symlink_to(tree / "outside" / "secret.txt")
+    with anyio.fail_after(60):
+        async with serve("stdio", [str(inside), "--writable"], mode=mode, provider=None) as client:
+            error, text = await text_of(client, "move_file", source="link", destination="sub/moved-link")
+            _, roots = await text_of(client, "list_roots")
+    assert not error, text
+    assert "sandbox: landlock ABI" in roots
+    assert os.readlink(inside / "sub" / "moved-link") == str(tree / "outside" / "secret.txt")
+    assert not (inside / "link").is_symlink()
+    assert (tree / "outside" / "secret.txt").read_text() == "SECRET\n"

@@ -24,22 +24,18 @@ from pathlib import Path
 from typing import Final
 
 from rootbound.confine import landlock as ll
+from rootbound.confine.write_domain import GRANTED
 
 __all__ = ["Sandbox", "SandboxError"]
 
 _READ: Final = ll.ACCESS_FS_READ_FILE | ll.ACCESS_FS_READ_DIR
-# --writable: change files and directories beneath the DIRs; never make devices, fifos, sockets or symlinks, never
-# execute. REFER (ABI 2) lets an atomic replace rename between directories of the DIRs; TRUNCATE (ABI 3) lets a
-# file be truncated in place.
-_WRITE: Final = (
-    ll.ACCESS_FS_WRITE_FILE
-    | ll.ACCESS_FS_REMOVE_DIR
-    | ll.ACCESS_FS_REMOVE_FILE
-    | ll.ACCESS_FS_MAKE_DIR
-    | ll.ACCESS_FS_MAKE_REG
-    | ll.ACCESS_FS_REFER
-    | ll.ACCESS_FS_TRUNCATE
-)
+# --writable: change files and directories beneath the DIRs; never make devices, fifos or sockets, never execute.
+# REFER (ABI 2) lets an atomic replace rename between directories of the DIRs; TRUNCATE (ABI 3) lets a file be
+# truncated in place. MAKE_SYM because Landlock counts moving a symlink as making one at its new name (move_file
+# moves a link as itself); rootbound never calls symlink(), and a link's target is still checked by Landlock when
+# anything is opened through it, so this widens no access. Same rights as the write domain
+# (rootbound.confine.write_domain.GRANTED).
+_WRITE: Final = GRANTED
 # Imported before restricting, though the interpreter's files stay readable: what serving is certain to import
 # lazily, so it does not depend on finding files after the restriction (a package installed outside the paths
 # below would otherwise fail at its first use). Tool dependencies are imported by the tools module itself.
