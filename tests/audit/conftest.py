@@ -42,6 +42,7 @@ def run_and_check(parent: Path, spec: ServerSpec, **options: Any) -> Report:
     """Run one audit with its trap under ``parent``; fail if it leaves a file or a process behind."""
     parent.mkdir(parents=True, exist_ok=True)
     before = set(os.listdir(parent))
+    options.setdefault("stderr_log", parent.parent / f"{parent.name}.stderr.log")
     report = anyio.run(run_audit, AuditOptions(spec=spec, trap_dir=parent, **options))
     assert set(os.listdir(parent)) == before, f"the trap was left behind: {sorted(os.listdir(parent))}"
     assert report.trap.startswith(str(parent))

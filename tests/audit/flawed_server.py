@@ -4,10 +4,15 @@ Raw JSON-RPC over stdio, handshake era only (``server/discover`` gets -32601, so
 ``initialize``). Roots: the directories on the command line, else the client's roots (asked after
 ``initialized`` and again on every ``notifications/roots/list_changed``, unless ``--stale``). With
 ``--ignore-roots`` it never asks and serves everything; with ``--empty-means-all`` an empty roots answer lifts
-every restriction. Every tool but ``read_safe``, ``read_echo`` and
-``read_sloppy`` has exactly one bug; ``read_echo``'s errors repeat the request and name symlink targets, and must
-produce no finding. ``--hang`` makes every call block and ignore SIGTERM. ``exec_command`` must never be called
-(it records a call in ``$FLAWED_EXEC_LOG``); ``$FLAWED_CALL_LOG`` records every tool call by name.
+every restriction; with ``--slow-roots`` it asks 1.5 s late. Every tool but ``read_safe``, ``read_echo``,
+``read_sloppy``, ``search_glob`` and ``extract_text`` has exactly one bug; ``read_echo``'s errors repeat the request
+and name symlink targets, and must produce no finding. Tools beyond one ``path``: ``read_nested`` (``params.path``),
+``read_batch`` (``files[].path``), ``read_either`` (``path`` or ``paths``, never both), ``copy_file`` (source and
+destination), ``edit_text`` (old and new text), ``write_trimmed`` (server-filesystem 2026.8.31's trailing-character
+write); ``--only-git`` lists just ``repo_log``, a repository tool. ``--root-dir`` without a value exits (a dangling
+flag). ``--hang`` makes every call block and ignore SIGTERM; ``--tools=a,b`` lists only those tools.
+``exec_command`` must never be called (it records a call in ``$FLAWED_EXEC_LOG``); ``$FLAWED_CALL_LOG`` records
+every tool call by name.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import unicodedata
 from typing import Any
@@ -26,6 +32,10 @@ IGNORE_ROOTS = "--ignore-roots" in sys.argv
 EMPTY_MEANS_ALL = "--empty-means-all" in sys.argv  # an empty roots answer lifts every restriction
 BROKEN_LIST = "--broken-list" in sys.argv  # tools/list answers an error
 HANG = "--hang" in sys.argv  # every tools/call blocks forever, and SIGTERM is ignored: only SIGKILL ends it
+SLOW_ROOTS = "--slow-roots" in sys.argv  # asks for roots 1.5 s after `initialized`; calls before then fail
+ONLY_GIT = "--only-git" in sys.argv  # list only repo_log (a repository tool with a prefix check)
+if sys.argv[-1] == "--root-dir":
+    sys.exit("flawed: --root-dir needs a value")  # what a dangling `--root-dir {workspace}` does to a real server
 DIRS = [os.path.realpath(a) for a in sys.argv[1:] if not a.startswith("--")]
 
 roots: list[str] = list(DIRS)
@@ -35,9 +45,13 @@ queued: list[dict[str, Any]] = []
 next_id = 0
 
 
+_SEND = threading.Lock()
+
+
 def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    with _SEND:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
 
 
 def ask_roots() -> None:
@@ -206,6 +220,64 @@ def read_echo(v: str) -> str:
     return read(real)
 
 
+def read_nested(v: str) -> str:
+    return read(absolute(v))  # params.path: no check at all
+
+
+def read_batch(v: str) -> str:
+    return read_prefix(v)  # files[].path: a string-prefix check
+
+
+def write_trimmed(v: str, content: str) -> str:
+    if not inside(os.path.realpath(absolute(v.strip().strip("\"'")))):  # checks the trimmed name ...
+        raise Denied("outside")
+    with open(absolute(v), "w", encoding="utf-8") as fh:  # ... creates the raw one (server-filesystem 2026.8.31)
+        fh.write(content)
+    return "written"
+
+
+def copy_file(source: str, destination: str) -> str:
+    data = read(safe_path(source))  # the source is checked ...
+    with open(absolute(destination), "w", encoding="utf-8") as fh:  # ... the destination is not
+        fh.write(data)
+    return "copied"
+
+
+def edit_text(path: str, old: str, new: str) -> str:
+    norm = os.path.normpath(absolute(path))  # lexical check: a leaf link is followed by the write
+    if not inside(norm):
+        raise Denied("outside")
+    if old == new:
+        raise ValueError("old_text and new_text are the same: nothing to edit")
+    text = read(norm)
+    if old not in text:
+        raise ValueError("old_text not found")
+    with open(norm, "w", encoding="utf-8") as fh:
+        fh.write(text.replace(old, new, 1))
+    return "edited"
+
+
+def search_glob(path: str, pattern: str) -> str:
+    if "/" in pattern or (not any(ch in pattern for ch in "*?[") and pattern != "rbt"):
+        raise ValueError("file_pattern must be a glob like *.txt, not a path")
+    import fnmatch
+
+    base = safe_path(path)
+    return "\n".join(n for n in sorted(os.listdir(base)) if fnmatch.fnmatch(n, pattern) or pattern in n)
+
+
+def repo_log(v: str) -> str:
+    import subprocess
+
+    real = os.path.realpath(absolute(v))
+    if not any(real.startswith(r) for r in roots):  # a string-prefix check: W-evil is "inside"
+        raise Denied("outside")
+    done = subprocess.run(["git", "-C", real, "log", "--format=%s"], capture_output=True, text=True, timeout=10)
+    if done.returncode:
+        raise Denied("not a repository")
+    return done.stdout
+
+
 READERS = {
     "read_nocheck": read_nocheck,
     "read_prefix": read_prefix,
@@ -239,6 +311,79 @@ TOOLS.append(
     }
 )
 TOOLS.append({"name": "exec_command", "inputSchema": PATH_SCHEMA})
+_S = {"type": "string"}
+TOOLS += [
+    {
+        "name": "read_nested",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"params": {"type": "object", "properties": {"path": _S}, "required": ["path"]}},
+            "required": ["params"],
+        },
+    },
+    {
+        "name": "read_batch",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "files": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"path": _S, "encoding": {"enum": ["utf-8"]}},
+                        "required": ["path", "encoding"],
+                    },
+                }
+            },
+            "required": ["files"],
+        },
+    },
+    {
+        "name": "read_either",  # path or paths, never both (the server says so); the paths branch is unchecked
+        "inputSchema": {"type": "object", "properties": {"path": _S, "paths": {"type": "array", "items": _S}}},
+    },
+    {
+        "name": "write_trimmed",
+        "inputSchema": {"type": "object", "properties": {"path": _S, "content": _S}, "required": ["path", "content"]},
+    },
+    {
+        "name": "copy_file",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"source": _S, "destination": _S},
+            "required": ["source", "destination"],
+        },
+    },
+    {
+        "name": "edit_text",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"path": _S, "old_text": _S, "new_text": _S},
+            "required": ["path", "old_text", "new_text"],
+        },
+    },
+    {
+        "name": "search_glob",  # correct; file_pattern is a glob, and a path there is refused
+        "inputSchema": {
+            "type": "object",
+            "properties": {"path": _S, "file_pattern": _S},
+            "required": ["path", "file_pattern"],
+        },
+    },
+    {
+        "name": "extract_text",  # a reader whose name has a write verb: classified by what it does
+        "inputSchema": PATH_SCHEMA,
+    },
+]
+REPO_TOOL = {
+    "name": "repo_log",
+    "inputSchema": {"type": "object", "properties": {"repo_path": _S}, "required": ["repo_path"]},
+}
+if ONLY_GIT:
+    TOOLS = [REPO_TOOL]
+ONLY = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--tools=")), None)
+if ONLY:  # --tools=a,b: list only these (a small server keeps a test quick)
+    TOOLS = [t for t in TOOLS if t["name"] in ONLY]
 
 
 def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -252,11 +397,21 @@ def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
             with open(log, "a", encoding="utf-8") as fh:
                 fh.write("called\n")
         return {"content": [{"type": "text", "text": "no"}], "isError": True}
+    if not roots and not IGNORE_ROOTS and not EMPTY_MEANS_ALL:
+        return {"content": [{"type": "text", "text": "no roots"}], "isError": True}
+    try:
+        special = _special(name, args)
+        if special is not None:
+            return {"content": [{"type": "text", "text": special}]}
+    except Denied:
+        return {"content": [{"type": "text", "text": "access denied"}], "isError": True}
+    except OSError as exc:
+        return {"content": [{"type": "text", "text": f"error {exc.errno}"}], "isError": True}
+    except ValueError as exc:
+        return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
     value = args.get("path")
     if not isinstance(value, str):
         raise ValueError('missing required parameter "path"')
-    if not roots and not IGNORE_ROOTS and not EMPTY_MEANS_ALL:
-        return {"content": [{"type": "text", "text": "no roots"}], "isError": True}
     try:
         content = str(args.get("content", ""))
         text = write_dangling(value, content) if name == "write_dangling" else READERS[name](value)
@@ -268,6 +423,36 @@ def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": f"error {exc.errno}"}], "isError": True}
     except ValueError:
         return {"content": [{"type": "text", "text": "bad path"}], "isError": True}
+
+
+def _special(name: str, args: dict[str, Any]) -> str | None:
+    """The tools whose arguments are not one ``path`` (None for the others)."""
+    if name == "read_nested":
+        return read_nested(str((args.get("params") or {}).get("path", "")))
+    if name == "read_batch":
+        files = args.get("files") or []
+        if not files or files[0].get("encoding") != "utf-8":
+            raise ValueError("files[].encoding must be utf-8")
+        return "\n".join(read_batch(str(f.get("path", ""))) for f in files)
+    if name == "read_either":
+        if ("path" in args) == ("paths" in args):
+            raise ValueError("give exactly one of path and paths: they are mutually exclusive")
+        if "path" in args:
+            return read_safe(str(args["path"]))
+        return "\n".join(read(absolute(str(p))) for p in args["paths"])  # no check on this branch
+    if name == "write_trimmed":
+        return write_trimmed(str(args.get("path", "")), str(args.get("content", "")))
+    if name == "copy_file":
+        return copy_file(str(args.get("source", "")), str(args.get("destination", "")))
+    if name == "edit_text":
+        return edit_text(str(args.get("path", "")), str(args.get("old_text", "")), str(args.get("new_text", "")))
+    if name == "search_glob":
+        return search_glob(str(args.get("path", "")), str(args.get("file_pattern", "")))
+    if name == "extract_text":
+        return read_safe(str(args.get("path", "")))
+    if name == "repo_log":
+        return repo_log(str(args.get("repo_path", "")))
+    return None
 
 
 def handle(msg: dict[str, Any]) -> None:
@@ -292,7 +477,10 @@ def handle(msg: dict[str, Any]) -> None:
         send({"jsonrpc": "2.0", "id": mid, "result": result})
     elif method == "notifications/initialized":
         if client_has_roots and not IGNORE_ROOTS:
-            ask_roots()
+            if SLOW_ROOTS:
+                threading.Timer(1.5, ask_roots).start()  # calls that come before then find no roots
+            else:
+                ask_roots()
     elif method == "notifications/roots/list_changed":
         if not STALE and not IGNORE_ROOTS:
             ask_roots()

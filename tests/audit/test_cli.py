@@ -18,6 +18,7 @@ from tests.audit.conftest import FLAWED, processes_naming
 from tests.helpers.processes import python_env
 
 AUDIT = [sys.executable, "-m", "rootbound", "audit"]
+SMALL = "--tools=read_prefix,read_safe,write_dangling,exec_command"  # the flawed server, cut to what these tests read
 
 
 @dataclass
@@ -99,13 +100,19 @@ def test_json_report_to_file_and_exit_code(tmp_path: Path, monkeypatch: pytest.M
     traps.mkdir()
     result = run(
         "--trap-dir", str(traps), "--mode", "args", "--format", "json", "-o", str(out),
-        "--", sys.executable, str(FLAWED), "{workspace}",
+        "--", sys.executable, str(FLAWED), SMALL, "{workspace}",
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
     assert result.stdout == ""
     assert "root cause" in result.stderr  # the summary still reaches the terminal
     report = json.loads(out.read_text())
-    assert report["incomplete"] is False
+    # without --write the writer is not tested, and exec_command never is: both are gaps, named with the reason
+    assert report["incomplete"] is True and report["verdict"] == "findings"
+    gaps = "\n".join(report["gaps"])
+    assert "write_dangling path not tested: may modify files" in gaps
+    assert "exec_command path not tested: looks like exec" in gaps
+    rows = {(r["tool"], r["param"]): r["status"] for r in report["coverage"] if r["mode"] == "args"}
+    assert rows[("read_prefix", "path")] == "tested" and rows[("write_dangling", "path")] == "not tested"
     finding = next(f for f in report["findings"] if f["tool"] == "read_prefix" and f["class_id"] == "prefix-bypass")
     assert finding["severity"] == "high" and finding["mode"] == "args" and finding["kind"] == "read"
     assert finding["class"] == "prefix-bypass"
@@ -116,17 +123,25 @@ def test_json_report_to_file_and_exit_code(tmp_path: Path, monkeypatch: pytest.M
     assert "read_prefix" in called
     assert not called & {"write_dangling", "exec_command"}, "without --write no tool that may modify is called"
     calls.unlink()
-    # --fail-on critical: read escapes are high, so nothing at or above critical (no --write) -> 0
+    # --fail-on critical: read escapes are high, so nothing at or above critical (no --write); the untested
+    # writer and exec tool make it incomplete (2), unless --accept-partial accepts the listed gaps (0)
     again = run(
         "--trap-dir", str(traps), "--mode", "args", "-q", "--fail-on", "critical",
-        "--", sys.executable, str(FLAWED), "{workspace}",
+        "--", sys.executable, str(FLAWED), SMALL, "{workspace}",
     )  # fmt: skip
-    assert again.returncode == 0, again.stdout
+    assert again.returncode == 2, again.stdout
+    assert again.stdout.index("Coverage: INCOMPLETE") < again.stdout.index("root cause")  # coverage leads
+    accepted = run(
+        "--trap-dir", str(traps), "--mode", "args", "-q", "--fail-on", "critical", "--accept-partial",
+        "--", sys.executable, str(FLAWED), SMALL, "{workspace}",
+    )  # fmt: skip
+    assert accepted.returncode == 0, accepted.stdout
+    assert "accepted with --accept-partial" in accepted.stdout
 
 
 def test_sarif_report(tmp_path: Path) -> None:
     result = run("--trap-dir", str(tmp_path), "--mode", "args", "-q", "--format", "sarif",
-                 "--", sys.executable, str(FLAWED), "{workspace}")  # fmt: skip
+                 "--", sys.executable, str(FLAWED), SMALL, "{workspace}")  # fmt: skip
     assert result.returncode == 1
     sarif = json.loads(result.stdout)
     assert sarif["version"] == "2.1.0"
@@ -152,6 +167,7 @@ def test_sarif_report(tmp_path: Path) -> None:
             "--",
             sys.executable,
             str(FLAWED),
+            SMALL,
             "{workspace}",
         ).stdout
     )

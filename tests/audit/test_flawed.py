@@ -3,6 +3,7 @@ request-echoing errors produce nothing; stale roots and ignored roots are found 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -27,8 +28,15 @@ EXPECTED = {
     "list_lexical": ("symlink-parent", "list"),
     "stat_lexical": ("symlink-leaf", "meta"),
     "write_dangling": ("symlink-dangling-write", "write"),
+    # schema shapes and parameters beyond the first
+    "read_nested": ("outside-absolute", "read", "params.path"),
+    "read_batch": ("prefix-bypass", "read", "files[].path"),
+    "read_either": ("outside-absolute", "read", "paths[]"),
+    "copy_file": ("outside-absolute", "write", "destination"),
+    "edit_text": ("symlink-leaf", "write"),
+    "write_trimmed": ("normaliser", "write"),
 }
-CORRECT = ("read_safe", "read_echo", "read_sloppy")
+CORRECT = ("read_safe", "read_echo", "read_sloppy", "search_glob", "extract_text")
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +51,14 @@ def flawed(module_dir: Path) -> Report:
 
 @pytest.mark.parametrize("tool", sorted(EXPECTED))
 def test_each_bug_is_caught_in_both_modes(flawed: Report, tool: str) -> None:
-    class_id, kind = EXPECTED[tool]
+    class_id, kind, *rest = EXPECTED[tool]
+    param = rest[0] if rest else "path"
     for mode in ("args", "roots"):
-        found = [f for f in flawed.findings if (f.tool, f.class_id, f.kind, f.mode) == (tool, class_id, kind, mode)]
+        found = [
+            f
+            for f in flawed.findings
+            if (f.tool, f.class_id, f.kind, f.mode, f.param) == (tool, class_id, kind, mode, param)
+        ]
         assert found, f"{tool}: no {class_id}/{kind} finding in {mode} mode; got {sorted(causes(flawed, tool))}"
         finding = found[0]
         assert finding.evidence and finding.request.startswith('{"jsonrpc": "2.0"')
@@ -92,14 +105,16 @@ def test_roots_honoured_after_list_changed(flawed: Report) -> None:
 def test_stale_roots_caught(module_dir: Path) -> None:
     report = run_and_check(module_dir / "traps", flawed_spec("--stale", workspace=False), modes="roots")
     stale = [f for f in report.findings if f.class_id == "stale-roots"]
-    assert {f.tool for f in stale} >= {"read_safe", "read_echo", "list_lexical"}
+    assert len(stale) == 1, "a server-wide behaviour is one finding per mode"
+    assert set(stale[0].tools) >= {"read_safe", "read_echo", "list_lexical"}
     assert all(f.severity == "high" and "after the root was removed" in f.evidence for f in stale)
 
 
 def test_withdrawn_roots_caught(module_dir: Path) -> None:
     report = run_and_check(module_dir / "traps", flawed_spec("--empty-means-all", workspace=False), modes="roots")
     empty = [f for f in report.findings if f.class_id == "empty-roots"]
-    assert {f.tool for f in empty} >= {"read_safe", "read_echo", "list_lexical", "stat_lexical"}
+    assert len(empty) == 1, "a server-wide behaviour is one finding per mode"
+    assert set(empty[0].tools) >= {"read_safe", "read_echo", "list_lexical", "stat_lexical"}
     assert all(f.severity == "high" and "every root withdrawn" in f.evidence for f in empty)
     assert [f for f in report.findings if f.class_id == "stale-roots"] == []
 
@@ -129,3 +144,38 @@ def test_a_broken_tools_list_fails_the_mode_not_the_audit(module_dir: Path) -> N
     assert [m.status for m in report.modes[:2]] == ["failed", "failed"]
     assert "holiday" in report.modes[0].detail
     assert report.exit_code("low") == 2
+
+
+def test_every_shape_and_parameter_is_covered(flawed: Report) -> None:
+    """Nested and array-of-object leaves, exclusive parameters, both ends of a copy, a glob parameter that is not
+    a path, and a reader named like a writer: each tested (its control passed) in both modes."""
+    for mode in flawed.modes[:2]:
+        rows = {(t.name, p.param): p for t in mode.tools for p in t.params}
+        for key in [
+            ("read_nested", "params.path"),
+            ("read_batch", "files[].path"),
+            ("read_either", "path"),
+            ("read_either", "paths[]"),
+            ("copy_file", "source"),
+            ("copy_file", "destination"),
+            ("edit_text", "path"),
+            ("write_trimmed", "path"),
+            ("search_glob", "path"),
+            ("extract_text", "path"),
+        ]:
+            assert rows[key].status == "tested", (mode.mode, key, rows[key])
+        assert ("search_glob", "file_pattern") not in rows, "a glob parameter was taken for a path"
+        extract = next(t for t in mode.tools if t.name == "extract_text")
+        assert extract.access == "read" and extract.evidence == "read", "classified by its name, not its effect"
+
+
+def test_edit_gets_an_old_text_from_w_and_a_new_one(flawed: Report) -> None:
+    edit = next(f for f in flawed.findings if f.tool == "edit_text" and f.kind == "write")
+    arguments = json.loads(edit.request)["params"]["arguments"]
+    assert arguments["old_text"] == "rbt" and arguments["new_text"] not in ("", "rbt")
+
+
+def test_trailing_character_write_is_critical(flawed: Report) -> None:
+    found = [f for f in flawed.findings if (f.tool, f.class_id, f.kind) == ("write_trimmed", "normaliser", "write")]
+    assert found and {f.severity for f in found} == {"critical"}
+    assert "outside the roots" in found[0].evidence

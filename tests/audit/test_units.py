@@ -195,7 +195,9 @@ def test_report_groups_and_exit_codes() -> None:
     report.add(_finding(probe="/t/ws-evil/y"))  # same root cause: counted, not repeated
     report.add(_finding(mode="roots"))
     report.add(_finding(class_id="hardlink", severity="info"))
-    assert len(report.findings) == 3 and report.findings[0].also == 1
+    assert len(report.findings) == 4  # every probe is kept until the run is over ...
+    report.fold_causes()  # ... then grouped once, by (mode, tool, parameter, class, kind)
+    assert len(report.findings) == 3 and sum(f.also for f in report.findings) == 1
     assert len(report.causes()) == 2
     assert report.exit_code("low") == 1
     assert report.exit_code("critical") == 2  # still incomplete: no mode ran
@@ -265,3 +267,176 @@ def test_remove_resets_permissions_a_server_took_away(tmp_path: Path) -> None:
     os.chmod(trap.base / "far", 0o500)
     remove(trap.base)
     assert not trap.base.exists()
+
+
+def test_grouping_keeps_a_lookalike_that_does_not_share_the_prefix() -> None:
+    """A prefix check explains probes landing in ``ws-evil`` or ``ws.``, never a case-folded ``WS``: that one stays
+    its own finding, whatever order the probes answered in."""
+    for order in (1, -1):
+        report = Report("srv", "/t", False)
+        items = [
+            _finding(),
+            _finding(class_id="normaliser", location="ws.", probe="/t/ws./x"),
+            _finding(class_id="normaliser", location="WS", probe="/t/WS/x"),
+        ]
+        for f in items[::order]:
+            report.add(f)
+        report.fold_causes()
+        groups = {(f.class_id, f.location) for f in report.findings}
+        assert groups == {("prefix-bypass", ""), ("normaliser", "WS")}, groups
+
+
+def test_server_wide_findings_are_one_per_mode() -> None:
+    report = Report("srv", "/t", False)
+    for tool in ("read_a", "read_b", "list_c"):
+        report.add(_finding(class_id="empty-roots", kind="roots", tool=tool, mode="roots"))
+    report.fold_causes()
+    assert len(report.findings) == 1 and report.findings[0].tools == ["list_c", "read_a", "read_b"]
+
+
+def test_coverage_gaps_decide_the_exit_code() -> None:
+    from rootbound.audit.report import ModeRun, ParamStatus, ToolStatus
+
+    report = Report("srv", "/t", False)
+    tested = ToolStatus("read_file", "read", tested=True, params=[ParamStatus("path", "tested")])
+    report.modes.append(ModeRun("args", tools=[tested]))
+    assert report.exit_code("low") == 0 and report.gaps() == []
+    blocked = ToolStatus(
+        "copy", "write", params=[ParamStatus("source", "tested"), ParamStatus("dest", "blocked", "no")]
+    )
+    report.modes.append(ModeRun("roots", tools=[tested, blocked]))
+    assert report.exit_code("low") == 2
+    assert report.gaps() == ["mode roots: copy dest blocked: no"]
+    assert report.exit_code("low", accept_partial=True) == 0
+    report.modes.append(ModeRun("roots-2026", "not applicable"))  # a mode the server does not offer is no gap
+    assert len(report.gaps()) == 1
+    text = report.to_text()
+    assert text.index("Coverage: INCOMPLETE") < text.index("No escape found")
+    assert report.to_sarif()["runs"][0]["properties"]["gaps"] == report.gaps()
+
+
+def test_shown_escapes_terminal_controls() -> None:
+    from rootbound.audit.shown import shown
+
+    assert shown("a\x1b]0;t\x07b\nYOUR") == "a\\x1b]0;t\\x07b\\nYOUR"
+    assert shown("x\u202ey") == "x\\u202ey" and shown("ｗｓ") == "ｗｓ"
+    assert shown("a" * 10, 4) == "aaaa…(+6 chars)"
+
+
+@pytest.mark.parametrize(
+    ("schema", "probe", "expected"),
+    [
+        (  # nested object
+            {
+                "properties": {
+                    "params": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+                }
+            },
+            "params.path",
+            {"params": {"path": "OUT"}},
+        ),
+        (  # array of objects, with a required enum beside the path
+            {
+                "properties": {
+                    "files": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}, "encoding": {"enum": ["utf-8", "b64"]}},
+                            "required": ["path", "encoding"],
+                        },
+                    }
+                },
+                "required": ["files"],
+            },
+            "files[].path",
+            {"files": [{"path": "OUT", "encoding": "utf-8"}]},
+        ),
+        (  # optional alternatives: each alone
+            {"properties": {"path": {"type": "string"}, "paths": {"type": "array", "items": {"type": "string"}}}},
+            "paths[]",
+            {"paths": ["OUT"]},
+        ),
+        (  # both ends of a copy: the other inside W
+            {
+                "properties": {"source": {"type": "string"}, "destination": {"type": "string"}},
+                "required": ["source", "destination"],
+            },
+            "destination",
+            {"source": "IN", "destination": "OUT"},
+        ),
+        (  # a glob is not a path; an edit gets W's old text and a new one
+            {
+                "properties": {
+                    "path": {"type": "string"},
+                    "file_pattern": {"type": "string"},
+                    "old_text": {"type": "string"},
+                    "new_text": {"type": "string"},
+                },
+                "required": ["path", "file_pattern", "old_text", "new_text"],
+            },
+            "path",
+            {"path": "OUT", "file_pattern": "*", "old_text": "rbt", "new_text": "NEW"},
+        ),
+    ],
+)
+def test_arguments_from_any_schema_shape(schema: dict[str, object], probe: str, expected: dict[str, object]) -> None:
+    from rootbound.audit.tools import plan_shapes
+
+    plan = plan_shapes({"name": "read_x", "inputSchema": {"type": "object", **schema}}, frozenset(), True)[0]
+    assert probe in plan.path_params
+    assert plan.arguments(probe, "OUT", "IN", "*", "NEW") == expected
+
+
+def test_one_of_gives_separate_call_shapes() -> None:
+    from rootbound.audit.tools import plan_shapes
+
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "paths": {"type": "array", "items": {"type": "string"}}},
+        "oneOf": [{"required": ["path"]}, {"required": ["paths"]}],
+    }
+    shapes = plan_shapes({"name": "read_x", "inputSchema": schema}, frozenset(), False)
+    assert [(p.shape, p.path_params) for p in shapes] == [("oneOf 1", ["path"]), ("oneOf 2", ["paths[]"])]
+
+
+def test_snapshot_is_bounded(tmp_path: Path) -> None:
+    from rootbound.audit.trap import Snapshot, TrapFlooded
+
+    (tmp_path / "big").write_bytes(b"x" * (1 << 20))
+    for i in range(50):
+        os.link(tmp_path / "big", tmp_path / f"l{i}")
+    snap = Snapshot.take(tmp_path)
+    assert all(len(e.data) == 0 for e in snap.entries.values())  # hashes, not bytes, unless it is the baseline
+    with pytest.raises(TrapFlooded):
+        Snapshot.take(tmp_path, limit=20)
+
+
+def test_seeded_trap_is_rebuilt_identically(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    first = build_trap(tmp_path / "a", seed="00" * 16)
+    again = build_trap(tmp_path / "a", seed="00" * 16)
+    assert first.marker.token == again.marker.token and first.marker.name == again.marker.name
+    assert {k: (c.name, c.token, c.mtime) for k, c in first.canaries.items()} == {
+        k: (c.name, c.token, c.mtime) for k, c in again.canaries.items()
+    }
+    assert build_trap(tmp_path / "a").marker.token != first.marker.token  # a fresh seed by default
+
+
+def test_git_index_entries_ignore_stat_data(tmp_path: Path) -> None:
+    import subprocess
+
+    from rootbound.audit.git_trap import build_git, index_entries
+
+    (tmp_path / "t").mkdir()
+    trap = build_trap(tmp_path / "t")
+    build_git(trap)
+    index = trap.workspace / ".git" / "index"
+    before = index.read_bytes()
+    os.utime(trap.workspace / "rbt-tracked.txt", (1, 1))
+    subprocess.run(["git", "-C", str(trap.workspace), "status"], capture_output=True, check=True)
+    after = index.read_bytes()
+    assert index_entries(before) == index_entries(after) and index_entries(before)
+    subprocess.run(["git", "-C", str(trap.workspace), "reset", "-q"], capture_output=True, check=True)
+    assert index_entries(index.read_bytes()) != index_entries(before)  # unstaging is a real change
+    remove(trap.base)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shlex
 import sys
@@ -27,8 +28,12 @@ outside the roots in the trap's snapshot. Write probes run only with --write.
 
 An audit is not a sandbox: the server runs with your privileges. Run untrusted servers in a container.
 
-Exit codes: 0 no finding at or above --fail-on, 1 findings, 2 incomplete (did not start, no testable tool,
-every control failed), 64 usage error.
+The report leads with coverage: per mode, tool and path parameter, tested (its control passed), blocked by the
+server (with the server's message) or not tested (and why).
+
+Exit codes: 0 no finding at or above --fail-on and every mode the server offers and every path parameter of every
+tool tested; 1 findings; 2 incomplete (anything not tested: a mode that failed, a tool skipped or blocked, the
+budget used up), unless --accept-partial accepts the gaps the report lists; 64 usage error.
 """
 
 
@@ -45,6 +50,33 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--start", help="command that serves --url ({port} and {workspace} are replaced)")
     p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header for --url")
     p.add_argument("--mode", choices=("args", "roots", "both"), default="both", help="how W reaches the server")
+    p.add_argument(
+        "--roots-cmd",
+        metavar="CMD",
+        help="the server command for roots mode (without {workspace}); default: the command with {workspace} and "
+        "a flag whose value it is (--repository {workspace}) dropped",
+    )
+    p.add_argument(
+        "--workspace-kind",
+        choices=("auto", "dir", "git"),
+        default="auto",
+        help="git: the workspace and the outside canaries are repositories (default auto: git when the command "
+        "names git)",
+    )
+    p.add_argument(
+        "--accept-partial",
+        action="store_true",
+        help="exit 0 without findings even if some modes, tools or parameters were not tested (listed in the report)",
+    )
+    p.add_argument(
+        "--stderr-log", type=Path, metavar="FILE", help="where the server's stderr goes (default: a temp file)"
+    )
+    p.add_argument(
+        "--replay",
+        nargs=2,
+        metavar=("REPORT", "N"),
+        help="rebuild the trap of a --format json REPORT and send finding N's request again (1-based)",
+    )
     p.add_argument("--write", action="store_true", help="also run write probes (snapshot, diff, restore)")
     p.add_argument(
         "--allow-tool",
@@ -86,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
     command = list(args.server)
     if command and command[0] == "--":
         command = command[1:]
+    if args.replay:
+        from .replay import replay
+
+        return replay(Path(args.replay[0]), args.replay[1], command, timeout=args.timeout)
     if bool(command) == bool(args.url):
         return _usage("give either -- CMD ARGS... or --url with --start")
     headers: list[tuple[str, str]] = []
@@ -104,6 +140,11 @@ def run(args: argparse.Namespace) -> int:
         spec = ServerSpec(url=args.url, start=tuple(shlex.split(args.start)), headers=tuple(headers))
     else:
         spec = ServerSpec(command=tuple(command))
+    if args.roots_cmd is not None:
+        roots_command = tuple(shlex.split(args.roots_cmd))
+        if not roots_command or any("{workspace}" in part for part in roots_command):
+            return _usage("--roots-cmd takes the roots-mode command, without {workspace}")
+        spec = dataclasses.replace(spec, roots_command=roots_command)
     if args.mode == "args" and not spec.takes_workspace:
         return _usage("--mode args needs {workspace} in the server command")
     if args.timeout <= 0 or args.budget <= 0:
@@ -132,6 +173,9 @@ def run(args: argparse.Namespace) -> int:
         trap_dir=args.trap_dir,
         trap_home=args.trap_home,
         keep_trap=args.keep_trap,
+        accept_partial=args.accept_partial,
+        workspace_kind=args.workspace_kind,
+        stderr_log=args.stderr_log,
         progress=progress,
     )
     report: Report = anyio.run(run_audit, options)

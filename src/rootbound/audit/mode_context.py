@@ -1,30 +1,19 @@
-"""What one audit mode knows while it runs (its peer, what each tool's control proved), and what the roots probes
-need of the auditor: kept apart from the runner so that the roots probes and the runner do not import each other."""
+"""What one audit mode knows while it runs (its peer, what each parameter's control proved), and what the controls
+and the roots probes need of the auditor: kept apart from the runner so that they and the runner do not import
+each other."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rootbound.audit.probes import Shape, Style
+from rootbound.audit.probes import Probe, Shape, Style, control_paths
 from rootbound.audit.report import ModeRun
 from rootbound.audit.session import CallOutcome, CountingProvider, Peer
 from rootbound.audit.tools import ToolPlan
-from rootbound.audit.trap import Trap
+from rootbound.audit.trap import Change, Trap
 
 __all__ = ["AuditorView", "Learnt", "ModeContext"]
-
-
-@dataclass
-class Learnt:
-    """What a tool's positive control proved: which parameter, spelling style, target shape, evidence kind."""
-
-    plan: ToolPlan
-    param: str
-    style: Style
-    shape: Shape
-    kind: str
-    pattern: str
 
 
 @dataclass
@@ -35,18 +24,30 @@ class ModeContext:
     allowed: set[str] = field(default_factory=lambda: {"ws"})
     provider: CountingProvider | None = None
     last: CallOutcome | None = None
+    any_control: bool = False  # some control passed in this mode
+    retried: bool = False  # the roots-mode retry after waiting for a slow roots fetch was spent
 
 
 class AuditorView(Protocol):
-    """The runner's auditor as the roots probes use it."""
+    """What a control (and the roots probes) need from the auditor that runs them."""
 
     trap: Trap
     fifo_done: bool
 
+    @property
+    def o(self) -> Any: ...
+
     def say(self, message: str) -> None: ...
-
     def hung(self, ctx: ModeContext) -> bool: ...
-
+    def scratch(self, style: str) -> str: ...
+    def content(self) -> str: ...
+    def diff(self) -> list[Change]: ...
+    def restore(self, changes: list[Change]) -> None: ...
+    def location(self, change: Change) -> str: ...
+    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> None: ...
+    def judge_write(
+        self, ctx: ModeContext, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
+    ) -> None: ...
     def finding(
         self,
         ctx: ModeContext,
@@ -59,3 +60,28 @@ class AuditorView(Protocol):
         probe: str = "",
         location: str = "",
     ) -> None: ...
+
+
+@dataclass
+class Learnt:
+    """What a positive control proved for one parameter: spelling style, target shape, evidence kind."""
+
+    plan: ToolPlan
+    param: str
+    style: Style
+    shape: Shape
+    kind: str
+    pattern: str
+    every: bool = False  # the call needed every path parameter filled (not only the required ones)
+
+    def others(self, host: AuditorView, new: str) -> str:
+        """What the tool's other path parameters get: inside W, of the kind the call needs."""
+        if self.plan.access == "write":
+            if self.shape == "new":
+                return host.scratch(self.style)
+            return control_paths(host.trap, "new", self.style, new or host.trap.new_name())
+        return control_paths(host.trap, self.shape, self.style, new)
+
+    @property
+    def label(self) -> str:
+        return self.plan.label

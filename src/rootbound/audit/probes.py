@@ -15,9 +15,9 @@ from urllib.parse import quote
 
 from rootbound.audit.trap import NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
 
-__all__ = ["Probe", "Shape", "Style", "catalogue", "control_paths"]
+__all__ = ["LOOKALIKE_LEAVES", "Probe", "Shape", "Style", "catalogue", "control_paths"]
 
-Shape = Literal["file", "dir", "new"]
+Shape = Literal["file", "dir", "new", "image"]
 Style = Literal["absolute", "relative", "uri"]
 
 
@@ -28,6 +28,20 @@ class Probe:
     aim: str  # the outside location this spelling lands in if the check is sloppy
 
 
+# New names beside W that a normalising or prefix check takes for W itself: a write of the name itself (not a
+# child) creates an entry outside every root. (class, suffix or replacement of W's last component)
+LOOKALIKE_LEAVES: tuple[tuple[str, str], ...] = (
+    ("normaliser", '{w}"'),  # trailing quote (stripped by a "remove surrounding quotes" normaliser)
+    ("normaliser", "{w}'"),
+    ("normaliser", "{w}  "),  # trailing spaces ("ws " itself is an existing directory)
+    ("normaliser", "{w}\t"),  # trailing tab (trim())
+    ("normaliser", "{w}.."),  # trailing dots
+    ("normaliser", "Ws"),  # case
+    ("normaliser", "\uff57s"),  # Unicode folding (fullwidth w)
+    ("prefix-bypass", "{w}-{new}"),  # a sibling sharing W's prefix
+)
+
+
 def _uri(path: str) -> str:
     return "file://" + quote(path, safe="/")
 
@@ -35,7 +49,7 @@ def _uri(path: str) -> str:
 def control_paths(trap: Trap, shape: Shape, style: Style, new_name: str) -> str:
     """W's own file (``file``), W itself (``dir``) or a new file in W (``new``), spelt in ``style``."""
     w = str(trap.workspace)
-    leaf = {"file": trap.marker.name, "dir": "", "new": new_name}[shape]
+    leaf = {"file": trap.marker.name, "dir": "", "new": new_name, "image": trap.images["ws"].name}[shape]
     if style == "relative":
         return leaf or "."
     full = f"{w}/{leaf}" if leaf else w
@@ -111,6 +125,8 @@ def catalogue(trap: Trap, shape: Shape, style: Style, *, home: bool, new_name: s
             probes.append(Probe(class_id, spelling, loc))
         elif shape == "file":
             probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.canaries[loc].name, spelling)}", loc))
+        elif shape == "image":
+            probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.images[loc].name, spelling)}", loc))
         else:
             probes.append(Probe(class_id, f"{spelling}{joiner}{new_name}", loc))
     w = str(trap.workspace)
@@ -147,6 +163,11 @@ def catalogue(trap: Trap, shape: Shape, style: Style, *, home: bool, new_name: s
         ]
         if style == "absolute":
             probes.append(Probe("cwd-relative", new_name, "cwd"))
+        if style in ("absolute", "relative"):
+            base = f"{trap.base}/" if style == "absolute" else "../"
+            for class_id, leaf in LOOKALIKE_LEAVES:
+                name = leaf.format(w=trap.workspace.name, new=new_name or "rbt-new")
+                probes.append(Probe(class_id, base + name, name))
     return probes
 
 

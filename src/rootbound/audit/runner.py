@@ -1,5 +1,7 @@
-"""The audit run: per mode, start the server on a fresh view of the trap, learn each tool from a positive control,
-fire the probe catalogue, judge every answer, and (in roots mode) test whether removed roots stay served.
+"""The audit run: per mode, start the server on a fresh view of the trap, learn each path parameter of each tool
+from a positive control, fire the probe catalogue at each one, judge every answer, and (in roots mode) test
+whether removed roots stay served. Coverage (what was tested, blocked or not tested, and why) is recorded per
+mode, tool and parameter as it goes: it is half of the verdict.
 
 Modes: ``args`` (the workspace on the command line, no roots capability), ``roots`` (no workspace argument; the
 workspace and a second root given as MCP roots over the handshake era) and ``roots-2026`` (the same over
@@ -9,6 +11,9 @@ workspace and a second root given as MCP roots over the handshake era) and ``roo
 from __future__ import annotations
 
 import os
+import secrets
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,21 +23,33 @@ from typing import Any, Literal
 import anyio
 
 from rootbound.audit.classes import by_id, severity_for
-from rootbound.audit.judge import control_evidence, judge, result_text
+from rootbound.audit.controls import control_leaf, learn
+from rootbound.audit.git_trap import build_git, git_fillers, index_entries, looks_like_git
+from rootbound.audit.judge import judge
 from rootbound.audit.mode_context import Learnt, ModeContext
-from rootbound.audit.probes import Probe, Shape, Style, catalogue, control_paths
-from rootbound.audit.report import Finding, ModeRun, Report, ToolStatus
+from rootbound.audit.probes import Probe, catalogue
+from rootbound.audit.report import Finding, ModeRun, ParamStatus, Report, ToolStatus
 from rootbound.audit.roots_probes import empty_roots, fifo, stale_roots
-from rootbound.audit.session import CallOutcome, CountingProvider, ServerSpec, StartFailed, leaf_error, open_peer
-from rootbound.audit.tools import ToolPlan, learn_params, plan_learnt, plan_tool
-from rootbound.audit.trap import Change, Snapshot, Trap, build_trap, remove
+from rootbound.audit.server_output import StderrSink, StdoutNoise
+from rootbound.audit.session import (
+    CallOutcome,
+    CountingProvider,
+    ServerSpec,
+    StartFailed,
+    leaf_error,
+    open_peer,
+    reap_marked,
+)
+from rootbound.audit.shown import shown
+from rootbound.audit.tools import ToolPlan, plan_shapes
+from rootbound.audit.trap import MAX_ENTRIES, Change, Snapshot, Trap, TrapFlooded, build_trap, remove
 
 __all__ = ["AuditOptions", "run_audit"]
 
 ModeName = Literal["args", "roots", "both"]
-STYLES: tuple[Style, ...] = ("absolute", "relative", "uri")
-PATTERNS = ("rbt", "*rbt*", "**/*rbt*")
+WorkspaceKind = Literal["auto", "dir", "git"]
 PARALLEL = 4  # read probes in flight at once
+ROOTS_WAIT = 3.0  # seconds a roots-mode run waits for the server's first roots request before the first control
 
 
 @dataclass
@@ -46,27 +63,37 @@ class AuditOptions:
     trap_dir: Path | None = None
     trap_home: bool = False
     keep_trap: bool = False
+    accept_partial: bool = False
+    stderr_log: Path | None = None  # where the server's stderr goes (default: a new file in the temp dir)
+    seed: str | None = None  # rebuild a reported trap (--replay)
+    workspace_kind: WorkspaceKind = "auto"  # git: W and the outside directories are repositories
+    max_entries: int = MAX_ENTRIES  # a trap holding more (the server flooded it) stops the audit
     progress: Callable[[str], None] | None = None
 
 
 class _Auditor:
-    def __init__(self, options: AuditOptions, trap: Trap, report: Report) -> None:
+    def __init__(self, options: AuditOptions, trap: Trap, report: Report, stderr: StderrSink) -> None:
         self.o = options
         self.trap = trap
         self.report = report
+        self.stderr = stderr
         self.baseline: Snapshot = trap.snapshot()
         self.hardlinks = {"ws/rbt-hardlink.txt": trap.hardlink.path} if trap.hardlink else {}
         self.fifo_done = False
+        self.flooded = False
+        self.marker = secrets.token_hex(16)
+        self.git = report.workspace_kind == "git"
         env = dict(os.environ)
         env["PWD"] = str(trap.cwd)
         env["TZ"] = "UTC"  # timestamps in answers are matched in UTC
+        env["ROOTBOUND_AUDIT_RUN"] = self.marker
         if options.trap_home:
             env["HOME"] = str(trap.home)
         self.env = env
 
     def say(self, message: str) -> None:
         if self.o.progress is not None:
-            self.o.progress(message)
+            self.o.progress(shown(message, 160))
 
     # -- modes -----------------------------------------------------------------------------------------
 
@@ -75,8 +102,12 @@ class _Auditor:
         modes: list[str] = []
         if self.o.modes in ("args", "both") and spec.takes_workspace:
             modes.append("args")
+        elif self.o.modes == "roots" and spec.takes_workspace:
+            self.report.notes.append("args mode not run (--mode roots)")
         if self.o.modes in ("roots", "both"):
             modes += ["roots", "roots-2026"]
+        else:
+            self.report.notes.append("roots modes not run (--mode args)")
         if self.o.modes == "args" and not spec.takes_workspace:
             self.report.incomplete_reason = "args mode needs {workspace} in the server command"
         args_started = False
@@ -87,22 +118,39 @@ class _Auditor:
             try:
                 await self.run_mode(name, run)
             except StartFailed as exc:
-                detail = str(exc).splitlines()[-1][:200] if str(exc).strip() else ""
+                lines = [line for line in str(exc).splitlines() if line.strip()]
+                detail = shown(next((x for x in lines if "Error" in x), lines[-1]) if lines else "", 200)
                 if name.startswith("roots") and (args_started or spec.takes_workspace):
                     run.status, run.detail = "roots unsupported", f"exited or failed without a workspace: {detail}"
                 else:
                     run.status, run.detail = "did not start", detail
             except Exception as exc:  # a server that breaks the session mid-mode: report it, audit the next mode
                 leaf = leaf_error(exc)
-                run.status, run.detail = "failed", f"{type(leaf).__name__}: {str(leaf)[:200]}"
+                if isinstance(leaf, TrapFlooded):
+                    run.status, run.detail = "failed", f"the server flooded the trap ({leaf}); the audit stopped"
+                    self.flooded = True
+                else:
+                    run.status, run.detail = "failed", shown(f"{type(leaf).__name__}: {leaf}", 200)
             finally:
                 run.seconds = time.monotonic() - started
-                self.restore_all()
+                self.after_mode()
             if name == "args" and run.status != "did not start":
                 args_started = True
+            if self.flooded:
+                break
             if name == "roots" and run.status in ("roots unsupported", "did not start"):
                 self.report.modes.append(ModeRun("roots-2026", "not applicable", detail="see roots mode"))
                 break
+
+    def after_mode(self) -> None:
+        killed = reap_marked(self.marker)
+        if killed:
+            self.report.notes.append(f"killed {killed} process(es) the server left running outside its group")
+        if not self.flooded:
+            try:
+                self.restore_all()
+            except TrapFlooded:
+                self.flooded = True
 
     async def run_mode(self, name: str, run: ModeRun) -> None:
         roots_mode = name.startswith("roots")
@@ -117,6 +165,8 @@ class _Auditor:
             era=era,
             provider=provider,
             call_timeout=self.o.timeout,
+            stderr=self.stderr,
+            label=name,
         ) as peer:
             run.protocol_version = peer.protocol_version
             if name == "roots-2026" and not peer.modern:
@@ -125,45 +175,90 @@ class _Auditor:
             ctx = ModeContext(name, run, peer, provider=provider)
             if roots_mode:
                 ctx.allowed.add("second")
+            if provider is not None and not peer.modern:
+                # Handshake era: a server that fetches roots after `initialized` gets the time to do it, so no
+                # control fails for want of roots (2026-07-28 carries roots in every request).
+                with anyio.move_on_after(min(ROOTS_WAIT, self.o.timeout)):
+                    await provider.asked.wait()
             try:
                 await self.exercise(ctx)
             finally:
                 run.calls = peer.calls
+        if peer.reaped:
+            self.report.notes.append(f"killed {peer.reaped} process(es) the server left running outside its group")
 
     async def exercise(self, ctx: ModeContext) -> None:
         tools = await ctx.peer.list_tools()
-        plans: list[ToolPlan] = []
-        for tool in tools:
-            plan = plan_tool(tool, self.o.allow_tools, self.o.write)
+        work: list[tuple[ToolPlan, ToolStatus]] = []
+        pstats: dict[tuple[int, str], ParamStatus] = {}
+        for tool in tools[:200]:
+            status = ToolStatus(shown(tool.get("name", ""), 120), "skip")
+            ctx.run.tools.append(status)
+            refs = git_fillers(str(tool.get("name", ""))) if self.git else None
+            shapes = plan_shapes(tool, self.o.allow_tools, self.o.write, refs)
             schema = tool.get("inputSchema")
             empty = not isinstance(schema, dict) or not schema.get("properties")
-            if plan.access != "skip" and empty:
-                plan = await self.learn(ctx, plan)
-            plans.append(plan)
-            ctx.run.tools.append(ToolStatus(plan.name, plan.access, note=plan.reason))
-        learnt: list[Learnt] = []
-        for plan, status in zip(plans, ctx.run.tools, strict=True):
-            if plan.access == "skip" or self.hung(ctx):
+            failed = True  # an empty schema the audit did not (or could not) learn from: it may take a path
+            if shapes[0].access != "skip" and empty and not any(p.leaves for p in shapes):
+                learnt_plan, failed = await learn(ctx, shapes[0])
+                shapes = [learnt_plan]
+            status.access = shapes[0].access
+            status.note = shapes[0].reason
+            status.takes_path = any(p.leaves for p in shapes) or (empty and failed)
+            for plan in shapes:
+                for leaf in plan.leaves:
+                    param = f"{leaf.name} ({plan.shape})" if plan.shape else leaf.name
+                    detail = plan.reason if plan.access == "skip" else ""
+                    pstats[id(plan), leaf.name] = ParamStatus(shown(param, 100), "not tested", detail)
+                    status.params.append(pstats[id(plan), leaf.name])
+                if plan.access != "skip":
+                    work.append((plan, status))
+        if len(tools) > 200:
+            self.report.notes.append(f"{ctx.name}: the server listed {len(tools)} tools; the first 200 were planned")
+        learnt: list[tuple[Learnt, ParamStatus, ToolStatus]] = []
+        tried = 0
+        for plan, status in work:
+            if ctx.provider is not None and ctx.provider.requests == 0 and not ctx.any_control and tried >= 3:
+                # roots mode, three tools in: nothing served and no roots request. Not worth every tool's controls.
+                for p in status.params:
+                    p.detail = "not tried: the server never asked for roots and served nothing so far"
                 continue
-            self.say(f"{ctx.name}: control {plan.name}")
-            got = await self.control(ctx, plan)
-            if got is None:
-                status.note = status.note or "positive control failed (W's own file never came back)"
-                continue
-            status.tested, status.style, status.shape, status.evidence = True, got.style, got.shape, got.kind
-            learnt.append(got)
+            tried += 1
+            for leaf in plan.leaves:
+                if self.hung(ctx):
+                    break
+                pstat = pstats[id(plan), leaf.name]
+                self.say(f"{ctx.name}: control {plan.label} {leaf.name}")
+                got = await control_leaf(self, ctx, plan, leaf.name, pstat)
+                if got is None and ctx.provider is not None and not ctx.any_control and not ctx.retried:
+                    # roots mode, nothing has worked yet: give a slow roots fetch its chance, then try again
+                    ctx.retried = True
+                    with anyio.move_on_after(min(ROOTS_WAIT, self.o.timeout)):
+                        await ctx.provider.asked.wait()
+                    got = await control_leaf(self, ctx, plan, leaf.name, pstat)
+                if got is None:
+                    continue
+                ctx.any_control = True
+                pstat.status, pstat.detail = "tested", ""
+                pstat.style, pstat.shape, pstat.evidence = got.style, got.shape, got.kind
+                status.tested = True
+                status.access = got.plan.access
+                status.style, status.shape, status.evidence = got.style, got.shape, got.kind
+                learnt.append((got, pstat, status))
         if self.hung(ctx):
             ctx.run.status, ctx.run.detail = "hung", "calls stopped answering; the server was killed"
             return
+        items = [item for item, _, _ in learnt]
         if ctx.provider is not None and ctx.provider.requests == 0 and not learnt:
             ctx.run.status = "roots unsupported"
             ctx.run.detail = f"never asked for roots and served nothing in {ctx.peer.calls} calls"
             return
         if ctx.provider is not None and ctx.provider.requests == 0 and ctx.peer.calls:
-            # It served W without asking for roots: whatever confines it, it is not the client's roots.
+            # It served W without asking for roots: whatever confines it, it is not the client's roots. One
+            # server-wide finding; its tools are still probed (an unconfined server shows what it reaches).
             ctx.run.status = "ignores roots"
             ctx.run.detail = f"no roots request in {ctx.peer.calls} calls"
-            first = learnt[0].plan.name if learnt else next((t.name for t in ctx.run.tools if t.access != "skip"), "")
+            first = items[0].plan.name if items else ""
             self.finding(
                 ctx,
                 "ignores-roots",
@@ -173,20 +268,20 @@ class _Auditor:
                 ctx.last or CallOutcome("{}"),
                 f"the server never requested roots in {ctx.peer.calls} tool calls",
             )
-            return
         if not learnt:
             ctx.run.status = "no testable tool"
             return
-        for item, status in zip(learnt, [s for s in ctx.run.tools if s.tested], strict=True):
+        for item, pstat, status in learnt:
             if self.hung(ctx):
                 break
-            status.probes = await self.probe_tool(ctx, item)
+            pstat.probes = await self.probe_leaf(ctx, item)
+            status.probes += pstat.probes
         if not self.fifo_done and not self.hung(ctx):
-            await fifo(self, ctx, learnt)
-        if ctx.provider is not None and not self.hung(ctx):
-            await stale_roots(self, ctx, learnt)
-        if ctx.provider is not None and not self.hung(ctx):
-            await empty_roots(self, ctx, learnt)
+            await fifo(self, ctx, items)
+        if ctx.provider is not None and ctx.run.status == "ok" and not self.hung(ctx):
+            await stale_roots(self, ctx, items)
+        if ctx.provider is not None and ctx.run.status == "ok" and not self.hung(ctx):
+            await empty_roots(self, ctx, items)
         if self.hung(ctx):
             ctx.run.status = "hung"
             ctx.run.detail = "calls stopped answering; the server was killed"
@@ -194,56 +289,7 @@ class _Auditor:
     def hung(self, ctx: ModeContext) -> bool:
         return ctx.peer.timeouts_in_a_row >= 2
 
-    # -- learning ----------------------------------------------------------------------------------------
-
-    async def learn(self, ctx: ModeContext, plan: ToolPlan) -> ToolPlan:
-        """An empty schema: call with no arguments and read the parameter names from the validation error."""
-        out = await ctx.peer.call(plan.name, {})
-        text = (out.error or "") + "\n" + result_text(out.result)
-        names = learn_params(text) if out.is_error else {}
-        return plan_learnt(plan.name, names, plan.access)
-
-    async def control(self, ctx: ModeContext, plan: ToolPlan) -> Learnt | None:
-        shapes: tuple[Shape, ...] = ("new", "file") if plan.access == "write" else ("file", "dir")
-        patterns = PATTERNS if plan.pattern_params else ("rbt",)
-        for param in plan.path_params:
-            for style in STYLES:
-                for shape in shapes:
-                    for pattern in patterns:
-                        got = await self.try_control(ctx, plan, param, style, shape, pattern)
-                        if got is not None:
-                            return got
-                        if self.hung(ctx):
-                            return None
-        return None
-
-    async def try_control(
-        self, ctx: ModeContext, plan: ToolPlan, param: str, style: Style, shape: Shape, pattern: str
-    ) -> Learnt | None:
-        new = self.trap.new_name()
-        value = control_paths(self.trap, shape, style, new)
-        if plan.access == "write":
-            other_shape: Shape = "file" if shape == "new" else "new"
-            other = self.scratch(style) if other_shape == "file" else control_paths(self.trap, "new", style, new + "2")
-            if shape == "file":
-                value = self.scratch(style)
-            out = await ctx.peer.call(plan.name, plan.arguments(param, value, other, pattern, self.content()))
-            changes = self.diff()
-            inside = [c for c in changes if self.location(c) in ctx.allowed]
-            self.judge_write(ctx, plan.name, param, "control", Probe("outside-absolute", value, "ws"), out, changes)
-            self.restore(changes)
-            if inside:
-                return Learnt(plan, param, style, shape, "write", pattern)
-            return None
-        out = ctx.last = await ctx.peer.call(plan.name, plan.arguments(param, value, value, pattern, ""))
-        # A control answer can itself escape (a recursive listing that follows W's links out).
-        self.judge_read(ctx, plan.name, param, Probe("symlink-parent", value, "far"), out)
-        kind = control_evidence(self.trap, out.request, out.result, out.is_error)
-        if kind is None:
-            return None
-        return Learnt(plan, param, style, shape, kind, pattern)
-
-    def scratch(self, style: Style) -> str:
+    def scratch(self, style: str) -> str:
         assert self.trap.scratch is not None
         name = self.trap.scratch.name
         return {"absolute": str(self.trap.scratch), "relative": name, "uri": "file://" + str(self.trap.scratch)}[style]
@@ -253,29 +299,29 @@ class _Auditor:
 
     # -- probing -------------------------------------------------------------------------------------------
 
-    async def probe_tool(self, ctx: ModeContext, item: Learnt) -> int:
+    async def probe_leaf(self, ctx: ModeContext, item: Learnt) -> int:
+        """Every probe at one path parameter, the tool's other path parameters inside W."""
         plan = item.plan
         new = self.trap.new_name()
         probes = catalogue(self.trap, item.shape, "absolute", home=self.o.trap_home, new_name=new)
         if item.style != "absolute":
             probes += catalogue(self.trap, item.shape, item.style, home=self.o.trap_home, new_name=new)
+        if ctx.run.status == "ignores roots":
+            # nothing confines it by roots: the plain outside paths show what it reaches; the rest adds nothing
+            probes = [p for p in probes if p.class_id == "outside-absolute"]
         if item.shape == "file" and plan.access == "write":
-            # a tool that moves or deletes an existing file: aim it at outside files instead of creating new ones
+            # a tool that moves, copies or deletes an existing file: aim it at outside files instead
             probes = catalogue(self.trap, "file", "absolute", home=self.o.trap_home)
-        other = control_paths(self.trap, item.shape, item.style, new)
-        if plan.access == "write":
-            other = (
-                self.scratch(item.style) if item.shape == "new" else control_paths(self.trap, "new", item.style, new)
-            )
         if plan.access != "write":
-            await self.fire_reads(ctx, item, probes, other)
+            await self.fire_reads(ctx, item, probes)
             return len(probes)
         count = 0
         for index, probe in enumerate(probes):
             if self.hung(ctx):
                 break
-            self.say(f"{ctx.name}: {plan.name} {index + 1}/{len(probes)}")
-            args = plan.arguments(item.param, probe.path, other, item.pattern, self.content())
+            self.say(f"{ctx.name}: {plan.label} {item.param} {index + 1}/{len(probes)}")
+            other = item.others(self, self.trap.new_name())
+            args = plan.arguments(item.param, probe.path, other, item.pattern, self.content(), every_path=item.every)
             out = await ctx.peer.call(plan.name, args)
             count += 1
             changes = self.diff()
@@ -283,26 +329,34 @@ class _Auditor:
             self.restore(changes)
         return count
 
-    async def fire_reads(self, ctx: ModeContext, item: Learnt, probes: list[Probe], other: str) -> None:
+    async def fire_reads(self, ctx: ModeContext, item: Learnt, probes: list[Probe]) -> None:
         """Read probes change nothing, so a few run at once (writes stay one at a time, between snapshots)."""
         plan = item.plan
         limiter = anyio.CapacityLimiter(PARALLEL)
         done = 0
+        other = item.others(self, "")
 
         async def one(probe: Probe) -> None:
             nonlocal done
             async with limiter:
                 if self.hung(ctx):
                     return
-                args = plan.arguments(item.param, probe.path, other, item.pattern, "")
+                args = plan.arguments(item.param, probe.path, other, item.pattern, "", every_path=item.every)
                 out = await ctx.peer.call(plan.name, args)
                 done += 1
-                self.say(f"{ctx.name}: {plan.name} {done}/{len(probes)}")
+                self.say(f"{ctx.name}: {plan.label} {item.param} {done}/{len(probes)}")
                 self.judge_read(ctx, plan.name, item.param, probe, out)
 
         async with anyio.create_task_group() as group:
             for probe in probes:
                 group.start_soon(one, probe)
+        # a "read" tool that changed the trap after all: judge and undo it (its control showed no change)
+        changes = self.diff()
+        if changes:
+            self.judge_write(
+                ctx, plan.name, item.param, "read", Probe("outside-absolute", "", "far"), CallOutcome("{}"), changes
+            )
+            self.restore(changes)
 
     def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> None:
         found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed))
@@ -318,8 +372,8 @@ class _Auditor:
             if loc in ctx.allowed:
                 continue
             rel = change.path.relative_to(self.trap.base).as_posix()
-            class_id = "hardlink" if probe.class_id == "hardlink" else probe.class_id
-            if label == "control":
+            class_id = probe.class_id
+            if label in ("control", "read"):
                 class_id = "symlink-parent" if loc == "far" else "outside-absolute"
             self.finding(
                 ctx,
@@ -328,7 +382,7 @@ class _Auditor:
                 tool,
                 param,
                 out,
-                f"{change.what} {rel} outside the roots",
+                f"{change.what} {shown(rel)} outside the roots",
                 probe.path,
                 loc,
             )
@@ -359,7 +413,28 @@ class _Auditor:
         return rel.parts[0] if rel.parts else ""
 
     def diff(self) -> list[Change]:
-        return self.baseline.diff(Snapshot.take(self.trap.base))
+        changes = self.baseline.diff(Snapshot.take(self.trap.base, limit=self.o.max_entries))
+        if self.report.workspace_kind == "git":
+            # git refreshes a repository's index on a read (status, diff): the index alone is not a write; a
+            # write (add, commit, branch) also creates objects or refs, which still count
+            refreshed = [c for c in changes if self.index_refresh(c)]
+            if refreshed:
+                self.restore(refreshed)
+                return [c for c in changes if c not in refreshed]
+        return changes
+
+    def index_refresh(self, change: Change) -> bool:
+        """A git index whose entries did not change (``git status`` rewrote only its stat data)."""
+        if change.what != "modified" or change.path.name != "index" or change.path.parent.name != ".git":
+            return False
+        old = self.baseline.entries.get(change.path.relative_to(self.trap.base).as_posix())
+        try:
+            with open(change.path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
+                now = fh.read(1 << 20)
+        except OSError:
+            return False
+        before = index_entries(old.data) if old is not None else None
+        return before is not None and before == index_entries(now)
 
     def restore(self, changes: list[Change]) -> None:
         if changes:
@@ -369,20 +444,70 @@ class _Auditor:
         self.restore(self.diff())
 
 
+def default_trap_dir() -> Path | None:
+    """The serving user's ``~/.cache/rootbound-audit`` when it can be made: many servers (``rootbound serve``
+    among them) accept client roots only under the home directory by default, and the audit should test the
+    server as deployed, not a loosened configuration. Else the system temp dir."""
+    import pwd
+
+    try:
+        home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+        if home == Path("/") or not home.is_dir():
+            return None
+        where = home / ".cache" / "rootbound-audit"
+        where.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return where
+    except (KeyError, OSError):
+        return None
+
+
 async def run_audit(options: AuditOptions) -> Report:
     """Build a trap, audit the server in each mode, remove the trap; never raises for a misbehaving server."""
     started = time.monotonic()
-    trap = build_trap(options.trap_dir)
-    report = Report(options.spec.label(), str(trap.base), options.write)
-    auditor = _Auditor(options, trap, report)
+    deadline = started + options.budget
+    trap = build_trap(options.trap_dir if options.trap_dir is not None else default_trap_dir(), seed=options.seed)
+    report = Report(options.spec.label(), str(trap.base), options.write, accept_partial=options.accept_partial)
+    report.seed = trap.seed
+    report.command = list(options.spec.command or options.spec.start)
+    kind = options.workspace_kind
+    if kind == "auto":
+        kind = "git" if looks_like_git(options.spec.command or options.spec.start) else "dir"
+    report.workspace_kind = kind
+    if kind == "git":
+        try:
+            build_git(trap)
+        except (OSError, subprocess.SubprocessError) as exc:
+            remove(trap.base)
+            report.incomplete_reason = shown(f"could not build the git trap: {exc}", 300)
+            return report
+    if options.stderr_log is not None:
+        log_path = str(options.stderr_log)
+    else:
+        fd, log_path = tempfile.mkstemp(prefix="rootbound-audit-", suffix=".stderr.log")
+        os.close(fd)
+    stderr = StderrSink(log_path)
+    report.stderr_log = log_path
+    auditor = _Auditor(options, trap, report, stderr)
     try:
-        with anyio.move_on_after(options.budget) as scope:
-            await auditor.run()
+        with StdoutNoise() as noise:
+            with anyio.move_on_after(options.budget) as scope:
+                await auditor.run()
+        report.unparseable, report.unparseable_sample = noise.count, noise.sample
         if scope.cancelled_caught:
             report.incomplete_reason = f"the server used up its {options.budget:.0f}s budget"
+        if auditor.flooded:
+            report.incomplete_reason = report.incomplete_reason or "the server flooded the trap; write probes stopped"
         report.fold_causes()
     finally:
-        if not options.keep_trap:
-            remove(trap.base)
+        stderr.close()
+        report.stderr_note = stderr.note()
+        killed = reap_marked(auditor.marker)
+        if killed:
+            report.notes.append(f"killed {killed} process(es) the server left running outside its group")
+        if options.keep_trap:
+            report.trap_kept = True
+        elif not remove(trap.base, deadline=max(deadline, time.monotonic() + 2.0)):
+            report.notes.append(f"the trap could not be removed within the budget: {shown(trap.base)} is left on disk")
+            report.trap_kept = True
         report.seconds = time.monotonic() - started
     return report

@@ -12,16 +12,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
@@ -36,12 +36,33 @@ from pydantic import ValidationError
 
 from mcp import Client
 from rootbound.audit import _sdk
+from rootbound.audit.server_output import StderrSink
 from rootbound.mcp import RootsProvider
 
-__all__ = ["CallOutcome", "CountingProvider", "Peer", "ServerSpec", "StartFailed", "leaf_error", "open_peer"]
+__all__ = [
+    "MARKER_ENV",
+    "CallOutcome",
+    "CountingProvider",
+    "Peer",
+    "ServerSpec",
+    "StartFailed",
+    "leaf_error",
+    "open_peer",
+    "reap_marked",
+]
 
 Era = Literal["auto", "legacy"]
 PLACEHOLDER = "{workspace}"
+# A flag whose value is the workspace: dropped with it in roots mode (--repository, --allow, --allowed-directories,
+# --root, -d, -C ...). A boolean switch before a positional {workspace} (--verbose) is not matched; --roots-cmd
+# gives the roots-mode command outright when the guess is wrong.
+_VALUE_FLAG = re.compile(
+    r"-[A-Za-z]|--(?!(no|trust|enable|disable|use|with|without|skip|ignore|follow|read|only|allow-all)[-_])"
+    r"(?=[A-Za-z0-9])[A-Za-z0-9_-]*?(repo|dir|allow|root|path|workspace|folder|project|base|cwd|mount|location|home|sandbox|scope)"
+    r"[A-Za-z0-9_-]*",
+    re.IGNORECASE,
+)
+MARKER_ENV = "ROOTBOUND_AUDIT_RUN"  # set in the server's environment: its descendants are found by it
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
@@ -57,6 +78,7 @@ class ServerSpec:
     url: str | None = None
     start: tuple[str, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
+    roots_command: tuple[str, ...] = ()  # roots mode's own command (--roots-cmd): stdio command or --start
 
     @property
     def takes_workspace(self) -> bool:
@@ -65,13 +87,24 @@ class ServerSpec:
     def label(self) -> str:
         return " ".join(self.command) if self.command else f"{self.url} ({' '.join(self.start)})"
 
+    def argv(self, workspace: Path | None) -> tuple[str, ...]:
+        """The command for a mode: with W (args mode), or without it (roots mode: ``--roots-cmd`` if given)."""
+        base = self.command or self.start
+        if workspace is None and self.roots_command:
+            return self.roots_command
+        return base
+
 
 def substitute(parts: Sequence[str], workspace: Path | None, port: int | None) -> list[str]:
-    """Fill ``{workspace}`` (or drop the arguments that hold it, for roots-only runs) and ``{port}``."""
+    """Fill ``{workspace}`` and ``{port}``. Without a workspace (roots mode) an argument holding ``{workspace}`` is
+    dropped, and so is the flag right before it when the placeholder is that flag's whole value
+    (``--repository {workspace}``): a dangling flag would make the server exit or take the next argument."""
     out: list[str] = []
     for part in parts:
         if PLACEHOLDER in part:
             if workspace is None:
+                if part == PLACEHOLDER and len(out) > 1 and _VALUE_FLAG.fullmatch(out[-1]):
+                    out.pop()
                 continue
             part = part.replace(PLACEHOLDER, str(workspace))
         if port is not None:
@@ -111,8 +144,8 @@ class CallOutcome:
 class Peer:
     client: Client
     timeout: float
-    stderr: IO[bytes] | None = None
     calls: int = 0
+    reaped: int = 0  # processes the server left behind, killed when its session ended
     timeouts_in_a_row: int = 0
     tools_raw: list[dict[str, Any]] = field(default_factory=list)
 
@@ -151,7 +184,7 @@ class Peer:
                 "method": "tools/call",
                 "params": {"name": name, "arguments": arguments},
             },
-            ensure_ascii=False,
+            ensure_ascii=True,  # printable as it is: a tool name's control or bidi characters come out as \\uXXXX
         )
         outcome = CallOutcome(request)
         started = time.monotonic()
@@ -191,6 +224,15 @@ def leaf_error(exc: BaseException) -> BaseException:
     return exc
 
 
+def _parent(pid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read(4096)
+        return int(stat[stat.rindex(b")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -203,14 +245,38 @@ def check_loopback(url: str) -> None:
         raise ValueError(f"--url must be on loopback (127.0.0.1, ::1 or localhost), not {host!r}")
 
 
-def _tail(log: IO[bytes]) -> str:
-    try:
-        log.flush()
-        log.seek(0)
-        data = log.read()[-600:]
-    except (OSError, ValueError):
-        return ""
-    return data.decode("utf-8", "replace").strip()
+def reap_marked(token: str, *, spare_children: bool = False) -> int:
+    """SIGKILL every process whose environment carries ``MARKER_ENV=token`` (the server's descendants, even those
+    that left its process group with ``setsid``); returns how many. With ``spare_children``, our own direct
+    children (the server itself, still to be closed by its transport) are left alone. Processes that cleared
+    their environment, or run as another user, are out of reach (said in docs/audit.md)."""
+    needle = f"{MARKER_ENV}={token}".encode()
+    killed = 0
+    me = os.getpid()
+    for _ in range(3):  # a child may fork while we scan: go again until a pass finds nothing
+        found = 0
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return killed
+        for entry in entries:
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as fh:
+                    env = fh.read(1 << 20)
+            except OSError:
+                continue
+            if needle in env.split(b"\0"):
+                if spare_children and _parent(entry) == me:
+                    continue
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(int(entry), signal.SIGKILL)
+                    found += 1
+        killed += found
+        if not found:
+            break
+    return killed
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -238,16 +304,20 @@ async def open_peer(
     era: Era,
     provider: RootsProvider | None,
     call_timeout: float,
+    stderr: StderrSink,
+    label: str,
     start_timeout: float = 20.0,
 ) -> AsyncIterator[Peer]:
     """Start the server and connect; ``workspace=None`` starts it without the workspace argument (roots mode)."""
-    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
+    log = stderr.open(label)
     kwargs: dict[str, Any] = dict(provider.client_kwargs()) if provider is not None else {}
     proc: subprocess.Popen[bytes] | None = None
     try:
         async with AsyncExitStack() as stack:
             if spec.command:
-                argv = substitute(spec.command, workspace, None)
+                argv = substitute(spec.argv(workspace), workspace, None)
+                if not argv:
+                    raise StartFailed("the command is empty without {workspace}")
                 params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(cwd))
                 transport: Any = stdio_client(params, errlog=log)  # type: ignore[arg-type]
             else:
@@ -255,7 +325,7 @@ async def open_peer(
                 port = _free_port()
                 url = spec.url.replace("{port}", str(port))
                 check_loopback(url)
-                argv = substitute(spec.start, workspace, port)
+                argv = substitute(spec.argv(workspace), workspace, port)
                 proc = subprocess.Popen(  # noqa: ASYNC220 - returns at once; the child is waited for below
                     argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
                 )
@@ -272,12 +342,19 @@ async def open_peer(
                 await stack.enter_async_context(client)
             except Exception as exc:
                 leaf = leaf_error(exc)
-                raise StartFailed(_tail(log) or f"{type(leaf).__name__}: {leaf}") from exc
-            yield Peer(client, call_timeout, log)
+                await anyio.sleep(0.05)  # the last stderr lines of a server that just exited
+                raise StartFailed(stderr.tail() or f"{type(leaf).__name__}: {leaf}") from exc
+            token = env.get(MARKER_ENV)
+            peer = Peer(client, call_timeout)
+            if token:
+                # Runs before the transport closes (the stack unwinds in reverse): a grandchild that left the
+                # server's process group but holds its stdout would keep the SDK's drain waiting.
+                stack.callback(lambda: setattr(peer, "reaped", reap_marked(token, spare_children=True)))
+            yield peer
     finally:
         if proc is not None:
             _kill_group(proc)
-        log.close()
+        stderr.close_pipe()
 
 
 async def _wait_listening(url: str, proc: subprocess.Popen[bytes], deadline: float) -> None:

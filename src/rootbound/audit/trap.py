@@ -25,16 +25,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import os
 import secrets
 import stat
+import struct
 import tempfile
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Canary", "Change", "Snapshot", "Trap", "build_trap", "remove"]
+__all__ = ["MAX_ENTRIES", "Canary", "Change", "Snapshot", "Trap", "TrapFlooded", "build_trap", "remove"]
 
 WS = "ws"
 # Outside locations: directory name under the trap base, and what it stands for.
@@ -43,6 +46,12 @@ NORMALISER_SIBLINGS = ("ws.", "ws ", "WS", "\uff57\uff53")  # trailing dot, trai
 OUTSIDE_DIRS = ("far", PREFIX_SIBLING, *NORMALISER_SIBLINGS, "second", "home", "cwd")
 # 2001-01-01T00:00:00Z: canary mtimes are unique seconds after it, far from any real file's.
 _MTIME_BASE = 978307200
+MAX_ENTRIES = 20_000  # a snapshot stops here: a server that floods the trap cannot make every diff unbounded
+_HEAD = 65536  # bytes of a file a snapshot hashes (size and mtime cover the rest)
+
+
+class TrapFlooded(Exception):
+    """The trap holds more entries than a snapshot takes (the server filled it)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,9 @@ class Trap:
     dangling_target: Path | None = None
     fifo: Path | None = None
     scratch: Path | None = None
+    images: dict[str, Path] = field(default_factory=dict)  # location -> a PNG carrying that location's token
+    seed: str = ""  # rebuilds this trap, names, tokens and mtimes alike (``build_trap(seed=...)``)
+    _names: _Names | None = None
 
     def outside(self, allowed: frozenset[str]) -> list[Canary]:
         """Canaries a confined server must not reveal when ``allowed`` locations are its roots."""
@@ -92,50 +104,96 @@ class Trap:
         return found
 
     def new_name(self) -> str:
-        return f"rbt-new-{secrets.token_hex(6)}.txt"
+        return f"rbt-new-{self._names.hex(6) if self._names is not None else secrets.token_hex(6)}.txt"
 
     def snapshot(self) -> Snapshot:
-        return Snapshot.take(self.base)
+        """The baseline: every entry, with the bytes of small files kept so that restore can put them back."""
+        return Snapshot.take(self.base, keep_data=True)
 
 
-def _token(label: str) -> str:
-    return f"rbt-{label}-{secrets.token_hex(12)}"
+class _Names:
+    """Random names and tokens derived from one secret seed (HMAC-SHA256 in counter mode), so ``--replay`` can
+    rebuild the same trap; without the seed they are as unguessable as ``secrets.token_hex``."""
+
+    def __init__(self, seed: str) -> None:
+        self.key = bytes.fromhex(seed)
+        self.counter = 0
+
+    def hex(self, nbytes: int) -> str:
+        self.counter += 1
+        return hmac.new(self.key, str(self.counter).encode(), hashlib.sha256).hexdigest()[: 2 * nbytes]
+
+    def below(self, n: int) -> int:
+        return int(self.hex(8), 16) % n
 
 
-def _plant(path: Path, location: str, mtime: int) -> Canary:
-    token = _token("token")
+def png(text: str) -> bytes:
+    """A valid 1x1 PNG whose ``tEXt`` chunk holds ``text``: an image tool that returns it base64-encoded shows the
+    token to the judge (which decodes base64), so media-only tools get a control and evidence too."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\x00")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"tEXt", b"Comment\x00" + text.encode())
+        + chunk(b"IDAT", pixels)
+        + chunk(b"IEND", b"")
+    )
+
+
+def _plant_image(directory: Path, canary: Canary, names: _Names) -> Path:
+    path = directory / f"rbt-{_safe(canary.location)}-image-{names.hex(6)}.png"
+    path.write_bytes(png(canary.token))
+    os.utime(path, (canary.mtime, canary.mtime))
+    return path
+
+
+def _plant(path: Path, location: str, mtime: int, names: _Names) -> Canary:
+    token = f"rbt-token-{names.hex(12)}"
     path.write_text(f"{token}\n", encoding="utf-8")
     os.utime(path, (mtime, mtime))
     return Canary(path, location, token, mtime)
 
 
-def build_trap(parent: Path | None = None) -> Trap:
-    """Create a fresh trap under ``parent`` (default: the system temp dir). Raises OSError if it cannot."""
-    base = Path(tempfile.mkdtemp(prefix="rbaudit-", dir=None if parent is None else str(parent))).resolve()
+def build_trap(parent: Path | None = None, *, seed: str | None = None, base: Path | None = None) -> Trap:
+    """Create a fresh trap under ``parent`` (default: the system temp dir), or at exactly ``base`` (which must not
+    exist: ``--replay``). The same ``seed`` gives the same names, tokens and mtimes. Raises OSError if it cannot."""
+    seed = seed or secrets.token_hex(16)
+    if base is None:
+        base = Path(tempfile.mkdtemp(prefix="rbaudit-", dir=None if parent is None else str(parent))).resolve()
+    else:
+        base.mkdir(mode=0o700)
     try:
-        return _populate(base)
+        return _populate(base, seed)
     except BaseException:
         remove(base)
         raise
 
 
-def _populate(base: Path) -> Trap:
-    offset = secrets.randbelow(300_000_000)
+def _populate(base: Path, seed: str) -> Trap:
+    names = _Names(seed)
+    offset = names.below(300_000_000)
     mtimes = iter(range(_MTIME_BASE + offset, _MTIME_BASE + offset + 10_000, 7))
     ws = base / WS
     ws.mkdir()
     (ws / "sub").mkdir()
-    marker = _plant(ws / f"rbt-marker-{secrets.token_hex(6)}.txt", WS, next(mtimes))
-    trap = Trap(base, ws, base / "second", base / "home", base / "cwd", marker)
+    marker = _plant(ws / f"rbt-marker-{names.hex(6)}.txt", WS, next(mtimes), names)
+    trap = Trap(base, ws, base / "second", base / "home", base / "cwd", marker, seed=seed, _names=names)
+    trap.images[WS] = _plant_image(ws, marker, names)
     for loc in OUTSIDE_DIRS:
         d = base / loc
         d.mkdir()
-        trap.canaries[loc] = _plant(d / f"rbt-{_safe(loc)}-{secrets.token_hex(6)}.txt", loc, next(mtimes))
-        entry = f"rbt-entry-{secrets.token_hex(6)}.txt"
+        trap.canaries[loc] = _plant(d / f"rbt-{_safe(loc)}-{names.hex(6)}.txt", loc, next(mtimes), names)
+        trap.images[loc] = _plant_image(d, trap.canaries[loc], names)
+        entry = f"rbt-entry-{names.hex(6)}.txt"
         (d / entry).write_text("listing-only\n", encoding="utf-8")
         trap.entries[loc] = entry
     far = trap.canaries["far"].path
-    hard_target = _plant(base / "far" / f"rbt-hard-{secrets.token_hex(6)}.txt", "hardlink", next(mtimes))
+    hard_target = _plant(base / "far" / f"rbt-hard-{names.hex(6)}.txt", "hardlink", next(mtimes), names)
     os.link(hard_target.path, ws / "rbt-hardlink.txt")
     trap.hardlink = hard_target
     os.symlink(far, ws / "link-leaf-abs")
@@ -145,7 +203,7 @@ def _populate(base: Path) -> Trap:
     os.symlink("link-chain-b", ws / "link-chain-a")
     os.symlink(base / "far", ws / "link-chain-b", target_is_directory=True)
     os.symlink(Path("..") / ".." / "far", ws / "sub" / "link-up", target_is_directory=True)
-    trap.dangling_target = base / "far" / f"rbt-dangling-{secrets.token_hex(6)}.txt"
+    trap.dangling_target = base / "far" / f"rbt-dangling-{names.hex(6)}.txt"
     os.symlink(trap.dangling_target, ws / "link-dangling")
     trap.scratch = ws / "rbt-scratch.txt"
     trap.scratch.write_text("rbt scratch\n", encoding="utf-8")  # "rbt": what an edit tool's filler replaces
@@ -160,18 +218,26 @@ def _safe(loc: str) -> str:
     return {"ws.": "dot", "ws ": "space", "WS": "case", "\uff57\uff53": "fullwidth"}.get(loc, loc)
 
 
-def remove(base: Path) -> None:
+def remove(base: Path, deadline: float | None = None) -> bool:
     """Delete the trap, every step relative to a directory fd: symlinks are unlinked, never followed (even if a
-    server replaced the trap's own directory with one), and permissions a server changed are reset first."""
+    server replaced the trap's own directory with one), and permissions a server changed are reset first.
+    Past ``deadline`` (``time.monotonic()``) it stops and returns False: what is left stays on disk."""
     try:
         parent = os.open(base.parent, _DIR_FLAGS)
     except OSError:
-        return
+        return not os.path.lexists(base)
     try:
         if _exists_at(parent, base.name):
-            _remove_at(parent, base.name)
+            _remove_at(parent, base.name, deadline)
+    except _OutOfTime:
+        return False
     finally:
         os.close(parent)
+    return True
+
+
+class _OutOfTime(Exception):
+    pass
 
 
 # -- snapshot / diff / restore --------------------------------------------------------------------------
@@ -182,8 +248,9 @@ class Entry:
     kind: str  # "d", "f", "l", "p" (fifo), "o" (other)
     mode: int
     mtime_ns: int
-    data: bytes = b""  # file content, or link target
+    data: bytes = b""  # link target; a file's content only in the baseline and only when small (for restore)
     inode: int = 0
+    digest: bytes = b""  # a file's size and the hash of its first 64 KiB
 
 
 @dataclass(frozen=True)
@@ -200,9 +267,14 @@ class Snapshot:
     entries: dict[str, Entry]
 
     @classmethod
-    def take(cls, base: Path) -> Snapshot:
+    def take(cls, base: Path, *, keep_data: bool = False, limit: int = MAX_ENTRIES) -> Snapshot:
+        """Every entry under ``base``; raises :class:`TrapFlooded` past ``limit`` entries. Memory is bounded per
+        entry: files are hashed (first 64 KiB, once per inode), their bytes kept only with ``keep_data``."""
         entries: dict[str, Entry] = {}
+        seen: dict[tuple[int, int, int, int], bytes] = {}  # hard links to one inode are read once
         for rel, st in _walk(base):
+            if len(entries) >= limit:
+                raise TrapFlooded(f"more than {limit} entries in the trap")
             full = base / rel
             mode = st.st_mode
             if stat.S_ISDIR(mode):
@@ -210,7 +282,13 @@ class Snapshot:
             elif stat.S_ISLNK(mode):
                 entries[rel] = Entry("l", 0, 0, os.fsencode(os.readlink(full)))
             elif stat.S_ISREG(mode):
-                entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, _read_nofollow(full), st.st_ino)
+                key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+                head = seen.get(key)
+                if head is None:
+                    head = seen[key] = _read_nofollow(full)
+                digest = hashlib.sha256(head).digest() + st.st_size.to_bytes(8, "little")
+                data = head if keep_data and st.st_size <= _HEAD else b""
+                entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, data, st.st_ino, digest)
             elif stat.S_ISFIFO(mode):
                 entries[rel] = Entry("p", stat.S_IMODE(mode), 0)
             else:
@@ -329,7 +407,7 @@ def _chmod_dir_at(parent: int, leaf: str, mode: int) -> None:
         os.close(fd)
 
 
-def _remove_at(parent: int, leaf: str) -> None:
+def _remove_at(parent: int, leaf: str, deadline: float | None = None) -> None:
     """Remove ``leaf`` (a whole tree if it is a directory) relative to ``parent``; links are unlinked, never
     followed, and a directory a server made unreadable is made readable first."""
     st = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
@@ -340,36 +418,42 @@ def _remove_at(parent: int, leaf: str) -> None:
     try:
         with contextlib.suppress(OSError):
             os.fchmod(fd, 0o700)
-        for child in os.listdir(fd):
-            _remove_at(fd, child)
+        for count, child in enumerate(os.listdir(fd)):
+            if deadline is not None and count % 256 == 0 and time.monotonic() > deadline:
+                raise _OutOfTime
+            _remove_at(fd, child, deadline)
     finally:
         os.close(fd)
     os.rmdir(leaf, dir_fd=parent)
 
 
-def _content(entry: Entry) -> tuple[str, int, bytes]:
-    """What counts as a change: kind, mode, bytes or link target. Directory mtimes do not (restore resets them)."""
-    return (entry.kind, entry.mode, entry.data)
+def _content(entry: Entry) -> tuple[str, int, bytes, int]:
+    """What counts as a change: kind, mode, a file's hash and mtime, a link's target. Directory mtimes do not
+    (restore resets them)."""
+    if entry.kind == "f":
+        return (entry.kind, entry.mode, entry.digest, entry.mtime_ns)
+    return (entry.kind, entry.mode, entry.data, 0)
 
 
 def _walk(base: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under ``base`` with its lstat, lazily (a caller that stops early reads no further)."""
     stack = [""]
     while stack:
         rel = stack.pop()
         try:
-            with os.scandir(base / rel if rel else base) as it:
-                items = list(it)
+            it = os.scandir(base / rel if rel else base)
         except OSError:
             continue
-        for item in items:
-            child = f"{rel}/{item.name}" if rel else item.name
-            try:
-                st = item.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            yield child, st
-            if stat.S_ISDIR(st.st_mode):
-                stack.append(child)
+        with it:
+            for item in it:
+                child = f"{rel}/{item.name}" if rel else item.name
+                try:
+                    st = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                yield child, st
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append(child)
 
 
 def _read_nofollow(path: Path) -> bytes:
@@ -378,5 +462,4 @@ def _read_nofollow(path: Path) -> bytes:
     except OSError:
         return b""
     with os.fdopen(fd, "rb") as fh:
-        data = fh.read(1 << 20)
-    return hashlib.sha256(data).digest() + data if len(data) > 65536 else data
+        return fh.read(_HEAD)

@@ -1,0 +1,138 @@
+"""Positive controls: for one path parameter of one call shape, find a spelling of something inside W (W's file,
+W itself, a new file in W) that the tool serves, with its other path parameters also inside W.
+
+A control separates *tested* from *blocked by the server* (every attempt refused: the server's own message is
+kept, bounded and escaped) and *not tested* (answers that never showed W). It also classifies the tool by what the
+call *did*: a change inside W (the trap snapshot) makes it a writer whatever its name says; W's content with no
+change makes it a reader. The auditor that drives it is any :class:`AuditorView` (the runner's ``_Auditor``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rootbound.audit.judge import control_evidence, result_text
+from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
+from rootbound.audit.probes import Probe, Shape, Style, control_paths
+from rootbound.audit.report import ParamStatus
+from rootbound.audit.session import CallOutcome
+from rootbound.audit.shown import shown
+from rootbound.audit.tools import ToolPlan, extra_required, learn_params, plan_learnt
+
+__all__ = ["control_leaf", "learn"]
+
+STYLES: tuple[Style, ...] = ("absolute", "relative", "uri")
+PATTERNS = ("rbt", "*rbt*", "**/*rbt*")
+
+
+def _message(out: CallOutcome) -> str:
+    """The server's own words: the JSON-RPC error, else the text items of the error result."""
+    content = out.result.get("content") if isinstance(out.result, dict) else None
+    texts = (
+        [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
+        if isinstance(content, list)
+        else []
+    )
+    text = out.error or " ".join(texts) or result_text(out.result)
+    return shown(" ".join(text.split()), 200) if text.strip() else "an error without a message"
+
+
+async def learn(ctx: ModeContext, plan: ToolPlan) -> tuple[ToolPlan, bool]:
+    """An empty schema: call with no arguments and read the parameter names from the validation error. Also says
+    whether that call failed: a tool that answers ``{}`` without an error and names nothing takes no path."""
+    out = await ctx.peer.call(plan.name, {})
+    text = (out.error or "") + "\n" + result_text(out.result)
+    names = learn_params(text) if out.is_error else {}
+    return plan_learnt(plan.name, names, plan.access), out.is_error or out.timed_out
+
+
+async def control_leaf(
+    host: AuditorView, ctx: ModeContext, plan: ToolPlan, param: str, status: ParamStatus
+) -> Learnt | None:
+    """Try W's file, W or a new file in W at ``param``, in each style; record why nothing worked."""
+    shapes: list[tuple[Shape, bool]] = [("file", False), ("dir", False), ("image", False)]
+    if plan.access == "write":
+        # a writer by name: new file, existing file (write evidence), then read shapes (a reader after all?)
+        shapes = [("new", True), ("file", True), ("file", False), ("dir", False), ("image", False)]
+    patterns = PATTERNS if plan.pattern_params else ("rbt",)
+    errors: list[str] = []
+    answered = 0
+    learnt_extra = False
+    for every in (False, True) if len(plan.leaves) > 1 else (False,):
+        for style in STYLES:
+            for shape, as_write in shapes:
+                for pattern in patterns:
+                    if host.hung(ctx):
+                        return None
+                    got, out = await _attempt(host, ctx, plan, param, style, shape, as_write, pattern, every)
+                    if got is not None or out is None:
+                        if got is None and out is None:
+                            status.detail = "it modified W during its control (the audit writes only with --write)"
+                            return None
+                        return got
+                    if out.is_error or out.timed_out:
+                        errors.append("timed out" if out.timed_out else _message(out))
+                        if not learnt_extra and out.is_error:
+                            learnt_extra = True
+                            if extra_required(plan, learn_params((out.error or "") + result_text(out.result))):
+                                got, out = await _attempt(
+                                    host, ctx, plan, param, style, shape, as_write, pattern, every
+                                )
+                                if got is not None:
+                                    return got
+                    else:
+                        answered += 1
+    if errors and not answered:
+        status.status = "blocked"
+        status.detail = f"the server refused every spelling of W: {errors[0]}"
+    else:
+        status.detail = "the control never showed W's file, names or a change in W" + (
+            f" (first error: {errors[0]})" if errors else ""
+        )
+    return None
+
+
+async def _attempt(
+    host: AuditorView,
+    ctx: ModeContext,
+    plan: ToolPlan,
+    param: str,
+    style: Style,
+    shape: Shape,
+    as_write: bool,
+    pattern: str,
+    every: bool,
+) -> tuple[Learnt | None, CallOutcome | None]:
+    """One control call. ``(Learnt, out)`` on success; ``(None, out)`` when W never showed; ``(None, None)`` when
+    a tool the audit may not let write changed W (it is not called again)."""
+    trap = host.trap
+    new = trap.new_name()
+    if as_write:
+        value = host.scratch(style) if shape == "file" else control_paths(trap, "new", style, new)
+        other = control_paths(trap, "new", style, new + "2") if shape == "file" else host.scratch(style)
+        content = host.content()
+    else:
+        value = control_paths(trap, shape, style, new)
+        other = value
+        content = ""
+    out = ctx.last = await ctx.peer.call(
+        plan.name, plan.arguments(param, value, other, pattern, content, every_path=every)
+    )
+    changes = host.diff()
+    inside = [c for c in changes if host.location(c) in ctx.allowed]
+    # A control can itself escape (a recursive listing that follows W's links out, a write through a link).
+    label = "control"
+    host.judge_write(ctx, plan.name, param, label, Probe("symlink-parent", value, "far"), out, changes)
+    host.restore(changes)
+    if inside:
+        if not host.o.write:
+            return None, None
+        writer = plan if plan.access == "write" else dataclasses.replace(plan, access="write")
+        return Learnt(writer, param, style, shape, "write", pattern, every), out
+    if as_write:
+        return None, out
+    kind = control_evidence(trap, out.request, out.result, out.is_error)
+    if kind is None:
+        return None, out
+    reader = plan if plan.access == "read" else dataclasses.replace(plan, access="read")
+    return Learnt(reader, param, style, shape, kind, pattern, every), out

@@ -1,0 +1,131 @@
+"""``rootbound audit --replay REPORT.json N``: rebuild the trap a report's finding needs and send its request again.
+
+The trap is rebuilt at the report's own path from the report's seed (``trap.build_trap(seed=...)``: the same names,
+tokens and mtimes), so the request's paths are valid again; a trap kept with ``--keep-trap`` is used as it is.
+The server is started as in the finding's mode, the one ``tools/call`` is sent, and the answer is judged again:
+exit 1 when the evidence is reproduced, 0 when it is not, 64 for a bad report or finding number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from rootbound.audit.git_trap import build_git
+from rootbound.audit.judge import judge, result_text
+from rootbound.audit.server_output import StderrSink
+from rootbound.audit.session import CountingProvider, ServerSpec, StartFailed, open_peer
+from rootbound.audit.shown import shown
+from rootbound.audit.trap import Canary, Snapshot, Trap, build_trap, remove
+
+__all__ = ["replay"]
+
+EXIT_USAGE = 64
+
+
+def _fail(message: str) -> int:
+    print(f"rootbound audit --replay: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _rebased(trap: Trap, base: Path) -> Trap:
+    """The same trap (tokens, names, mtimes) described at ``base``: for judging a kept trap."""
+
+    def move(path: Path) -> Path:
+        return base / path.relative_to(trap.base)
+
+    canaries = {loc: dataclasses.replace(c, path=move(c.path)) for loc, c in trap.canaries.items()}
+    hard = dataclasses.replace(trap.hardlink, path=move(trap.hardlink.path)) if trap.hardlink else None
+    marker: Canary = dataclasses.replace(trap.marker, path=move(trap.marker.path))
+    return dataclasses.replace(
+        trap,
+        base=base,
+        workspace=move(trap.workspace),
+        second=move(trap.second),
+        home=move(trap.home),
+        cwd=move(trap.cwd),
+        marker=marker,
+        canaries=canaries,
+        hardlink=hard,
+        images={loc: move(p) for loc, p in trap.images.items()},
+    )
+
+
+def replay(report_path: Path, which: str, command: list[str], *, timeout: float) -> int:
+    try:
+        data = json.loads(report_path.read_text(encoding="utf-8"))
+        index = int(which)
+        finding = data["findings"][index - 1]
+        seed, base = str(data["seed"]), Path(str(data["trap"]))
+        request = finding["request"]
+        name, arguments = request["params"]["name"], request["params"]["arguments"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        return _fail(f"needs a --format json report and a finding number from 1 ({type(exc).__name__})")
+    if index < 1:
+        return _fail("finding numbers start at 1")
+    argv = tuple(command or data.get("command") or ())
+    if not argv or not seed or not base.is_absolute():
+        return _fail("the report names no server command (give it after --) or no trap")
+    kept = os.path.lexists(base)
+    if kept:
+        scratch = build_trap(base.parent if base.parent.is_dir() else None, seed=seed)
+        trap = _rebased(scratch, base)
+        remove(scratch.base)
+    else:
+        trap = build_trap(seed=seed, base=base)
+        if data.get("workspaceKind") == "git":
+            build_git(trap)
+    try:
+        return anyio.run(
+            _send, trap, ServerSpec(command=argv), str(finding.get("mode", "args")), name, arguments, timeout
+        )
+    finally:
+        if not kept:
+            remove(trap.base)
+
+
+async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: Any, per_call: float) -> int:
+    roots_mode = mode.startswith("roots")
+    provider = CountingProvider([trap.workspace, trap.second]) if roots_mode else None
+    allowed = frozenset({"ws", "second"} if roots_mode else {"ws"})
+    before = Snapshot.take(trap.base, keep_data=True)
+    log = StderrSink(os.devnull, keep=0)
+    try:
+        async with open_peer(
+            spec,
+            workspace=None if roots_mode else trap.workspace,
+            cwd=trap.cwd,
+            env={**os.environ, "PWD": str(trap.cwd), "TZ": "UTC"},
+            era="legacy" if mode == "roots" else "auto",
+            provider=provider,
+            call_timeout=per_call,
+            stderr=log,
+            label=mode,
+        ) as peer:
+            if provider is not None and not peer.modern:
+                with anyio.move_on_after(per_call):
+                    await provider.asked.wait()
+            out = await peer.call(name, arguments if isinstance(arguments, dict) else {})
+    except StartFailed as exc:
+        print(f"the server did not start: {shown(str(exc).strip().splitlines()[-1:] or '', 300)}")
+        return 2
+    finally:
+        log.close()
+    print(f"request  {out.request}")
+    print(f"answer   {shown(out.error or result_text(out.result), 600)}")
+    evidence = [e.detail for e in judge(trap, out.request, out.result, out.is_error, allowed)]
+    for change in before.diff(Snapshot.take(trap.base)):
+        rel = change.path.relative_to(trap.base)
+        if (rel.parts[0] if rel.parts else "") not in allowed:
+            evidence.append(f"{change.what} {shown(rel.as_posix())} outside the roots")
+    for line in evidence:
+        print(f"evidence {line}")
+    if not evidence:
+        print("not reproduced: no evidence in this answer")
+    return 1 if evidence else 0
