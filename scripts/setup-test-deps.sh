@@ -4,6 +4,7 @@
 #   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/judges/interop/package-lock.json)
 #   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
 #                      pinned by tests/judges/peers/package-lock.json)
+#   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
 #   ripgrep            Debian package, the judge of the ignore-aware walk (tests/judges/test_ripgrep_ignore.py)
 #   nginx              Debian package, for the multi-instance test (tests/judges/test_deploy_nginx.py starts its own
 #                      instance on loopback with its own config, pid and log paths; the system service is never
@@ -46,6 +47,22 @@ npm_tree peers
 if [[ ! -e "$ROOT/tests/judges/interop/node_modules" || -L "$ROOT/tests/judges/interop/node_modules" ]]; then
     ln -sfn ../../../.deps/interop/node_modules "$ROOT/tests/judges/interop/node_modules"
 fi
+
+# rootbound audit's repository servers (tests/audit/test_peers.py, bench/audit_corpus.py): mcp-server-git releases from
+# PyPI, one venv each under .deps/git-servers/NAME, pinned by tests/audit/git-servers/NAME.txt.
+for pins in "$ROOT"/tests/audit/git-servers/*.txt; do
+    name=$(basename "$pins" .txt)
+    dst="$DEPS/git-servers/$name"
+    want=$(sha256sum "$pins" | cut -d' ' -f1)
+    if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" ]]; then
+        continue
+    fi
+    log "installing $name (PyPI, pinned by tests/audit/git-servers/$name.txt)"
+    rm -rf "$dst"
+    python3 -m venv "$dst"
+    "$dst/bin/python" -m pip install --quiet --disable-pip-version-check -r "$pins"
+    echo "$want" >"$dst/.installed"
+done
 
 # The runner needs Node >= 22 (fs.globSync); the npm `node` package brings it beside the runner.
 if ! "$DEPS/conformance/node_modules/.bin/node" -e 'process.exit(+(process.versions.node.split(".")[0] < 22))'; then

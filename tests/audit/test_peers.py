@@ -1,17 +1,23 @@
-"""Real servers, installed from npm into .deps/peers: the reference filesystem server's advisories are reproduced
-with evidence (CVE-2025-53110 prefix bypass, CVE-2025-53109 symlink bypass, read and write), its fixed release and
-``rootbound serve`` show nothing above info. Each scan's time is printed with the test output."""
+"""Real servers, installed from npm into .deps/peers and from PyPI into .deps/git-servers: the reference filesystem
+server's advisories are reproduced with evidence (CVE-2025-53110 prefix bypass, CVE-2025-53109 symlink bypass,
+read and write; 2026.8.31's trailing-character write), its fixed releases and ``rootbound serve`` (run as the
+README shows) are clean with full coverage, and mcp-server-git's reads of repositories outside the workspace are
+found. Each scan's time is printed with the test output."""
 
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from rootbound.audit import Report, ServerSpec
+from rootbound.audit.runner import default_trap_dir
+from rootbound.audit.trap import remove
 from tests.audit.conftest import above_info, peer_spec, run_and_check
+from tests.helpers.processes import DEPS, require
 from tests.helpers.processes import report as print_report
 
 SYMLINK_CLASSES = {"symlink-leaf", "symlink-parent", "symlink-prefix"}
@@ -26,6 +32,10 @@ def _scan(request: pytest.FixtureRequest, parent: Path, label: str, spec: Server
     return result
 
 
+def _untested(result: Report) -> list[str]:
+    return result.gaps()
+
+
 @pytest.mark.parametrize("version", ["0.6.2", "2025.3.28"])
 def test_vulnerable_releases_reproduce_both_cves(request: pytest.FixtureRequest, tmp_path: Path, version: str) -> None:
     result = _scan(request, tmp_path, f"server-filesystem {version} --write", peer_spec(version), write=True)
@@ -37,36 +47,82 @@ def test_vulnerable_releases_reproduce_both_cves(request: pytest.FixtureRequest,
     assert read.severity == "high" and "token of ws-evil/" in read.evidence
     write = next(f for f in result.findings if (f.class_id, f.kind) == ("prefix-bypass", "write"))
     assert write.severity == "critical" and "outside the roots" in write.evidence
+    assert ("move_file", "destination") in {(f.tool, f.param) for f in result.findings if f.kind == "write"}
     assert result.exit_code("low") == 1
-    # 0.6.2 and 2025.3.28 need a directory argument: roots mode is "unsupported", not a failure
+    # these releases need a directory argument: roots mode is "unsupported" (not offered), not a gap
     assert result.modes[1].status == "roots unsupported"
+    assert _untested(result) == []
 
 
-def test_fixed_release_is_clean(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    result = _scan(request, tmp_path, "server-filesystem 2.0.1 --write", peer_spec("2.0.1"), write=True)
+@pytest.mark.parametrize("version", ["2025.7.1", "2.0.1"])
+def test_fixed_releases_are_clean_with_full_coverage(
+    request: pytest.FixtureRequest, tmp_path: Path, version: str
+) -> None:
+    result = _scan(request, tmp_path, f"server-filesystem {version} --write", peer_spec(version), write=True)
     assert above_info(result) == []
-    assert result.modes[0].tested and result.modes[1].tested, [m.status for m in result.modes]
+    assert _untested(result) == [], "a mode, tool or parameter went untested"
+    assert result.modes[0].tested
     assert result.exit_code("low") == 0
 
 
-def test_rootbound_serve_is_clean(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    # Roots mode runs it without DIRs, where client roots are confined to the serving user's home unless the
-    # operator trusts them (issue 16): the trap lives in a temp dir, so say so explicitly.
-    command = (sys.executable, "-m", "rootbound", "serve", "--writable", "--trust-client-roots", "{workspace}")
-    spec = ServerSpec(command=command)
-    result = _scan(request, tmp_path, "rootbound serve --write", spec, write=True)
+def test_latest_release_trailing_character_write(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """server-filesystem 2026.8.31: ``W"`` or ``W `` passes the check (trimmed) and is created as written, outside
+    every root: critical. Also its listing form (medium) and withdrawn roots still served (one finding)."""
+    result = _scan(request, tmp_path, "server-filesystem 2026.8.31 --write", peer_spec("2026.8.31"), write=True)
+    writes = {
+        f.tool for f in result.findings if (f.class_id, f.kind, f.severity) == ("normaliser", "write", "critical")
+    }
+    assert {"write_file", "create_directory"} <= writes, sorted(writes)
+    assert ("list_directory", "normaliser", "list") in {(f.tool, f.class_id, f.kind) for f in result.findings}
+    empty = [f for f in result.findings if f.class_id == "empty-roots"]
+    assert len(empty) == 1 and "read_text_file" in empty[0].tools
+    assert result.exit_code("low") == 1
+    assert _untested(result) == []
+
+
+def test_rootbound_serve_as_the_readme_shows(request: pytest.FixtureRequest) -> None:
+    """``rootbound audit --write -- rootbound serve --writable {workspace}``: no --trust-client-roots. The trap is
+    where the audit puts it by default (under the home directory, where the server accepts client roots), so all
+    three modes are tested and the verdict is clean."""
+    home_traps = default_trap_dir()
+    if home_traps is None:
+        pytest.skip("no usable home directory for the audit's default trap location")
+    parent = Path(tempfile.mkdtemp(prefix="test-", dir=home_traps))
+    try:
+        spec = ServerSpec(command=(sys.executable, "-m", "rootbound", "serve", "--writable", "{workspace}"))
+        result = _scan(request, parent, "rootbound serve --writable (README)", spec, write=True)
+    finally:
+        remove(parent)
     assert above_info(result) == []
     assert [m.status for m in result.modes] == ["ok", "ok", "ok"], [(m.mode, m.status, m.detail) for m in result.modes]
+    assert _untested(result) == []
+    assert result.exit_code("low") == 0
     tested = {t.name for t in result.modes[2].tools if t.tested}
-    assert {"read_file", "list_directory", "stat", "write_file"} <= tested
+    assert {"read_file", "list_directory", "stat", "write_file", "move_file"} <= tested
 
 
-def test_latest_release_findings(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    """server-filesystem 2026.8.31 (pinned): a trailing-space sibling is listable, and withdrawn roots stay served."""
-    result = _scan(request, tmp_path, "server-filesystem 2026.8.31 (roots)", peer_spec("2026.8.31"), modes="roots")
-    found = {(f.tool, f.class_id, f.kind) for f in result.findings}
-    assert ("list_directory", "normaliser", "list") in found
-    listing = next(f for f in result.findings if (f.tool, f.class_id) == ("list_directory", "normaliser"))
-    assert listing.location == "ws " and listing.probe.endswith("/ws ")
-    assert ("read_text_file", "empty-roots", "roots") in found
-    assert {f.severity for f in result.findings} <= {"info", "medium", "high"}
+def _git_server(name: str) -> str:
+    return str(require(DEPS / "git-servers" / name / "bin" / "mcp-server-git", f"{name} (.deps/git-servers)"))
+
+
+def test_git_server_2025_11_25_reads_any_repository(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Before CVE-2025-68145's fix, ``--repository`` confines nothing: a log of an outside repository is read."""
+    spec = ServerSpec(command=(_git_server("mcp-server-git-2025.11.25"), "--repository", "{workspace}"))
+    result = _scan(request, tmp_path, "mcp-server-git 2025.11.25", spec)
+    assert result.workspace_kind == "git"
+    found = {(f.tool, f.class_id, f.kind, f.mode) for f in result.findings}
+    assert ("git_log", "outside-absolute", "read", "args") in found, sorted(found)
+    assert result.exit_code("low") == 1
+
+
+def test_git_server_latest_ignores_roots(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """The latest release confines to ``--repository`` (args mode: nothing found, every read tool tested) but has
+    no roots support: in roots mode (the flag dropped with its value) it reads outside repositories."""
+    spec = ServerSpec(command=(_git_server("mcp-server-git-2026.10.19"), "--repository", "{workspace}"))
+    result = _scan(request, tmp_path, "mcp-server-git 2026.10.19", spec)
+    args = result.modes[0]
+    assert args.status == "ok" and [f for f in result.findings if f.mode == "args" and f.severity != "info"] == []
+    assert all(p.status == "tested" for t in args.tools if t.access == "read" for p in t.params)
+    ignored = [f for f in result.findings if f.class_id == "ignores-roots"]
+    assert ignored and ignored[0].severity == "high" and "reached outside them" in ignored[0].evidence
+    assert result.exit_code("low") == 1
