@@ -192,3 +192,22 @@ def test_serve_does_not_import_the_audit_package() -> None:
     code = "import sys; from rootbound import cli; cli.build_parser(); print('rootbound.audit' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=python_env(), check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_replay_rebuilds_the_trap_and_reproduces_a_finding(tmp_path: Path) -> None:
+    """A JSON report names its trap's seed: --replay rebuilds the same trap (the request's paths are valid again),
+    sends that one request and judges the answer again."""
+    traps = tmp_path / "traps"
+    traps.mkdir()
+    out = tmp_path / "report.json"
+    first = run("--trap-dir", str(traps), "--mode", "args", "-q", "--format", "json", "-o", str(out),
+                "--", sys.executable, str(FLAWED), SMALL, "{workspace}")  # fmt: skip
+    assert first.returncode == 1
+    report = json.loads(out.read_text())
+    number = 1 + next(i for i, f in enumerate(report["findings"]) if f["class_id"] == "prefix-bypass")
+    assert list(traps.iterdir()) == []  # removed after the audit ...
+    again = run("--replay", str(out), str(number))
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "evidence token of ws-evil/" in again.stdout
+    assert list(traps.iterdir()) == []  # ... and after the replay
+    assert run("--replay", str(out), "99").returncode == 64
