@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -103,6 +104,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _absolute(command: list[str]) -> list[str]:
+    """Relative paths in the command that exist here, made absolute: the server runs with its cwd in the trap."""
+    return [
+        os.path.abspath(part) if not os.path.isabs(part) and "/" in part and os.path.exists(part) else part
+        for part in command
+    ]
+
+
 def _usage(message: str) -> int:
     print(f"rootbound audit: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -139,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
             return _usage(str(exc))
         spec = ServerSpec(url=args.url, start=tuple(shlex.split(args.start)), headers=tuple(headers))
     else:
-        spec = ServerSpec(command=tuple(command))
+        spec = ServerSpec(command=tuple(_absolute(command)))
     if args.roots_cmd is not None:
         roots_command = tuple(shlex.split(args.roots_cmd))
         if not roots_command or any("{workspace}" in part for part in roots_command):

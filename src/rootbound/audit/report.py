@@ -308,7 +308,7 @@ class Report:
 
     def _verdict(self) -> str:
         gaps = self.gaps()
-        if self.findings:
+        if self.at_or_above("low"):
             return "findings"
         if gaps:
             return "incomplete (accepted)" if self.exit_code("info") == EXIT_OK else "incomplete"

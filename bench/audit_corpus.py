@@ -1,0 +1,133 @@
+"""Audit a list of published MCP servers and print one table: verdict, coverage, findings by severity, time.
+
+    python bench/audit_corpus.py [LIST] [--write] [--budget S] [--only NAME]
+
+LIST (default bench/audit_corpus.tsv) has one server per line, ``name<TAB>command``; the command may use
+``{workspace}`` (as for ``rootbound audit``), ``{deps}`` (this checkout's .deps/), ``{python}`` (this Python).
+Lines starting with ``!`` install what the commands need, into .deps/corpus/ (idempotent):
+
+    !npm  fs-2.0.1  @modelcontextprotocol/server-filesystem@2.0.1     -> {deps}/corpus/npm/node_modules/fs-2.0.1
+    !pypi git-latest  mcp-server-git==2026.10.19                      -> {deps}/corpus/pypi/git-latest/bin/...
+
+Each audit runs as a real ``rootbound audit --format json`` process. Only counts are printed (never a third
+party's findings): what a server does wrong is for its maintainers, through the advisories the docs cite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPS = ROOT / ".deps"
+CORPUS = DEPS / "corpus"
+
+
+def install(kind: str, alias: str, specs: list[str]) -> None:
+    if kind == "npm":
+        target = CORPUS / "npm" / "node_modules" / alias
+        if not target.exists():
+            (CORPUS / "npm").mkdir(parents=True, exist_ok=True)
+            spec = specs[0]
+            subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(CORPUS / "npm"),
+                 f"{alias}@npm:{spec}"],
+                check=True,
+            )  # fmt: skip
+    elif kind == "pypi":
+        venv = CORPUS / "pypi" / alias
+        stamp = venv / ".installed"
+        want = " ".join(specs)
+        if not stamp.exists() or stamp.read_text() != want:
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *specs], check=True)
+            stamp.write_text(want)
+    else:
+        raise SystemExit(f"unknown installer {kind!r} (npm or pypi)")
+
+
+def read_list(path: Path) -> list[tuple[str, list[str]]]:
+    servers: list[tuple[str, list[str]]] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("!"):
+            kind, alias, *specs = line[1:].split()
+            install(kind, alias, specs)
+            continue
+        name, _, command = raw.partition("\t")
+        if not command:
+            raise SystemExit(f"{path}: expected name<TAB>command, got {raw!r}")
+        filled = command.replace("{deps}", str(DEPS)).replace("{python}", sys.executable)
+        servers.append((name.strip(), shlex.split(filled)))
+    return servers
+
+
+def audit(command: list[str], write: bool, budget: float) -> tuple[int, dict[str, object], float]:
+    with tempfile.TemporaryDirectory(prefix="rb-corpus-") as tmp:
+        out = Path(tmp) / "report.json"
+        argv = [sys.executable, "-m", "rootbound", "audit", "-q", "--format", "json", "-o", str(out),
+                "--budget", str(budget), "--stderr-log", str(Path(tmp) / "stderr.log")]  # fmt: skip
+        if write:
+            argv.append("--write")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+        started = time.monotonic()
+        done = subprocess.run([*argv, "--", *command], capture_output=True, env=env, timeout=budget + 120, check=False)
+        took = time.monotonic() - started
+        report = json.loads(out.read_text()) if out.exists() else {}
+        return done.returncode, report, took
+
+
+def row(name: str, code: int, report: dict[str, object], took: float) -> str:
+    coverage = report.get("coverage") or []
+    assert isinstance(coverage, list)
+    modes = report.get("modes") or []
+    assert isinstance(modes, list)
+    offered = {m["mode"] for m in modes if m["status"] not in ("roots unsupported", "not applicable")}
+    params = [r for r in coverage if r.get("param") and r.get("mode") in offered]
+    tested = sum(1 for r in params if r.get("status") == "tested")
+    mode_text = " ".join(f"{m['mode']}:{m['status'].replace(' ', '-')}" for m in modes)
+    counts: dict[str, int] = {}
+    findings = report.get("findings") or []
+    assert isinstance(findings, list)
+    for f in findings:
+        counts[f["severity"]] = counts.get(f["severity"], 0) + 1
+    sev = " ".join(f"{k[0].upper()}{counts[k]}" for k in ("critical", "high", "medium", "low", "info") if k in counts)
+    verdict = report.get("verdict", "no report")
+    return (
+        f"{name:<28} {code:>4} {verdict!s:<22} {tested:>3}/{len(params):<3} {sev or '-':<16} {took:6.1f}s  {mode_text}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("list", nargs="?", type=Path, default=Path(__file__).with_name("audit_corpus.tsv"))
+    parser.add_argument("--write", action="store_true", help="pass --write to every audit")
+    parser.add_argument("--budget", type=float, default=120.0)
+    parser.add_argument("--only", action="append", default=[], metavar="NAME")
+    args = parser.parse_args()
+    servers = [(n, c) for n, c in read_list(args.list) if not args.only or n in args.only]
+    load = os.getloadavg()[0]
+    print(f"rootbound audit corpus: {len(servers)} servers, --write {'on' if args.write else 'off'}, load {load:.1f}")
+    print(f"{'server':<28} {'exit':>4} {'verdict':<22} {'tested':<7} {'findings':<16} {'time':>7}  modes")
+    times: list[float] = []
+    for name, command in servers:
+        code, report, took = audit(command, args.write, args.budget)
+        times.append(took)
+        print(row(name, code, report, took), flush=True)
+    if times:
+        print(f"time per server: median {statistics.median(times):.1f}s, worst {max(times):.1f}s (wall, with start-up)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
