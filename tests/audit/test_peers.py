@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from rootbound.audit import Report, ServerSpec
-from rootbound.audit.runner import default_trap_dir
-from rootbound.audit.trap import remove
+from rootbound.audit.trap import default_trap_dir, remove
 from tests.audit.conftest import above_info, peer_spec, run_and_check
 from tests.helpers.processes import DEPS, require
 from tests.helpers.processes import report as print_report
@@ -108,7 +107,7 @@ def _git_server(name: str) -> str:
 def test_git_server_2025_11_25_reads_any_repository(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     """Before CVE-2025-68145's fix, ``--repository`` confines nothing: a log of an outside repository is read."""
     spec = ServerSpec(command=(_git_server("mcp-server-git-2025.11.25"), "--repository", "{workspace}"))
-    result = _scan(request, tmp_path, "mcp-server-git 2025.11.25", spec)
+    result = _scan(request, tmp_path, "mcp-server-git 2025.11.25 (args)", spec, modes="args")  # roots: the corpus
     assert result.workspace_kind == "git"
     found = {(f.tool, f.class_id, f.kind, f.mode) for f in result.findings}
     assert ("git_log", "outside-absolute", "read", "args") in found, sorted(found)

@@ -23,7 +23,15 @@ from pathlib import Path
 
 from rootbound.audit.trap import OUTSIDE_DIRS, Trap
 
-__all__ = ["EXISTING_BRANCH", "GIT_REFS", "build_git", "git_fillers", "index_entries", "looks_like_git"]
+__all__ = [
+    "EXISTING_BRANCH",
+    "GIT_REFS",
+    "build_git",
+    "git_fillers",
+    "index_entries",
+    "index_unchanged",
+    "looks_like_git",
+]
 
 # Parameters of repository tools that name a revision, not a path: filled with HEAD.
 GIT_REFS = frozenset({"target", "revision", "rev", "ref", "commit", "sha", "base_branch", "contains", "not_contains"})
@@ -109,6 +117,17 @@ def _repo(where: Path, token: str, branch: str) -> None:
     (where / "rbt-tracked.txt").write_text(f"rbt base\n{token}\n", encoding="utf-8")
     (where / "rbt-staged.txt").write_text(f"{token}\n", encoding="utf-8")
     _git(where, "add", "rbt-staged.txt")
+
+
+def index_unchanged(before: bytes, path: Path) -> bool:
+    """The index at ``path`` has the entries of ``before`` (its stat data may differ): not a write."""
+    try:
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
+            now = fh.read(1 << 20)
+    except OSError:
+        return False
+    old = index_entries(before)
+    return old is not None and old == index_entries(now)
 
 
 def build_git(trap: Trap) -> None:

@@ -24,7 +24,7 @@ import anyio
 
 from rootbound.audit.classes import by_id, severity_for
 from rootbound.audit.controls import control_leaf, learn
-from rootbound.audit.git_trap import build_git, git_fillers, index_entries, looks_like_git
+from rootbound.audit.git_trap import build_git, git_fillers, index_unchanged, looks_like_git
 from rootbound.audit.judge import judge
 from rootbound.audit.mode_context import Learnt, ModeContext
 from rootbound.audit.probes import Probe, catalogue
@@ -42,7 +42,16 @@ from rootbound.audit.session import (
 )
 from rootbound.audit.shown import shown
 from rootbound.audit.tools import ToolPlan, plan_shapes
-from rootbound.audit.trap import MAX_ENTRIES, Change, Snapshot, Trap, TrapFlooded, build_trap, remove
+from rootbound.audit.trap import (
+    MAX_ENTRIES,
+    Change,
+    Snapshot,
+    Trap,
+    TrapFlooded,
+    build_trap,
+    default_trap_dir,
+    remove,
+)
 
 __all__ = ["AuditOptions", "run_audit"]
 
@@ -428,13 +437,7 @@ class _Auditor:
         if change.what != "modified" or change.path.name != "index" or change.path.parent.name != ".git":
             return False
         old = self.baseline.entries.get(change.path.relative_to(self.trap.base).as_posix())
-        try:
-            with open(change.path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
-                now = fh.read(1 << 20)
-        except OSError:
-            return False
-        before = index_entries(old.data) if old is not None else None
-        return before is not None and before == index_entries(now)
+        return old is not None and index_unchanged(old.data, change.path)
 
     def restore(self, changes: list[Change]) -> None:
         if changes:
@@ -442,23 +445,6 @@ class _Auditor:
 
     def restore_all(self) -> None:
         self.restore(self.diff())
-
-
-def default_trap_dir() -> Path | None:
-    """The serving user's ``~/.cache/rootbound-audit`` when it can be made: many servers (``rootbound serve``
-    among them) accept client roots only under the home directory by default, and the audit should test the
-    server as deployed, not a loosened configuration. Else the system temp dir."""
-    import pwd
-
-    try:
-        home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-        if home == Path("/") or not home.is_dir():
-            return None
-        where = home / ".cache" / "rootbound-audit"
-        where.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return where
-    except (KeyError, OSError):
-        return None
 
 
 async def run_audit(options: AuditOptions) -> Report:

@@ -161,6 +161,7 @@ _OLD = re.compile(r"old|search|find|original|before|from_?text|target_?text", re
 _NEW = re.compile(r"new|replace|after|with|to_?text", re.IGNORECASE)
 _PATTERN = re.compile(r"pattern|query|regex|glob|search|name|term|keyword|filter|match|include", re.IGNORECASE)
 _OPTIONS = re.compile(r"""\(\s*['"]([A-Za-z0-9_-]{1,40})['"]\s*\)""")
+_CONSENT = re.compile(r"confirm|force|overwrite|yes|create_?(dirs|parents)|parents", re.IGNORECASE)
 OLD_TEXT = "rbt"  # every file the trap plants holds it (tokens are "rbt-token-..."; the scratch file "rbt scratch")
 
 
@@ -305,7 +306,7 @@ def _filler(name: str, schema: Any) -> Any:
         low = schema.get("minimum") if isinstance(schema, dict) else None
         return low if isinstance(low, (int, float)) and not isinstance(low, bool) and low > 1 else 1
     if t == "boolean":
-        return False
+        return bool(_CONSENT.search(name))  # confirm/force/overwrite: a writer that asks must be told yes
     if t == "array":
         return []
     if t == "object":

@@ -37,7 +37,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["MAX_ENTRIES", "Canary", "Change", "Snapshot", "Trap", "TrapFlooded", "build_trap", "remove"]
+__all__ = [
+    "MAX_ENTRIES",
+    "Canary",
+    "Change",
+    "Snapshot",
+    "Trap",
+    "TrapFlooded",
+    "build_trap",
+    "default_trap_dir",
+    "remove",
+]
 
 WS = "ws"
 # Outside locations: directory name under the trap base, and what it stands for.
@@ -216,6 +226,23 @@ def _populate(base: Path, seed: str) -> Trap:
 def _safe(loc: str) -> str:
     """A location label fit for a file name (the odd sibling names are what the directory is for, not the file)."""
     return {"ws.": "dot", "ws ": "space", "WS": "case", "\uff57\uff53": "fullwidth"}.get(loc, loc)
+
+
+def default_trap_dir() -> Path | None:
+    """The serving user's ``~/.cache/rootbound-audit`` when it can be made: many servers (``rootbound serve``
+    among them) accept client roots only under the home directory by default, and the audit should test the
+    server as deployed, not a loosened configuration. Else the system temp dir."""
+    import pwd
+
+    try:
+        home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+        if home == Path("/") or not home.is_dir():
+            return None
+        where = home / ".cache" / "rootbound-audit"
+        where.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return where
+    except (KeyError, OSError):
+        return None
 
 
 def remove(base: Path, deadline: float | None = None) -> bool:
