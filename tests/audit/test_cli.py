@@ -59,6 +59,8 @@ def run(*args: str) -> Result:
         ["--header", "nocolon", "--", "x", "{workspace}"],
         ["--timeout", "0", "--", "x", "{workspace}"],
         ["--bogus-flag", "--", "x", "{workspace}"],
+        ["--roots-cmd", "srv {workspace}", "--", "srv", "{workspace}"],  # the roots command has no workspace
+        ["--roots-cmd", "", "--", "srv", "{workspace}"],
     ],
 )
 def test_usage_errors_exit_64(args: list[str]) -> None:
@@ -211,3 +213,12 @@ def test_replay_rebuilds_the_trap_and_reproduces_a_finding(tmp_path: Path) -> No
     assert "evidence token of ws-evil/" in again.stdout
     assert list(traps.iterdir()) == []  # ... and after the replay
     assert run("--replay", str(out), "99").returncode == 64
+
+
+def test_relative_command_paths_are_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server runs with its cwd in the trap: ``python flawed_server.py`` typed in its folder still starts."""
+    monkeypatch.chdir(FLAWED.parent)
+    result = run("--trap-dir", str(tmp_path), "--mode", "args", "-q", "--",
+                 sys.executable, f"./{FLAWED.name}", SMALL, "{workspace}")  # fmt: skip
+    assert result.returncode == 1, result.stdout
+    assert f"{FLAWED}" in result.stdout.splitlines()[0]
