@@ -38,6 +38,7 @@ from rootbound.core.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
+from rootbound.workspace._arguments import without_nulls
 from rootbound.workspace._fairness import Token, default_max_walks
 from rootbound.workspace._fd_budget import RootBudget
 from rootbound.workspace._lexical_allow import split_lexically
@@ -280,7 +281,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                 raise MCPError(error.code, f"{error.message}. {NO_CAPABILITY_HELP}", error.data) from None
             raise
         source = "operator directories" if service.fallback is not None and roots is service.fallback else "client"
-        arguments = dict(params.arguments or {})
+        arguments = without_nulls(params.arguments or {})  # null means absent (schemas: [T, "null"])
         budget = Budget(config.limits.deadline)
 
         def work_in(boundary: Boundary) -> ToolOutput | ToolError:
