@@ -115,6 +115,7 @@ _ROOTS_OUT = _output(
             "items": _output({"uri": {"type": ["string", "null"]}, "reason": _STR}, ["reason"]),
         },
         "source": _STR,
+        "why": {"type": "string", "description": "Why these roots (or none) are served, when it is not plain."},
         "note": _STR,
         "sandbox": _STR,
     },
