@@ -10,6 +10,9 @@ given                        no                           DIRs
 none                         yes                          client roots, but ``/`` is refused
 none                         no                           none: tools answer ``-32021``
 ===========================  ===========================  ==========================================
+
+A client that declares roots but lists none is read by :class:`EmptyRoots`: the DIRs until it has listed a root,
+nothing once it has (and always nothing over stateless 2026-07-28 HTTP, or with ``--strict-empty-roots``).
 """
 
 from __future__ import annotations
