@@ -241,7 +241,8 @@ class EmptyRoots:
 
     def settle(self, ctx: ServerRequestContext[Any, Any], roots: RootSet, *, modern: bool) -> Situation:
         if self.fallback is not None and roots is self.fallback:
-            return Situation(roots, "operator directories", "the client declares no roots")
+            why = "the client declares no roots (or, over stateless HTTP in the handshake era, cannot be asked)"
+            return Situation(roots, "operator directories", why)
         if roots:
             self._remember(ctx, modern)
             return Situation(roots, "client")
