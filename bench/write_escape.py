@@ -258,12 +258,14 @@ def row(label: str, landed: dict[str, int], attempts: int, seconds: float) -> st
 
 
 def main() -> None:
+    sys.setrecursionlimit(20_000)  # pathlib's mkdir(parents=True) and shutil.rmtree recurse once per level
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=200, help="attempts per operation and configuration")
     parser.add_argument("--quick", action="store_true", help="20 attempts, depth 1 and 200")
+    parser.add_argument("--depths", default="1,1500", help="comma-separated depths of d below the root")
     args = parser.parse_args()
     attempts = 20 if args.quick else args.attempts
-    depths = (1, 200) if args.quick else (1, 1500)
+    depths = (1, 200) if args.quick else tuple(int(depth) for depth in args.depths.split(","))
     print(f"landlock ABI {landlock.abi_version()}; {attempts} attempts per cell; landed outside (lower bound):")
     print(f"{'configuration':<34} " + " ".join(f"{op:>9}" for op in OPS) + "   total")
     for depth in depths:

@@ -5,6 +5,8 @@
 #   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
 #                      pinned by tests/judges/peers/package-lock.json)
 #   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
+#   .deps/frameworks   agent frameworks, one venv each (pip, pinned by tests/judges/frameworks/requirements/*.txt):
+#                      pydantic-ai, fastmcp, openai-agents, langchain-mcp-adapters, mcp-use (tests/judges/frameworks)
 #   ripgrep            Debian package, the judge of the ignore-aware walk (tests/judges/test_ripgrep_ignore.py)
 #   nginx              Debian package, for the multi-instance test (tests/judges/test_deploy_nginx.py starts its own
 #                      instance on loopback with its own config, pid and log paths; the system service is never
@@ -109,3 +111,42 @@ if [[ "${ROOTBOUND_SKIP_APT:-}" != 1 ]] && ! command -v rg >/dev/null; then
         apt-get install -y -qq --no-install-recommends ripgrep >/dev/null
     fi
 fi
+
+# --- agent frameworks (tests/judges/frameworks): one venv each under .deps/frameworks/NAME, every package pinned by
+# tests/judges/frameworks/requirements/NAME.txt (a pip freeze). Those on mcp 2 also see this checkout's src/ (a .pth
+# file: the drivers import rootbound.mcp); those pinned to mcp<2 (langchain-mcp-adapters, mcp-use) cannot share a
+# venv with rootbound and drive `rootbound serve` from .venv as a subprocess. A stamp (.installed: the hash of the
+# pins, the flag and the Python version) makes a second run a no-op.
+framework_venv() {
+    local name=$1 with_rootbound=$2
+    local pins="$ROOT/tests/judges/frameworks/requirements/$name.txt" dst="$DEPS/frameworks/$name"
+    local python=${PYTHON:-python3} want site
+    want=$( { cat "$pins"; echo "rootbound=$with_rootbound $ROOT"; "$python" -V 2>&1; } | sha256sum | cut -d' ' -f1)
+    if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -x "$dst/bin/python" ]]; then
+        return 0
+    fi
+    log "installing $name into .deps/frameworks/$name (pinned by tests/judges/frameworks/requirements/$name.txt)"
+    rm -rf "$dst"
+    "$python" -m venv "$dst"
+    if ! "$dst/bin/python" -m pip install -q --disable-pip-version-check -r "$pins" >"$dst.log" 2>&1; then
+        tail -n 20 "$dst.log" >&2
+        log "pip could not install $name (the whole log: .deps/frameworks/$name.log)"
+        exit 1
+    fi
+    if [[ $with_rootbound == 1 ]]; then
+        site=$("$dst/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+        echo "$ROOT/src" >"$site/rootbound-checkout.pth"
+    fi
+    echo "$want" >"$dst/.installed"
+}
+
+# Side by side: a cold install is mostly waiting on downloads and unpacking (see docs/interop.md for timings).
+framework_pids=()
+for framework in "pydantic-ai 1" "fastmcp 1" "openai-agents 1" "langchain-mcp-adapters 0" "mcp-use 0"; do
+    # shellcheck disable=SC2086  # two words: the name and the flag
+    framework_venv $framework &
+    framework_pids+=($!)
+done
+for pid in "${framework_pids[@]}"; do
+    wait "$pid" || exit 1
+done

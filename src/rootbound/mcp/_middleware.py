@@ -8,7 +8,8 @@ right wire answer (an ``InputRequiredResult``, a tool error with a fixed text, o
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import logging
+from typing import Any, Final, Protocol
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types.methods import is_input_required
@@ -20,7 +21,39 @@ from rootbound.mcp import _rounds
 from rootbound.mcp._bridges import InputRequired, is_error_result, mcp_error, tool_failure
 from rootbound.mcp._handshake import HandshakeRoots
 
-__all__ = ["RootsMiddleware", "ServiceParts"]
+__all__ = ["RootsMiddleware", "ServiceParts", "quiet_input_rounds"]
+
+FRAMEWORK_TOOL_LOGGERS: Final = ("fastmcp.server.server",)
+"""Loggers of frameworks that log every exception a tool raises, traceback included, before masking it into an
+``isError`` result (FastMCP 4's ``call_tool``). Our :class:`InputRequired` passes through them on every first
+2026-07-28 round: the way a tool asks for roots, not a failure."""
+
+
+class _InputRoundsAreNotErrors(logging.Filter):
+    """Turns a framework's error record for :class:`InputRequired` into one debug line (dropped unless the
+    logger is at DEBUG); every other record passes untouched."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        raised = record.exc_info[1] if record.exc_info else None
+        if not isinstance(raised, InputRequired):
+            return True
+        if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+            return False
+        record.msg, record.args = "%s: input required (an InputRequiredResult goes back)", (record.getMessage(),)
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+_QUIET: Final = _InputRoundsAreNotErrors()
+
+
+def quiet_input_rounds() -> None:
+    """Install the filter on the frameworks' tool loggers (idempotent; harmless where no framework is loaded)."""
+    for name in FRAMEWORK_TOOL_LOGGERS:
+        logger = logging.getLogger(name)
+        if _QUIET not in logger.filters:
+            logger.addFilter(_QUIET)
 
 
 class ServiceParts(Protocol):
@@ -43,6 +76,7 @@ class RootsMiddleware:
 
     def __init__(self, service: ServiceParts) -> None:
         self.service = service
+        quiet_input_rounds()  # FastMCP logs our InputRequired as a failed tool (issue 26 #6)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         service = self.service

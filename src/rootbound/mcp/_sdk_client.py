@@ -45,10 +45,20 @@ ORIGINAL_BUILD_CAPABILITIES: Final[Callable[[ClientSession, str], types.ClientCa
 
 
 def hook_of(session: ClientSession) -> RootsCapabilityHook | None:
-    """The provider behind ``session``'s roots callback, if the callback is a provider's bound method."""
+    """The provider behind ``session``'s roots callback: the callback is a provider's bound method, or a
+    framework's wrapper (a closure, like fastmcp's ``create_roots_callback``) around a provider's roots handler."""
     callback = getattr(session, "_list_roots_callback", None)
     owner = getattr(callback, "__self__", None)
-    return owner if isinstance(owner, RootsCapabilityHook) else None
+    if isinstance(owner, RootsCapabilityHook):
+        return owner
+    for cell in getattr(callback, "__closure__", None) or ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(inner, RootsCapabilityHook) and not isinstance(inner, type):
+            return inner
+    return None
 
 
 def _build_capabilities(self: ClientSession, version: str) -> types.ClientCapabilities:

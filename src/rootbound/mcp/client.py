@@ -40,7 +40,15 @@ from rootbound.core.mrtr import advertised_roots_capability, era_of
 from rootbound.core.roots import DEFAULT_LIMITS, Root, RootLike, RootLimits, RootSet
 from rootbound.mcp import _sdk_client
 
-__all__ = ["ClientKwargs", "RootsAnswer", "RootsHandler", "RootsProvider", "SessionKwargs"]
+__all__ = [
+    "ClientKwargs",
+    "RootsAnswer",
+    "RootsHandler",
+    "RootsHandlerError",
+    "RootsListHandler",
+    "RootsProvider",
+    "SessionKwargs",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -259,6 +267,12 @@ class RootsProvider:
         """``ClientSession(read, write, **provider.session_kwargs())`` for a bare session."""
         return {"list_roots_callback": self.list_roots}
 
+    def roots_handler(self) -> RootsListHandler:
+        """This provider as a roots function: ``fastmcp.Client(target, roots=provider.roots_handler())``, and so
+        ``pydantic_ai.mcp.MCPToolset(target, roots=provider.roots_handler())``; era-correct capability and
+        ``list_changed`` included."""
+        return RootsListHandler(self)
+
     def sessions(self) -> list[ClientSession]:
         """Sessions that built their capability ad from this provider and are not known to be closed.
 
@@ -352,3 +366,33 @@ def _to_sdk_result(roots: RootSet) -> types.ListRootsResult:
     if [item["uri"] for item in dumped] != [root.uri for root in roots]:
         raise InvalidRootsAnswer("the SDK would re-spell a root URI")
     return result
+
+
+class RootsListHandler:
+    """A :class:`RootsProvider` as a roots *function*, for clients that take one instead of an SDK callback:
+    fastmcp's ``Client(roots=...)`` and pydantic-ai's ``MCPToolset(roots=...)``, which wrap whatever they are given
+    in a callback of their own (so a bare ``provider.list_roots`` would neither be recognised nor fit: they
+    expect a list of roots back).
+
+    Called with the SDK's request context, it answers the provider's current roots as SDK ``Root`` objects, or
+    raises :class:`RootsHandlerError` with the provider's fixed message (the client sends it as ``-32603``). The
+    session still gets the provider's era-correct capability and ``list_changed``: ``_sdk_client`` finds the
+    handler inside the framework's callback.
+    """
+
+    def __init__(self, provider: RootsProvider) -> None:
+        self.provider = provider
+
+    async def __call__(self, context: Any) -> list[types.Root]:
+        """``context``: the SDK's ``ClientRequestContext`` (typed ``Any`` so it fits every framework's alias)."""
+        answer = await self.provider.list_roots(context)
+        if isinstance(answer, types.ErrorData):
+            raise RootsHandlerError(answer.message)
+        return list(answer.roots)
+
+    def _rootbound_roots_capability(self, session: ClientSession, version: str) -> types.RootsCapability | None:
+        return self.provider._rootbound_roots_capability(session, version)
+
+
+class RootsHandlerError(RuntimeError):
+    """A roots function could not answer; its message is the provider's fixed text, never the handler's."""

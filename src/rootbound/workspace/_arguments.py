@@ -18,7 +18,7 @@ from typing import Any, Final, cast
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-__all__ = ["MAX_INT", "InvalidArguments", "checker"]
+__all__ = ["MAX_INT", "InvalidArguments", "checker", "without_nulls"]
 
 MAX_INT: Final = 2**63 - 1
 
@@ -99,3 +99,18 @@ def _check_ints(value: Any) -> None:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
+
+
+def without_nulls(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments with every ``null`` option dropped: ``null`` means absent (the schemas say so), also in the
+    objects of a list (``edit_file``'s edits). Only for arguments that passed :func:`checker`, which refuses
+    ``null`` where the schema does not take it (a required argument)."""
+    return {name: _drop_nulls(value) for name, value in arguments.items() if value is not None}
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {name: _drop_nulls(item) for name, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(item) for item in value]
+    return value

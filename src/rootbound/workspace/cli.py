@@ -25,6 +25,11 @@ Root policy (DIRs are the operator's allowlist; a client root is a claim, not a 
   no DIRs,    client declares roots   effective roots = client roots ∩ your home directory
   no DIRs,    client declares none    every tool answers -32021 (missing roots capability)
 
+A client that declares roots but lists none has no workspace yet: it is served the DIRs until it lists a root
+(per connection; over stdio, per process). Once it has listed one, an empty list withdraws everything at once.
+A stateless 2026-07-28 HTTP request cannot show which it is, so there an empty list serves nothing; so does
+every empty list with --strict-empty-roots.
+
 No DIRs: client roots are confined to the home directory of the user running the server (a client root of
 file:///etc is refused, / is narrowed to the home directory). --trust-client-roots lifts this: client roots are
 then taken anywhere this user can read, except / itself. Use it only with a client you trust as much as a shell.
@@ -143,6 +148,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--trust-client-roots",
         action="store_true",
         help="with no DIRs, accept client roots anywhere but / (default: confined to your home directory)",
+    )
+    serve.add_argument(
+        "--strict-empty-roots",
+        action="store_true",
+        help="an empty roots list always means no access (default: a client that has never listed a root is "
+        "served the DIRs, and an empty list withdraws them only once it has)",
     )
     serve.add_argument(
         "--max-roots",
@@ -327,6 +338,8 @@ def run(args: argparse.Namespace) -> int:
         dirs_confine_only=confine_only,
         max_roots=args.max_roots,
         sandbox=sandbox.describe(),
+        strict_empty_roots=args.strict_empty_roots,
+        one_client=not args.http,
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )

@@ -10,6 +10,9 @@ given                        no                           DIRs
 none                         yes                          client roots, but ``/`` is refused
 none                         no                           none: tools answer ``-32021``
 ===========================  ===========================  ==========================================
+
+A client that declares roots but lists none is read by :class:`EmptyRoots`: the DIRs until it has listed a root,
+nothing once it has (and always nothing over stateless 2026-07-28 HTTP, or with ``--strict-empty-roots``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import mcp_types as types
@@ -38,6 +41,8 @@ from rootbound.core.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
+from rootbound.mcp._sdk_server import connection_of
+from rootbound.workspace._arguments import without_nulls
 from rootbound.workspace._fairness import Token, default_max_walks
 from rootbound.workspace._fd_budget import RootBudget
 from rootbound.workspace._lexical_allow import split_lexically
@@ -89,6 +94,12 @@ class WorkspaceConfig:
     """The DIRs only confine client roots (no-DIR mode's implicit home directory): never a fallback."""
     max_walks: int = field(default_factory=default_max_walks)
     """Tree walks (grep, search, listings) that may run at once across all sessions (``--max-walks``)."""
+    strict_empty_roots: bool = False
+    """An empty roots list always means no access (``--strict-empty-roots``), even from a client that never
+    listed a root; by default such a client is served the DIRs (:class:`EmptyRoots`)."""
+    one_client: bool = False
+    """The process serves one client (stdio): in 2026-07-28, where requests have no connection, the process
+    remembers whether that client ever listed a root."""
     inline_quick_calls: bool = False
     """Try each quick read-only call (``ToolSpec.quick``) on the event loop for up to :data:`INLINE_SLICE`, when the
     roots are on local disks (``Boundary.on_local_disks``), and hand it to a worker thread only if it runs longer.
@@ -198,6 +209,95 @@ class HeldBoundaries:
         return boundary
 
 
+@dataclass(frozen=True)
+class Situation:
+    """The roots a call is served with, where they came from, and (for ``list_roots``) why and how to fix it."""
+
+    roots: RootSet
+    source: str
+    why: str | None = None
+    fix: str | None = None
+
+
+class EmptyRoots:
+    """What an empty roots list means: a client with no workspace, or a client that withdrew its workspace.
+
+    A client that declares roots and lists none may simply have no folder open (mcp-use answers ``[]`` whenever
+    its user set none): while its roots have never been non-empty, it is served the DIRs, like a client that
+    declares no roots. Once it has listed a root, an empty list withdraws everything at once (the stale- and
+    withdrawn-roots guarantees; ``rootbound audit``'s ``empty-roots`` class). "Ever listed" is remembered per
+    connection in the handshake era, and per process over stdio in 2026-07-28 (one client, no connection); a
+    stateless 2026-07-28 HTTP request carries nothing to remember, so there an empty list serves nothing (fail
+    closed). ``strict``: an empty list always serves nothing. Without DIRs there is nothing to fall back on.
+    """
+
+    KEY: Final = "rootbound.serve.listed_roots"
+
+    def __init__(self, fallback: RootSet | None, *, strict: bool, one_client: bool) -> None:
+        self.fallback = fallback
+        self.strict = strict
+        self.one_client = one_client
+        self._listed_here = False  # 2026-07-28 over stdio: the process's one client listed a root
+
+    def settle(self, ctx: ServerRequestContext[Any, Any], roots: RootSet, *, modern: bool) -> Situation:
+        if self.fallback is not None and roots is self.fallback:
+            why = "the client declares no roots (or, over stateless HTTP in the handshake era, cannot be asked)"
+            return Situation(roots, "operator directories", why)
+        if roots:
+            self._remember(ctx, modern)
+            return Situation(roots, "client")
+        if self.fallback is None:
+            return Situation(
+                roots,
+                "client",
+                "the client declares roots but lists none, and this server has no directories of its own",
+                "add a folder in the client (a root), or start the server with one: rootbound serve DIR",
+            )
+        if self._listed(ctx, modern):
+            return Situation(
+                roots,
+                "client",
+                "the client withdrew every root (its roots list went from some roots to none)",
+                "add a folder in the client (a root); nothing is served until it lists one again",
+            )
+        if self.strict:
+            return Situation(
+                roots,
+                "client",
+                "the client lists no roots, and this server runs with --strict-empty-roots (an empty list means "
+                "no access)",
+                "add a folder in the client (a root), or start the server without --strict-empty-roots to serve "
+                "its directories to a client that has never listed a root",
+            )
+        if modern and not self.one_client:
+            return Situation(
+                roots,
+                "client",
+                "the client declares roots but lists none, and over stateless HTTP (2026-07-28) the server cannot "
+                "tell a client without a workspace from one that withdrew it",
+                "add a folder in the client (a root), or connect without declaring the roots capability to be "
+                "served the server's directories",
+            )
+        return Situation(
+            self.fallback,
+            "operator directories",
+            "the client declares roots but has listed none on this connection: served as a client without a "
+            "workspace; once it lists roots they are intersected with these, and emptying the list then withdraws "
+            "everything",
+        )
+
+    def _remember(self, ctx: ServerRequestContext[Any, Any], modern: bool) -> None:
+        if modern:
+            self._listed_here = self._listed_here or self.one_client
+        else:
+            connection_of(ctx).state[self.KEY] = True
+
+    def _listed(self, ctx: ServerRequestContext[Any, Any], modern: bool) -> bool:
+        if modern:
+            return self._listed_here
+        return connection_of(ctx).state.get(self.KEY) is True
+
+
 def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(
         name=spec.name,
@@ -258,6 +358,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         timeout=config.roots_timeout,
         state_security=RequestStateSecurity(keys=list(config.state_keys)) if config.state_keys else None,
     )
+    empty_roots = EmptyRoots(service.fallback, strict=config.strict_empty_roots, one_client=config.one_client)
     specs = tool_specs(config.writable)
     tools = [_tool(spec) for spec in specs]
     names = {tool.name for tool in tools}
@@ -279,14 +380,21 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             if error.code == MISSING_REQUIRED_CLIENT_CAPABILITY and not config.dirs:
                 raise MCPError(error.code, f"{error.message}. {NO_CAPABILITY_HELP}", error.data) from None
             raise
-        source = "operator directories" if service.fallback is not None and roots is service.fallback else "client"
-        arguments = dict(params.arguments or {})
+        situation = empty_roots.settle(ctx, roots, modern=modern)
+        roots = situation.roots
+        arguments = without_nulls(params.arguments or {})  # null means absent (schemas: [T, "null"])
         budget = Budget(config.limits.deadline)
 
         def work_in(boundary: Boundary) -> ToolOutput | ToolError:
             fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
             try:
-                context = {"source": source, "budget": budget, "sandbox": config.sandbox}
+                context = {
+                    "source": situation.source,
+                    "why": situation.why,
+                    "fix": situation.fix,
+                    "budget": budget,
+                    "sandbox": config.sandbox,
+                }
                 return call_tool_in(params.name, fs, arguments, config.limits, context)
             except ToolError as error:
                 return error  # returned, not raised: it would reach the task group as an exception group

@@ -52,7 +52,21 @@ class ToolSpec:
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    """An input object. Every optional property also takes ``null``, read as absent, and says so
+    (``"type": [T, "null"]``): converters that make every property required (openai-agents' strict mode) and
+    adapters that fill every field (LangChain's) send ``null`` for what a call does not use."""
+    shaped = {name: schema if name in required else _nullable(schema) for name, schema in properties.items()}
+    return {"type": "object", "properties": shaped, "required": required, "additionalProperties": False}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if not isinstance(kind, str):
+        return schema
+    shaped = {**schema, "type": [kind, "null"]}
+    if "enum" in schema:
+        shaped["enum"] = [*schema["enum"], None]  # an enum lists every accepted value, null included
+    return shaped
 
 
 def _output(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -101,6 +115,7 @@ _ROOTS_OUT = _output(
             "items": _output({"uri": {"type": ["string", "null"]}, "reason": _STR}, ["reason"]),
         },
         "source": _STR,
+        "why": {"type": "string", "description": "Why these roots (or none) are served, when it is not plain."},
         "note": _STR,
         "sandbox": _STR,
     },

@@ -133,15 +133,22 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
         lines.append(f"refused a client root: {uri + ' ' if uri else ''}({dropped.reason})")
     source = str(context.get("source") or "client")
     structured: dict[str, Any] = {"roots": roots, "refused": refused, "source": source}
+    said = context.get("why")  # the server's reading of the client's roots (workspace/server.py EmptyRoots)
+    if roots and said:
+        lines.append(f"why: {said}")
+        structured["why"] = str(said)
     if not roots:
         why = (
             "no root the client declared could be used: see the reasons above"
             if refused
-            else "the client declared no roots"
+            else said or "the client declared no roots"
             if source == "client"
             else "the operator's directories are gone"
         )
-        note = f"{NO_ROOTS_HELP} ({why})"
+        fix = context.get("fix")
+        note = (
+            f"no roots: every path is denied. Fix: {fix} ({why})" if fix and not refused else f"{NO_ROOTS_HELP} ({why})"
+        )
         lines.insert(0, "(no roots: every path is denied)")
         lines.append(note)
         structured["note"] = note
@@ -436,7 +443,8 @@ def call_tool(
     except RootsError as error:
         message = describe(error)
         if not len(fs.boundary) and "outside roots" in message:
-            message = f"{message}: {NO_ROOTS_HELP}"
+            fix = (context or {}).get("fix")  # the server's advice for this connection (EmptyRoots), if any
+            message = f"{message}: no roots: every path is denied. Fix: {fix}" if fix else f"{message}: {NO_ROOTS_HELP}"
         raise ToolError(message) from None
     except (OSError, ValueError, UnicodeError):
         raise ToolError("denied: the path could not be resolved safely") from None

@@ -1,0 +1,123 @@
+"""``null`` means absent for every optional argument of every tool, and the input schemas say so (issue 26 #3, #4).
+
+LangChain adapters (mcp-use's) fill every optional field with ``null``; strict-schema converters (openai-agents'
+``convert_schemas_to_strict=True``) make every property required, so a strict-mode model must send ``null`` for
+what it does not use. Required arguments still refuse ``null``, and options that exclude each other still do among
+the non-null ones. The real openai-agents conversion is exercised in ``tests/judges/frameworks``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp import Client
+from rootbound.workspace._arguments import InvalidArguments, checker, without_nulls
+from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
+from rootbound.workspace.tools import tool_specs
+
+pytestmark = pytest.mark.anyio
+SPECS = tool_specs(writable=True)
+
+
+def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every object schema in an input schema (the top level and the items of arrays of objects)."""
+    found, stack = [], [schema]
+    while stack:
+        node = stack.pop()
+        if node.get("type") == "object":
+            found.append(node)
+            stack.extend(node["properties"].values())
+        items = node.get("items")
+        if isinstance(items, dict):
+            stack.append(items)
+    return found
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
+def test_every_optional_property_is_nullable_and_no_required_one_is(spec: Any) -> None:
+    for node in _objects(spec.input_schema):
+        for name, prop in node["properties"].items():
+            kinds = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+            assert ("null" in kinds) is (name not in node["required"]), (spec.name, name, prop)
+            if "enum" in prop and name not in node["required"]:
+                assert None in prop["enum"], (spec.name, name)  # an enum must list null to accept it
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
+def test_null_accepted_for_every_option_refused_for_every_required_argument(spec: Any) -> None:
+    check = checker(spec.input_schema)
+    schema = spec.input_schema
+    minimal = {name: _sample(schema["properties"][name]) for name in schema["required"]}
+    check(minimal)
+    check({**minimal, **{name: None for name in schema["properties"] if name not in schema["required"]}})
+    for name in schema["required"]:
+        with pytest.raises(InvalidArguments, match=f"argument '{name}' must be of type"):
+            check({**minimal, name: None})
+
+
+def _sample(prop: dict[str, Any]) -> Any:
+    kind = prop["type"] if isinstance(prop["type"], str) else prop["type"][0]
+    if kind == "array":
+        item = prop["items"]
+        if item.get("type") == "object":
+            return [{name: _sample(item["properties"][name]) for name in item["required"]}]
+        return ["x"]
+    return {"string": "x", "integer": 1, "boolean": True}[kind]
+
+
+def test_without_nulls_drops_them_at_every_level() -> None:
+    arguments = {"path": "a", "head": None, "edits": [{"old_text": "x", "new_text": "y", "replace_all": None}]}
+    assert without_nulls(arguments) == {"path": "a", "edits": [{"old_text": "x", "new_text": "y"}]}
+    assert without_nulls({"paths": ["a", "b"], "x": False, "n": 0}) == {"paths": ["a", "b"], "x": False, "n": 0}
+
+
+async def _call(tmp_path: Path, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    server, _ = build_workspace_server(WorkspaceConfig(dirs=(tmp_path,), writable=True))
+    with anyio.fail_after(30):
+        async with Client(server, mode="legacy") as client:
+            result = await client.call_tool(tool, arguments)
+    return bool(result.is_error), result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_read_file_as_a_strict_model_calls_it(tmp_path: Path) -> None:
+    """Every property sent, null for the unused ones: the call a strict-mode model must make is valid."""
+    (tmp_path / "f.txt").write_text("one\ntwo\nthree\n")
+    unused = {"start_line": None, "end_line": None, "tail": None, "offset": None, "length": None}
+    assert await _call(tmp_path, "read_file", {"path": str(tmp_path / "f.txt"), "head": 2, **unused}) == (
+        False,
+        "one\ntwo\n",
+    )
+    everything_null = dict.fromkeys(["head", *unused], None)
+    error, text = await _call(tmp_path, "read_file", {"path": str(tmp_path / "f.txt"), **everything_null})
+    assert (error, text) == (False, "one\ntwo\nthree\n")
+
+
+async def test_exclusive_options_stay_exclusive_among_the_non_null(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("one\ntwo\n")
+    arguments = {"path": str(tmp_path / "f.txt"), "head": 1, "tail": 1, "offset": None, "start_line": None}
+    assert await _call(tmp_path, "read_file", arguments) == (
+        True,
+        "choose one of start_line/end_line, head, tail, or offset/length",
+    )
+
+
+async def test_null_required_argument_is_refused(tmp_path: Path) -> None:
+    assert await _call(tmp_path, "read_file", {"path": None}) == (
+        True,
+        "invalid arguments: argument 'path' must be of type string",
+    )
+
+
+async def test_edit_with_null_options_inside_the_edits(tmp_path: Path) -> None:
+    target = tmp_path / "f.txt"
+    target.write_text("alpha\n")
+    edit = {"old_text": "alpha", "new_text": "beta", "replace_all": None}
+    error, text = await _call(
+        tmp_path, "edit_file", {"path": str(target), "edits": [edit], "dry_run": None, "expected_sha256": None}
+    )
+    assert not error, text
+    assert target.read_text() == "beta\n"
