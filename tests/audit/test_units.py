@@ -440,3 +440,13 @@ def test_git_index_entries_ignore_stat_data(tmp_path: Path) -> None:
     subprocess.run(["git", "-C", str(trap.workspace), "reset", "-q"], capture_output=True, check=True)
     assert index_entries(index.read_bytes()) != index_entries(before)  # unstaging is a real change
     remove(trap.base)
+
+
+def test_an_escape_is_classed_by_where_it_landed() -> None:
+    from rootbound.audit.probes import Probe, landed_class
+
+    uri = Probe("outside-absolute", "file:///t/far/x", "far")
+    assert landed_class(uri, "far") == "outside-absolute"
+    assert landed_class(uri, "cwd") == "cwd-relative"  # the URI was written as a relative name under the cwd
+    assert landed_class(uri, "hardlink") == "hardlink"
+    assert landed_class(Probe("cwd-relative", "x", "cwd"), "cwd") == "cwd-relative"

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from rootbound.audit.trap import NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
 
-__all__ = ["LOOKALIKE_LEAVES", "Probe", "Shape", "Style", "catalogue", "control_paths"]
+__all__ = ["LOOKALIKE_LEAVES", "Probe", "Shape", "Style", "catalogue", "control_paths", "landed_class"]
 
 Shape = Literal["file", "dir", "new", "image"]
 Style = Literal["absolute", "relative", "uri"]
@@ -40,6 +40,17 @@ LOOKALIKE_LEAVES: tuple[tuple[str, str], ...] = (
     ("normaliser", "\uff57s"),  # Unicode folding (fullwidth w)
     ("prefix-bypass", "{w}-{new}"),  # a sibling sharing W's prefix
 )
+
+
+def landed_class(probe: Probe, location: str) -> str:
+    """The class an escape is reported as: the probe's, unless the evidence came from somewhere the probe did not
+    aim. A hard-linked inode is ``hardlink``; the server's cwd (a ``file:`` URI or a ``..`` spelling taken as a
+    relative path and joined to the working directory) is ``cwd-relative``."""
+    if location == "hardlink":
+        return "hardlink"
+    if location == "cwd" and probe.aim != "cwd":
+        return "cwd-relative"
+    return probe.class_id
 
 
 def _uri(path: str) -> str:

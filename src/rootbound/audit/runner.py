@@ -27,7 +27,7 @@ from rootbound.audit.controls import control_leaf, learn
 from rootbound.audit.git_trap import build_git, git_fillers, index_unchanged, looks_like_git
 from rootbound.audit.judge import judge
 from rootbound.audit.mode_context import Learnt, ModeContext
-from rootbound.audit.probes import Probe, catalogue
+from rootbound.audit.probes import Probe, catalogue, landed_class
 from rootbound.audit.report import Finding, ModeRun, ParamStatus, Report, ToolStatus
 from rootbound.audit.roots_probes import empty_roots, fifo, stale_roots
 from rootbound.audit.server_output import StderrSink, StdoutNoise
@@ -370,7 +370,7 @@ class _Auditor:
     def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> None:
         found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed))
         for ev in found:
-            class_id = "hardlink" if ev.location == "hardlink" else probe.class_id
+            class_id = landed_class(probe, ev.location)
             self.finding(ctx, class_id, ev.kind, tool, param, out, ev.detail, probe.path, ev.location)
 
     def judge_write(
@@ -381,7 +381,7 @@ class _Auditor:
             if loc in ctx.allowed:
                 continue
             rel = change.path.relative_to(self.trap.base).as_posix()
-            class_id = probe.class_id
+            class_id = landed_class(probe, loc)
             if label in ("control", "read"):
                 class_id = "symlink-parent" if loc == "far" else "outside-absolute"
             self.finding(
