@@ -79,7 +79,7 @@ def test_latest_release_trailing_character_write(request: pytest.FixtureRequest,
     assert _untested(result) == []
 
 
-def test_rootbound_serve_as_the_readme_shows(request: pytest.FixtureRequest) -> None:
+def test_rootbound_serve_as_the_readme_shows(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     """``rootbound audit --write -- rootbound serve --writable {workspace}``: no --trust-client-roots. The trap is
     where the audit puts it by default (under the home directory, where the server accepts client roots), so all
     three modes are tested and the verdict is clean."""
@@ -89,7 +89,8 @@ def test_rootbound_serve_as_the_readme_shows(request: pytest.FixtureRequest) -> 
     parent = Path(tempfile.mkdtemp(prefix="test-", dir=home_traps))
     try:
         spec = ServerSpec(command=(sys.executable, "-m", "rootbound", "serve", "--writable", "{workspace}"))
-        result = _scan(request, parent, "rootbound serve --writable (README)", spec, write=True)
+        log = tmp_path / "serve.stderr.log"  # nothing of the test's stays in the home directory
+        result = _scan(request, parent, "rootbound serve --writable (README)", spec, write=True, stderr_log=log)
     finally:
         remove(parent)
     assert above_info(result) == []
