@@ -348,9 +348,10 @@ TOOLS: Final = (
         "backreferences or lookaround; a match never spans lines) in files below path, as path:line:text, files in "
         "path order. Options: "
         "ignore_case, context (lines before and after, shown as path-line-text), files_only (just the paths), "
-        "include/exclude globs, include_ignored. Skips .git, binary files and what ignore files ignore (.gitignore, "
-        ".ignore, .rgignore, .git/info/exclude). At most 200 matches in all and 20 per file (max_per_file), with "
-        "a marker when cut.",
+        "include/exclude globs, include_ignored. Skips .git and what ignore files ignore (.gitignore, .ignore, "
+        ".rgignore, .git/info/exclude); also binary files, files over 4 MiB and symlinks (not followed), and the "
+        "answer says how many of each. At most 200 matches in all and 20 per file (max_per_file), with a marker "
+        "when cut.",
         _object(
             {
                 "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Text to find."},
