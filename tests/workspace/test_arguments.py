@@ -26,7 +26,10 @@ SECRET = "SECRET-VALUE"
     ("arguments", "message"),
     [
         ({}, "invalid arguments: missing required argument 'path'"),
-        ({"path": "x", SECRET: 1}, "invalid arguments: unexpected argument in arguments"),
+        (
+            {"path": "x", SECRET: 1},
+            "invalid arguments: unexpected argument in arguments; the accepted ones are: path, offset, mode, names",
+        ),
         ({"path": 5}, "invalid arguments: argument 'path' must be of type string"),
         ({"path": SECRET}, "invalid arguments: argument 'path' is longer than 8 characters"),
         ({"path": ""}, "invalid arguments: argument 'path' is shorter than 1 characters"),

@@ -179,7 +179,7 @@ def test_write_move_create_delete_round_trip(fs: RootedFS, root: Path) -> None:
         "sha256": hashlib.sha256("é\n".encode()).hexdigest(),
     }
     assert run(fs, "create_directory", path="pkg/sub") == (
-        f"directory {root / 'pkg' / 'sub'} exists",
+        f"created directory {root / 'pkg' / 'sub'}",
         {"path": str(root / "pkg" / "sub")},
     )
     assert run(fs, "move_file", source="pkg/new.py", destination="pkg/sub/moved.py") == (

@@ -26,7 +26,7 @@ from rootbound.confine.search.agent_grep import GrepLimits, grep_tree
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
 from rootbound.confine.search.safe_regex import compile_bytes
-from rootbound.core.errors import LimitExceeded, RootsError
+from rootbound.core.errors import LimitExceeded, OutsideRoots, RootsError
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.workspace._listing import BAD_CURSOR, MAX_CURSOR, MAX_PAGE, SORTS, Order, list_page, next_cursor
 from rootbound.workspace.calls import (
@@ -44,6 +44,7 @@ from rootbound.workspace.calls import (
     path_arg,
     str_arg,
 )
+from rootbound.workspace.error_fixes import explain
 from rootbound.workspace.reading import read_file, read_media_file, read_multiple_files
 from rootbound.workspace.render import bounded, escape, escape_line, plain
 from rootbound.workspace.specs import PROJECT_MARKERS, TOOLS, ToolSpec
@@ -61,6 +62,7 @@ __all__ = [
     "call_tool",
     "run_tool",
     "tool_specs",
+    "unknown_tool",
 ]
 
 
@@ -77,7 +79,24 @@ def _targets(fs: RootedFS, path: str | None) -> list[object]:
     all of them, each once (:func:`_tree_roots`)."""
     if path is not None:
         return [path]
-    return [root.path for root in _tree_roots(fs)]
+    return [root.path for root in _searched_roots(fs)]
+
+
+NO_DIRECTORY_ROOT: Final = (
+    "nothing to search: every root is a single file, not a directory. Fix: read the files with read_file "
+    "(list_roots shows them), or have the client declare a directory as a root"
+)
+
+
+def _searched_roots(fs: RootedFS) -> list[EffectiveRoot]:
+    """:func:`_tree_roots`, refusing (a tool error, never an empty success) when there is none to walk: with no
+    roots a search answering "(no matches)" reads as "no such files" (issue 26 #2)."""
+    if not len(fs.boundary):
+        raise ToolError(NO_ROOTS_HELP)
+    roots = _tree_roots(fs)
+    if not roots:
+        raise ToolError(NO_DIRECTORY_ROOT)
+    return roots
 
 
 def _tree_roots(fs: RootedFS) -> list[EffectiveRoot]:
@@ -324,6 +343,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
     files: list[str] = []
     truncated = False
     capped = searched = skipped = 0
+    why = {"too_large": 0, "binary": 0, "links": 0, "unreadable": 0}
     for start in _targets(fs, str_arg(args, "path", required=False)):
         report = grep_tree(
             fs,
@@ -343,6 +363,8 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         )
         searched += report.searched
         skipped += report.skipped
+        for reason in why:
+            why[reason] += getattr(report, reason)
         capped += report.capped_files
         for display, hits in report.files:
             files.append(display)
@@ -368,19 +390,41 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         "files_skipped": skipped,
         "truncated": truncated,
     }
+    note = _not_searched(why, grep_limits.max_file_size)
     if not lines:
-        return ToolOutput("(no matches)", structured)
-    text = bounded(lines, limits.max_output, more=truncated)
+        text = f"(no matches in {searched} {_files(searched)} searched)"
+        return ToolOutput(f"{text}\n{note}" if note else text, structured)
+    text = bounded(lines, limits.max_output - len(note) - 1, more=truncated)
     if capped:
         text += f"\n[{capped} files had more than {grep_limits.max_per_file} matches: raise max_per_file to see more]"
-    return ToolOutput(text, structured)
+    return ToolOutput(f"{text}\n{note}" if note else text, structured)
+
+
+def _files(count: int, kind: str = "file") -> str:
+    return kind if count == 1 else f"{kind}s"
+
+
+def _not_searched(why: Mapping[str, int], max_size: int) -> str:
+    """The files grep passed over, by reason, for the text a model reads (not only ``files_skipped``)."""
+    mib = f"{max_size / (1024 * 1024):g} MiB"
+    parts = []
+    if why["too_large"]:
+        count = why["too_large"]
+        parts.append(f"{count} {_files(count)} over {mib} (grep reads files up to {mib}; read_file reads parts)")
+    if why["binary"]:
+        parts.append(f"{why['binary']} binary {_files(why['binary'])}")
+    if why["links"]:
+        parts.append(f"{why['links']} {_files(why['links'], 'symlink')} (not followed; grep its target's path)")
+    if why["unreadable"]:
+        parts.append(f"{why['unreadable']} unreadable {_files(why['unreadable'])}")
+    return f"[not searched: {', '.join(parts)}]" if parts else ""
 
 
 def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     projects: dict[Path, list[str]] = {}
     markers = frozenset(PROJECT_MARKERS)
     more = False
-    for root in _tree_roots(fs):
+    for root in _searched_roots(fs):
         if more:
             continue
         for entry in fs.walk(root.path, max_depth=8, prune=(".git", "node_modules", ".venv", "__pycache__")):
@@ -418,6 +462,20 @@ _IMPLEMENTATIONS: Final[dict[str, ToolFunction]] = {
 }
 
 
+UNKNOWN_TOOL: Final = "unknown tool: tools/list names the tools this server offers"
+READ_ONLY_SERVER: Final = (
+    "{} is a writing tool and this server is read-only: the operator starts it with rootbound serve --writable "
+    "to offer the writing tools"
+)
+
+
+def unknown_tool(name: str) -> str:
+    """The error for a tool this server does not offer: a writing tool names the flag that would offer it (the
+    name shown is our own constant, never the caller's string)."""
+    known = next((tool for tool in WRITE_IMPLEMENTATIONS if tool == name), None)
+    return READ_ONLY_SERVER.format(known) if known is not None else UNKNOWN_TOOL
+
+
 def call_tool(
     name: str,
     fs: RootedFS,
@@ -428,16 +486,15 @@ def call_tool(
     """Run one tool; a denial or failure raises :class:`ToolError` with a message naming the reason class."""
     function = _IMPLEMENTATIONS.get(name)
     if function is None:
-        raise ToolError("unknown tool")
+        raise ToolError(unknown_tool(name))
     try:
         return function(fs, args, limits, context or {})
     except ToolError:
         raise
     except RootsError as error:
-        message = describe(error)
-        if not len(fs.boundary) and "outside roots" in message:
-            message = f"{message}: {NO_ROOTS_HELP}"
-        raise ToolError(message) from None
+        if not len(fs.boundary) and isinstance(error, OutsideRoots):
+            raise ToolError(f"{describe(error)}: {NO_ROOTS_HELP}") from None
+        raise ToolError(explain(name, error)) from None
     except (OSError, ValueError, UnicodeError):
         raise ToolError("denied: the path could not be resolved safely") from None
 
