@@ -84,8 +84,8 @@ def _describe(error: ValidationError, declared: Mapping[str, str]) -> str:
         "minimum": f"is less than {limit}",
         "maxItems": f"has more than {limit} items",
         "minItems": f"has fewer than {limit} items",
-        "enum": "is not one of the allowed values",
-        "pattern": "is not in the expected form",
+        "enum": f"is not one of: {', '.join(map(str, limit)) if isinstance(limit, list) else 'the allowed values'}",
+        "pattern": f"does not match the pattern {limit}",
     }
     return f"invalid arguments: {where} {phrases.get(str(keyword), 'is not valid')}"
 

@@ -35,9 +35,15 @@ from rootbound.core.errors import (
     SymlinkLoop,
     TooLarge,
 )
+from rootbound.text.edit import EditNotFound
 from rootbound.workspace.calls import describe
 
-__all__ = ["FIXES", "TOOL_FIXES", "explain", "fix_for"]
+__all__ = ["FIXES", "TOOL_FIXES", "UNRESOLVED", "explain", "fix_for"]
+
+UNRESOLVED: Final = (
+    "denied: the path could not be resolved safely: give a plain path inside a root (list_roots shows them)"
+)
+"""An operating-system or decoding failure while resolving a path: no class to name, the same next step."""
 
 FIXES: Final[Mapping[type[RootsError], str]] = {
     # most specific first: the first class the error is an instance of wins
@@ -48,6 +54,7 @@ FIXES: Final[Mapping[type[RootsError], str]] = {
     HardLinked: "the file has other hard links, which this server refuses; work on a copy",
     RootChanged: "a root was moved or replaced; call list_roots to see the roots now",
     OutsideRoots: "use a path inside a root (list_roots shows them)",
+    EditNotFound: "read_file shows the current text: quote it exactly, with enough lines to be unique",
     PathNotFound: "check the name with list_directory or search_files",
     NotADirectory: "give a directory (stat shows what the path is)",
     IsADirectory: "give a file, or list the directory with list_directory",

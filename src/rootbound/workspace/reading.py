@@ -30,7 +30,7 @@ from rootbound.workspace.calls import (
     int_arg,
     path_arg,
 )
-from rootbound.workspace.error_fixes import explain
+from rootbound.workspace.error_fixes import UNRESOLVED, explain
 from rootbound.workspace.render import escape
 
 __all__ = ["opened", "read_file", "read_media_file", "read_multiple_files"]
@@ -158,7 +158,7 @@ def read_multiple_files(
     if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
         raise ToolError("argument 'paths' must be a non-empty list of non-empty strings")
     if len(paths) > limits.max_files:
-        raise ToolError(f"at most {limits.max_files} paths per call")
+        raise ToolError(f"at most {limits.max_files} paths per call: split them over several calls")
     budget = budget_of(context)
     room = limits.max_output
     window = {key: None for key in ("start_line", "end_line", "head", "tail", "offset", "length")}
@@ -179,7 +179,7 @@ def read_multiple_files(
             parts.append(f"==> paths[{index}] <==\nerror: {explain('read_file', error)}")
             continue
         except (OSError, ValueError, UnicodeError):
-            parts.append(f"==> paths[{index}] <==\nerror: denied: the path could not be resolved safely")
+            parts.append(f"==> paths[{index}] <==\nerror: {UNRESOLVED}")
             continue
         room -= len(body.encode("utf-8", "surrogatepass"))
         parts.append(f"==> {escape(display)} <==\n{body}")

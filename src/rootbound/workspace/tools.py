@@ -44,7 +44,7 @@ from rootbound.workspace.calls import (
     path_arg,
     str_arg,
 )
-from rootbound.workspace.error_fixes import explain
+from rootbound.workspace.error_fixes import UNRESOLVED, explain
 from rootbound.workspace.reading import read_file, read_media_file, read_multiple_files
 from rootbound.workspace.render import bounded, escape, escape_line, plain
 from rootbound.workspace.specs import PROJECT_MARKERS, TOOLS, ToolSpec
@@ -496,7 +496,7 @@ def call_tool(
             raise ToolError(f"{describe(error)}: {NO_ROOTS_HELP}") from None
         raise ToolError(explain(name, error)) from None
     except (OSError, ValueError, UnicodeError):
-        raise ToolError("denied: the path could not be resolved safely") from None
+        raise ToolError(UNRESOLVED) from None
 
 
 def run_tool(
