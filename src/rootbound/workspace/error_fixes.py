@@ -2,7 +2,7 @@
 
 Why: the reader of a tool error is usually a model that will retry. A denial's fixed message names what went
 wrong ("no such file or directory (not found)"); this says what call would work instead, without echoing the
-input. ``docs/serve.md`` lists every tool error with its fix; ``tests/workspace/test_error_table.py`` checks that
+input. ``docs/serve.md`` lists every tool error with its fix; ``tests/docs/test_error_table.py`` checks that
 table against this module and the tools' own messages.
 """
 
