@@ -192,3 +192,34 @@ def test_only_file_roots_is_an_error_for_a_search(root: Path, tool: str, args: d
     (root / "only.txt").write_text("x")
     with Boundary([root / "only.txt"]) as boundary:
         assert error_of(RootedFS(boundary), tool, **args) == NO_DIRECTORY_ROOT
+
+
+# --- start-up: what a stdio server loads before answering initialize ------------------------------------------------
+
+
+def test_stdio_serve_loads_no_http_client_or_audit_side(tmp_path: Path) -> None:
+    """``rootbound serve`` over stdio answers ``initialize`` without importing the HTTP side, the client side or
+    the audit (``-X importtime`` lists every module the process imported until stdin closed)."""
+    import json
+    import subprocess
+    import sys
+
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "rootbound", "serve", "--no-sandbox", str(tmp_path)],
+        input=json.dumps(hello) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert '"id":1' in done.stdout.replace(" ", "")
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "rootbound.workspace.server" in imported  # the listing is real
+    unneeded = ("rootbound.workspace.http", "rootbound.workspace._sessions", "rootbound.mcp.client", "rootbound.audit")
+    assert sorted(name for name in imported if name.startswith(unneeded)) == []

@@ -239,9 +239,14 @@ def _add_sandbox_and_auth_flags(serve: argparse.ArgumentParser) -> None:
     )
 
 
+def _loopback(host: str) -> bool:
+    from rootbound.workspace.http import is_loopback  # only with --http: stdio never loads the HTTP side
+
+    return is_loopback(host)
+
+
 def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandbox, TokenVerifier | None] | str:
     """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
-    from rootbound.workspace.http import is_loopback
     from rootbound.workspace.sandbox import Sandbox
 
     sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
@@ -257,7 +262,7 @@ def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandb
         from rootbound.workspace.auth import StaticTokenVerifier
 
         verifier = StaticTokenVerifier(token)
-    elif args.http and not args.insecure_no_auth and not is_loopback(args.http[0]):
+    elif args.http and not args.insecure_no_auth and not _loopback(args.http[0]):
         return "refusing to serve a non-loopback address without --auth-token-env (or --insecure-no-auth)"
     return sandbox, verifier
 
