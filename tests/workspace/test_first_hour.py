@@ -98,6 +98,20 @@ def test_grep_description_says_it_skips_large_files() -> None:
     assert "files over 4 MiB" in grep.description and "says how many" in grep.description
 
 
+def test_find_projects_says_how_far_it_looked(fs: RootedFS, root: Path) -> None:
+    deep = root.joinpath(*[f"d{i}" for i in range(9)])
+    deep.mkdir(parents=True)
+    (deep / "pyproject.toml").write_text("")
+    (root / "node_modules" / "dep").mkdir(parents=True)
+    (root / "node_modules" / "dep" / "package.json").write_text("{}")
+    text, data = run(fs, "find_projects")
+    assert data == {"projects": [], "truncated": False}
+    assert text == (
+        "(no projects found: looked 8 levels deep, not entering .git, node_modules, .venv, __pycache__; "
+        "search_files finds a marker at any depth)"
+    )
+
+
 # --- errors that say how to fix the call -----------------------------------------------------------------------------
 
 
@@ -109,7 +123,7 @@ def test_create_directory_says_whether_it_created(fs: RootedFS, root: Path) -> N
 
 def test_write_into_a_missing_directory_names_create_parents(fs: RootedFS, root: Path) -> None:
     message = error_of(fs, "write_file", path="missing/dir/x.txt", content="x")
-    assert message.endswith("pass create_parents=true to create it")
+    assert message.endswith("pass create_parents=true to create it (not found)")
     assert "missing" not in message
     assert run(fs, "write_file", path="missing/dir/x.txt", content="x", create_parents=True)[0].startswith("wrote")
 
@@ -183,8 +197,9 @@ def test_no_roots_is_an_error_not_an_empty_answer(tmp_path: Path, tool: str, arg
 @pytest.mark.parametrize(("tool", "args"), [("search_files", {"pattern": "*"}), ("grep", {"pattern": "x"})])
 def test_a_path_outside_the_roots_is_an_error(fs: RootedFS, root: Path, tool: str, args: dict[str, Any]) -> None:
     message = error_of(fs, tool, path=str(root.parent), **args)
-    assert message.startswith("path is outside the allowed roots (outside roots): ")
-    assert "list_roots" in message
+    assert (
+        message == "path is outside the allowed roots: use a path within a root; list_roots shows them (outside roots)"
+    )
 
 
 @pytest.mark.parametrize(("tool", "args"), [("search_files", {"pattern": "*"}), ("find_projects", {})])

@@ -41,7 +41,7 @@ from rootbound.workspace.calls import describe
 __all__ = ["FIXES", "TOOL_FIXES", "UNRESOLVED", "explain", "fix_for"]
 
 UNRESOLVED: Final = (
-    "denied: the path could not be resolved safely: give a plain path inside a root (list_roots shows them)"
+    "denied: the path could not be resolved safely: give a plain path within a root; list_roots shows them"
 )
 """An operating-system or decoding failure while resolving a path: no class to name, the same next step."""
 
@@ -49,16 +49,16 @@ FIXES: Final[Mapping[type[RootsError], str]] = {
     # most specific first: the first class the error is an instance of wins
     SymlinkEscape: "the link's target is outside the roots; list_roots shows what may be read",
     SymlinkLoop: "the path has a symlink loop; name the file without going through the links",
-    DanglingSymlink: "the link's target does not exist; write to the target's real path inside the roots",
+    DanglingSymlink: "the link's target does not exist; write to the target's real path within the roots",
     CrossesMount: "that path is on another file system, which this server does not enter",
     HardLinked: "the file has other hard links, which this server refuses; work on a copy",
     RootChanged: "a root was moved or replaced; call list_roots to see the roots now",
-    OutsideRoots: "use a path inside a root (list_roots shows them)",
+    OutsideRoots: "use a path within a root; list_roots shows them",
     EditNotFound: "read_file shows the current text: quote it exactly, with enough lines to be unique",
     PathNotFound: "check the name with list_directory or search_files",
-    NotADirectory: "give a directory (stat shows what the path is)",
+    NotADirectory: "give a directory; stat shows what the path is",
     IsADirectory: "give a file, or list the directory with list_directory",
-    NotAFile: "give a regular file (stat shows what the path is)",
+    NotAFile: "give a regular file; stat shows what the path is",
     PathExists: "choose a name that does not exist",
     ReadOnly: "this server is read-only: the operator starts it with rootbound serve --writable",
     AccessDenied: "the server's user may not access it; choose another path",
@@ -67,7 +67,7 @@ FIXES: Final[Mapping[type[RootsError], str]] = {
     TooLarge: "read part of it: read_file with start_line/end_line or offset/length",
     LimitExceeded: "narrow the path or pattern",
     NotText: "the file is not UTF-8 text: stat shows its type",
-    InvalidPath: "give a path relative to the first root, an absolute path, or a file:// URI inside a root",
+    InvalidPath: "give a path relative to the first root, an absolute path, or a file:// URI within a root",
     FileOperationFailed: "the file system failed (not the call); retrying later may work",
 }
 """The next step after a denial, by class; the first class (in this order) the error is an instance of."""
@@ -95,7 +95,12 @@ def fix_for(tool: str, error: RootsError) -> str:
 
 
 def explain(tool: str, error: RootsError) -> str:
-    """A denial as a tool error: its fixed message and reason class, then what to do next."""
+    """A denial as a tool error: ``MESSAGE: NEXT STEP (REASON)``, the reason class last as in every denial."""
     fix = fix_for(tool, error)
     message = describe(error)
-    return f"{message}: {fix}" if fix else message
+    reason = f" ({error.reason})"
+    if not fix:
+        return message
+    if error.reason and message.endswith(reason):
+        return f"{message[: -len(reason)]}: {fix}{reason}"
+    return f"{message}: {fix}"

@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["PROJECT_MARKERS", "TOOLS", "ToolSpec"]
+__all__ = ["PROJECT_DEPTH", "PROJECT_MARKERS", "PROJECT_PRUNED", "TOOLS", "ToolSpec"]
 
 PROJECT_MARKERS: Final = ("pyproject.toml", "package.json", "Cargo.toml", "go.mod", "pom.xml", ".git")
+PROJECT_DEPTH: Final = 8
+"""How deep ``find_projects`` looks below each root."""
+PROJECT_PRUNED: Final = (".git", "node_modules", ".venv", "__pycache__")
+"""Directories ``find_projects`` does not enter (vendored and generated trees hold other projects' markers)."""
 
 
 @dataclass(frozen=True)
@@ -373,7 +377,10 @@ TOOLS: Final = (
     ToolSpec(
         "find_projects",
         "Find projects",
-        "Directories inside the roots that hold a project marker: " + ", ".join(PROJECT_MARKERS) + ".",
+        "Directories inside the roots that hold a project marker: "
+        + ", ".join(PROJECT_MARKERS)
+        + f". Looks {PROJECT_DEPTH} levels deep and does not enter {', '.join(PROJECT_PRUNED)}; at most 500, with a "
+        "marker when more exist.",
         _object({}, []),
         _PROJECTS_OUT,
         walks=True,

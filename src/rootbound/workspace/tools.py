@@ -47,7 +47,7 @@ from rootbound.workspace.calls import (
 from rootbound.workspace.error_fixes import UNRESOLVED, explain
 from rootbound.workspace.reading import read_file, read_media_file, read_multiple_files
 from rootbound.workspace.render import bounded, escape, escape_line, plain
-from rootbound.workspace.specs import PROJECT_MARKERS, TOOLS, ToolSpec
+from rootbound.workspace.specs import PROJECT_DEPTH, PROJECT_MARKERS, PROJECT_PRUNED, TOOLS, ToolSpec
 from rootbound.workspace.write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
 
 __all__ = [
@@ -427,7 +427,7 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
     for root in _searched_roots(fs):
         if more:
             continue
-        for entry in fs.walk(root.path, max_depth=8, prune=(".git", "node_modules", ".venv", "__pycache__")):
+        for entry in fs.walk(root.path, max_depth=PROJECT_DEPTH, prune=PROJECT_PRUNED):
             if entry.path.name in markers:
                 if entry.path.parent not in projects and len(projects) >= limits.max_results:
                     more = True
@@ -437,7 +437,11 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
     items = [{"path": str(path), "markers": sorted(names)} for path, names in projects.items()]
     structured = {"projects": items, "truncated": more}
     if not projects:
-        return ToolOutput("(no projects found)", structured)
+        return ToolOutput(
+            f"(no projects found: looked {PROJECT_DEPTH} levels deep, not entering {', '.join(PROJECT_PRUNED)}; "
+            "search_files finds a marker at any depth)",
+            structured,
+        )
     lines = [
         f"{escape(str(path))}  [{', '.join(map(escape, sorted(names)))}]" for path, names in sorted(projects.items())
     ]
