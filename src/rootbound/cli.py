@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return audit_cli.main(argv[1:])
     if argv[:1] == ["docs"]:  # works without the mcp SDK: an installed wheel's pages, or a checkout's docs/
-        from .docs import main as docs_main
+        from rootbound.workspace.docs_pages import main as docs_main
 
         return docs_main(argv[1:])
     parser = build_parser()

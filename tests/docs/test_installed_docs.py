@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rootbound.docs import docs_dir
 from rootbound.workspace.cli import SERVE_HELP
+from rootbound.workspace.docs_pages import docs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 

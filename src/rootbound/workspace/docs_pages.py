@@ -1,5 +1,7 @@
 """``rootbound docs``: the documentation, readable where the package is installed.
 
+Here, beside ``rootbound serve``, because its pages are what ``serve --help`` and the tool errors point to.
+
 Why: ``serve --help``, tool errors and the README point to ``docs/*.md`` and ``examples/``; installed from a wheel
 there is no repository to look in. The wheel carries them as package data (``rootbound/_docs``, copied by
 ``setup.py`` at build time); a checkout (an editable install) reads the repository's own files.
@@ -23,10 +25,11 @@ examples/NAME.py. Without TOPIC, list the pages. --path prints where they are in
 
 def docs_dir() -> Path | None:
     """The directory holding the pages: the package's own copy, else a checkout's ``docs/``."""
-    shipped = Path(__file__).resolve().parent / "_docs"
+    here = Path(__file__).resolve()  # rootbound/workspace/docs_pages.py
+    shipped = here.parents[1] / "_docs"
     if (shipped / "README.md").is_file():
         return shipped
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = here.parents[3]  # src/rootbound/workspace/ in a checkout
     if (checkout / "docs").is_dir() and (checkout / "README.md").is_file():
         return checkout / "docs"
     return None
