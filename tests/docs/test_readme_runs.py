@@ -249,3 +249,13 @@ def test_every_docs_block_is_marked(page: str) -> None:
     """A block in docs/ that no test runs says so, and why (a fragment, a diagram, recorded output)."""
     unmarked = [block.line for block in blocks(REPO / "docs" / page) if not block.skipped]
     assert unmarked == [], f"docs/{page}: mark these blocks <!-- not run: why --> or run them in a test"
+
+
+def test_readme_names_every_system_package_make_test_installs() -> None:
+    """``make test`` installs Debian packages itself (scripts/setup-test-deps.sh); the README says which."""
+    script = (REPO / "scripts" / "setup-test-deps.sh").read_text()
+    packages = set(re.findall(r"apt-get install [^\n]*?--no-install-recommends ([\w.+-]+)", script))
+    assert packages >= {"nginx", "ripgrep"}
+    section = README.read_text().split("## Two commands", 1)[1].split("\n## ", 1)[0]
+    assert sorted(name for name in packages if f"`{name}`" not in section) == []
+    assert "`npm`" in section
