@@ -238,3 +238,12 @@ def test_stdio_serve_loads_no_http_client_or_audit_side(tmp_path: Path) -> None:
     assert "rootbound.workspace.server" in imported  # the listing is real
     unneeded = ("rootbound.workspace.http", "rootbound.workspace._sessions", "rootbound.mcp.client", "rootbound.audit")
     assert sorted(name for name in imported if name.startswith(unneeded)) == []
+
+
+def test_a_glob_error_that_says_its_fix_gets_no_second_one() -> None:
+    from rootbound.core.errors import InvalidPattern
+
+    own = InvalidPattern(message="a '[' in the glob has no closing ']': close the set")
+    assert fix_for("search_files", own) == ""
+    assert fix_for("search_files", InvalidPattern()) == "a glob takes *, ?, ** and [...] with a closing ]"
+    assert fix_for("grep", own).startswith("regex=true takes RE2 syntax")

@@ -85,6 +85,8 @@ TOOL_FIXES: Final[Mapping[tuple[str, type[RootsError]], str]] = {
 
 def fix_for(tool: str, error: RootsError) -> str:
     """The clause to append to ``error``'s message from ``tool``: ``""`` when its message already says it."""
+    if tool == "search_files" and isinstance(error, InvalidPattern) and error.message != InvalidPattern.default_message:
+        return ""  # the glob checker's own words already say how to fix the glob
     for (name, kind), fix in TOOL_FIXES.items():
         if name == tool and isinstance(error, kind):
             return fix
