@@ -369,9 +369,10 @@ def _tool_paths(grep_output: bool) -> Callable[[object], set[str]]:
     def parse(out: object) -> set[str]:
         if not isinstance(out, str) or "[truncated" in out:
             raise RuntimeError("tool output truncated: raise LIMITS")
-        if out == "(no matches)":
+        if out.startswith("(no matches"):
             return set()
-        return {line.split(":", 1)[0] if grep_output else line for line in out.splitlines()}
+        lines = [line for line in out.splitlines() if not line.startswith("[not searched: ")]  # grep's skip note
+        return {line.split(":", 1)[0] if grep_output else line for line in lines}
 
     return parse
 

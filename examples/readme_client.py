@@ -1,42 +1,28 @@
-"""The README's ten-line client: roots from a RootsProvider, changed mid-session.
+"""The README's client: roots from a RootsProvider, changed mid-session.
 
-``python examples/readme_client.py URL_OR_NOTHING``: without an argument it starts ``rootbound serve`` over stdio.
+``python examples/readme_client.py URL PROJECT_DIR DOCS_DIR`` against ``rootbound serve DIR --http HOST:PORT``
+(both directories inside DIR). ``tests/docs/test_readme_runs.py`` checks that this file holds the README's block
+and runs the block as written, in both protocol eras.
 """
 
-from __future__ import annotations
-
 import sys
-import tempfile
-from pathlib import Path
-from typing import Any
 
 import anyio
-from mcp.client.stdio import StdioServerParameters
 
 from mcp import Client
 from rootbound.mcp import RootsProvider
 
 
-async def main(target: Any, project: Path, docs: Path) -> list[str]:
+async def main(server: str, project: str, docs: str) -> None:
     provider = RootsProvider([project])  # paths, file: URIs or rootbound.Root
-    seen = []
-    async with Client(target, **provider.client_kwargs()) as client:
-        seen.append(str((await client.call_tool("list_roots", {})).content[0]))
-        await provider.add(docs)  # the next answer, on every live session
-        await provider.remove(project)  # handshake-era servers get list_changed
-        seen.append(str((await client.call_tool("list_roots", {})).content[0]))
-    return seen
+    async with Client(server, **provider.client_kwargs()) as client:
+        print((await client.call_tool("list_roots", {})).structured_content)
+        await provider.add(docs)  # reaches every live session of this provider
+        await provider.remove(project)
+        await provider.flush()  # handshake-era servers: list_changed is batched (50 ms); flush sends it now
+        print((await client.call_tool("list_roots", {})).structured_content)
 
 
-if __name__ == "__main__":
-    with tempfile.TemporaryDirectory() as tmp:
-        project, docs = Path(tmp, "project"), Path(tmp, "docs")
-        project.mkdir()
-        docs.mkdir()
-        target: Any = (
-            sys.argv[1]
-            if len(sys.argv) > 1
-            else StdioServerParameters(command=sys.executable, args=["-m", "rootbound", "serve", tmp])
-        )
-        for line in anyio.run(main, target, project, docs):
-            print(line)
+if __name__ == "__main__":  # python client.py http://127.0.0.1:8765/mcp ~/projects/app ~/projects/docs
+    server, project, docs = sys.argv[1:4]
+    anyio.run(main, server, project, docs)

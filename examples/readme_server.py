@@ -1,4 +1,7 @@
-"""The README's ten-line server: an MCPServer tool that reads a file confined to the client's roots."""
+"""The README's ten-line server: an MCPServer tool that reads a file confined to the client's roots.
+
+``tests/docs/test_readme_runs.py`` checks that this file holds the README's block and runs the block as written.
+"""
 
 from __future__ import annotations
 
@@ -18,4 +21,4 @@ async def read(ctx: Context, path: str) -> str:
 
 
 if __name__ == "__main__":
-    app.run("stdio")
+    app.run("stdio")  # a host starts it: python server.py

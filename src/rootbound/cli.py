@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve_cli.add_parser(commands)
     commands.add_parser("audit", help="prove whether an MCP server can be made to leave its roots", add_help=False)
+    commands.add_parser("docs", help="print the documentation (rootbound docs NAME; no NAME: the list)", add_help=False)
     return parser
 
 
@@ -29,6 +30,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rootbound.audit import cli as audit_cli
 
         return audit_cli.main(argv[1:])
+    if argv[:1] == ["docs"]:  # works without the mcp SDK: an installed wheel's pages, or a checkout's docs/
+        from rootbound.workspace.docs_pages import main as docs_main
+
+        return docs_main(argv[1:])
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the subcommand's parser, so the usage shown is the one that was meant

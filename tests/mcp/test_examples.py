@@ -1,14 +1,12 @@
-"""The README's examples run as written."""
+"""The README's server example, in process in both eras (the README's blocks themselves, and the client example,
+run as written in ``tests/docs/test_readme_runs.py``)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-import anyio
 import mcp_types as types
 import pytest
-from mcp.client.stdio import StdioServerParameters
 
 from mcp import Client
 from rootbound.mcp import RootsProvider
@@ -34,18 +32,3 @@ async def test_readme_server_reads_inside_and_denies_outside(tmp_path: Path, mod
     assert denied.is_error
     assert "outside roots" in denied.content[0].text
     assert "secret" not in denied.content[0].text
-
-
-async def test_readme_client_against_rootbound_serve(tmp_path: Path) -> None:
-    base = tmp_path.resolve()
-    project, docs = base / "project", base / "docs"
-    project.mkdir()
-    docs.mkdir()
-    module = load_example("readme_client")
-    target = StdioServerParameters(command=sys.executable, args=["-m", "rootbound", "serve", str(base)])
-    with anyio.fail_after(60):
-        seen = await module.main(target, project, docs)
-    assert project.as_uri() in seen[0]
-    assert docs.as_uri() not in seen[0]
-    assert docs.as_uri() in seen[1]
-    assert project.as_uri() not in seen[1]

@@ -438,7 +438,8 @@ def test_diff_marks_missing_final_newline_and_keeps_crlf() -> None:
     assert unified_diff("a\r\n", "b\r\n", "f") == "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\r\n+b\r\n"
     assert unified_diff("", "new\n", "f") == "--- a/f\n+++ b/f\n@@ -0,0 +1 @@\n+new\n"
     assert unified_diff("same", "same") == ""
-    assert unified_diff("a\n", "b\n", "/srv/x.py").startswith("--- a/srv/x.py\n+++ b/srv/x.py\n")
+    # An absolute path as diff -u writes it, not glued to git's a/ and b/ (issue 27).
+    assert unified_diff("a\n", "b\n", "/srv/x.py").startswith("--- /srv/x.py\n+++ /srv/x.py\n@@")
 
 
 def test_result_diff_uses_the_label() -> None:

@@ -26,13 +26,16 @@ SECRET = "SECRET-VALUE"
     ("arguments", "message"),
     [
         ({}, "invalid arguments: missing required argument 'path'"),
-        ({"path": "x", SECRET: 1}, "invalid arguments: unexpected argument in arguments"),
+        (
+            {"path": "x", SECRET: 1},
+            "invalid arguments: unexpected argument in arguments; the accepted ones are: path, offset, mode, names",
+        ),
         ({"path": 5}, "invalid arguments: argument 'path' must be of type string"),
         ({"path": SECRET}, "invalid arguments: argument 'path' is longer than 8 characters"),
         ({"path": ""}, "invalid arguments: argument 'path' is shorter than 1 characters"),
         ({"path": "x", "offset": -1}, "invalid arguments: argument 'offset' is less than 0"),
         ({"path": "x", "offset": 2**63}, "invalid arguments: an integer is out of range (signed 64-bit)"),
-        ({"path": "x", "mode": SECRET}, "invalid arguments: argument 'mode' is not one of the allowed values"),
+        ({"path": "x", "mode": SECRET}, "invalid arguments: argument 'mode' is not one of: a, b"),
         ({"path": "x", "names": ["a", "b", SECRET]}, "invalid arguments: argument 'names' has more than 2 items"),
         ({"path": "x", "names": [1]}, "invalid arguments: argument 'names.0' must be of type string"),
     ],

@@ -124,7 +124,10 @@ async def check_reads(client: Client, proj: Path) -> None:
     assert not error
     sections = text.split("\n\n==> ")
     assert sections[0].startswith(f"==> {proj / 'src' / 'main.py'} <==\nline 1\n")
-    assert sections[1] == "paths[1] <==\nerror: path is outside the allowed roots (outside roots)"
+    assert sections[1] == (
+        "paths[1] <==\nerror: path is outside the allowed roots: use a path within a root; list_roots shows them "
+        "(outside roots)"
+    )
     assert sections[2].startswith(f"{proj / 'media' / 'pixel.png'} <==\n[binary file: ")
     assert sections[3].startswith(f"{proj / 'src' / 'utf8.txt'} <==\nhéllo")
     assert "secret" not in text.lower()
@@ -142,7 +145,7 @@ async def check_media(client: Client, proj: Path) -> None:
     assert (audio.mime_type, base64.b64decode(audio.data)) == ("audio/wav", tiny_wav())
     # The type comes from the content: a .png holding text is not sent as an image.
     error, text = await text_of(client, "read_media_file", path="media/not-really.png")
-    assert (error, text) == (True, "not an image or audio file: text, 10 bytes; use read_file for text")
+    assert (error, text) == (True, "not an image or audio file: text, 10 bytes; read it with read_file")
     error, text = await text_of(client, "read_file", path="media/tool.bin")
     assert (error, text) == (False, "[binary file: 108 bytes, ELF executable or library (application/x-executable)]")
     error, text = await text_of(client, "read_file", path="media/pixel.png")
@@ -222,7 +225,7 @@ async def check_search(client: Client, proj: Path) -> None:
     # A catastrophic pattern for a backtracking engine answers (RE2 is linear), and so does the next call.
     with anyio.fail_after(20):
         error, text = await text_of(client, "grep", pattern="(a+)+$", regex=True, path="redos.txt")
-    assert (error, text) == (False, "(no matches)")
+    assert (error, text) == (False, "(no matches in 1 file searched)")
     error, text = await text_of(client, "grep", pattern="(a)\\1", regex=True)
     assert error
     assert text.startswith("unsupported or invalid regular expression: backreferences")

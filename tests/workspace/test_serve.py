@@ -73,12 +73,15 @@ async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
             assert (error, text) == (False, str(work / "app" / "src" / "main.py"))
             error, text = await text_of(client, "grep", pattern="TODO")
             assert not error
-            assert sorted(text.splitlines()) == [
+            # app/leak, a symlink, is not followed, and the answer says so (issue 27).
+            not_searched = "[not searched: 1 symlink (not followed; grep its target's path)]"
+            assert text.splitlines() == [
                 f"{work / 'app' / 'src' / 'main.py'}:1:print('hi')  # TODO one",
                 f"{work / 'lib' / 'notes.md'}:1:TODO two",
+                not_searched,
             ]
             error, text = await text_of(client, "grep", pattern="TO+DO t", regex=True)
-            assert (error, text) == (False, f"{work / 'lib' / 'notes.md'}:1:TODO two")
+            assert (error, text) == (False, f"{work / 'lib' / 'notes.md'}:1:TODO two\n{not_searched}")
             error, text = await text_of(client, "find_projects")
             assert (error, text.splitlines()) == (
                 False,
@@ -94,11 +97,13 @@ async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
             ]:
                 error, text = await text_of(client, "read_file", path=path)
                 assert error, path
-                assert text.endswith(f"({reason})"), text
+                assert f"({reason})" in text, text
                 assert "secret" not in text and "inside" not in text and "blob" not in text
             # Writes are not even offered without --writable.
             error, text = await text_of(client, "write_file", path="new.txt", content="x")
-            assert (error, text) == (True, "unknown tool")
+            assert error
+            assert text.startswith("write_file is a writing tool and this server is read-only"), text
+            assert "rootbound serve --writable" in text
             # Narrowing in the handshake era reaches the live session.
             await provider.set_roots([work / "app"])
             await provider.flush()
@@ -176,7 +181,11 @@ async def test_writable(tmp_path: Path, mode: str) -> None:
             assert (error, text) == (False, f"wrote 7 bytes to {work / 'ws' / 'hello.txt'}")
             assert (work / "ws" / "hello.txt").read_text() == "héllo\n"
             error, text = await text_of(client, "write_file", path="dangling", content="evil")
-            assert (error, text) == (True, "a symlink leads outside the allowed roots (symlink escapes root)")
+            assert (error, text) == (
+                True,
+                "a symlink leads outside the allowed roots: the link's target is outside the roots; list_roots shows "
+                "what may be read (symlink escapes root)",
+            )
             assert not (work / "outside" / "planted.txt").exists()
             error, text = await text_of(client, "write_file", path="dangling-inside", content="x")
             assert (error, text.endswith("(dangling symlink)")) == (True, True)

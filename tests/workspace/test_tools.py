@@ -47,7 +47,8 @@ def test_find_projects_and_search_truncate_instead_of_failing(fs: RootedFS) -> N
 def test_output_size_cap(fs: RootedFS) -> None:
     text = run_tool("grep", fs, {"pattern": "needle"}, Limits(max_output=200))
     assert len(text) < 300
-    assert text.endswith("[truncated: the first 2 shown; narrow the request]")
+    # The cut is marked, and the file grep passed over is said after it (issue 27: nothing silent).
+    assert text.endswith("[truncated: the first 2 shown; narrow the request]\n[not searched: 1 binary file]")
 
 
 def test_binary_file_gets_a_binary_answer_not_garbage(fs: RootedFS) -> None:
@@ -64,7 +65,7 @@ def test_binary_file_gets_a_binary_answer_not_garbage(fs: RootedFS) -> None:
         ("read_file", {"path": "p00/go.mod", "length": True}, "argument 'length' must be an integer >= 1"),
         ("grep", {"pattern": "x", "regex": "yes"}, "argument 'regex' must be a boolean"),
         ("write_file", {"path": "a", "content": 1}, "argument 'content' must be a string"),
-        ("nope", {}, "unknown tool"),
+        ("nope", {}, "unknown tool: tools/list names the tools this server offers"),
     ],
 )
 def test_bad_arguments_are_clear_tool_errors(fs: RootedFS, tool: str, args: dict[str, object], message: str) -> None:

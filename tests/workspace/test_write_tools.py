@@ -120,8 +120,13 @@ def test_large_diff_is_cut_with_a_marker(fs: RootedFS, root: Path) -> None:
         ("edit_file", {"path": "src/a.py", "edits": [{"old_text": " = ", "new_text": "="}]}, "matched 2 times"),
         ("write_file", {"path": "a", "content": 1}, "argument 'content' must be a string"),
         ("write_file", {"path": "a", "content": "x", "overwrite": "no"}, "argument 'overwrite' must be a boolean"),
-        ("write_file", {"path": "src/a.py", "content": "x", "overwrite": False}, "file exists (exists)"),
-        ("write_file", {"path": "n/m.py", "content": "x"}, "no such file or directory (not found)"),
+        ("write_file", {"path": "src/a.py", "content": "x", "overwrite": False}, "pass overwrite=true to replace it"),
+        (
+            "write_file",
+            {"path": "n/m.py", "content": "x"},
+            "no such file or directory: the parent directory does not exist: pass create_parents=true to create it "
+            "(not found)",
+        ),
         ("create_directory", {}, "argument 'path' must be a non-empty string"),
         ("create_directory", {"path": "src/a.py/sub"}, "not a directory"),
         ("move_file", {"source": "src/a.py"}, "argument 'destination' must be a non-empty string"),
@@ -179,7 +184,7 @@ def test_write_move_create_delete_round_trip(fs: RootedFS, root: Path) -> None:
         "sha256": hashlib.sha256("é\n".encode()).hexdigest(),
     }
     assert run(fs, "create_directory", path="pkg/sub") == (
-        f"directory {root / 'pkg' / 'sub'} exists",
+        f"created directory {root / 'pkg' / 'sub'}",
         {"path": str(root / "pkg" / "sub")},
     )
     assert run(fs, "move_file", source="pkg/new.py", destination="pkg/sub/moved.py") == (
@@ -191,6 +196,6 @@ def test_write_move_create_delete_round_trip(fs: RootedFS, root: Path) -> None:
 
 
 def test_control_characters_in_paths_are_refused(fs: RootedFS, root: Path) -> None:
-    with pytest.raises(ToolError, match=r"invalid path \(control character\)"):
+    with pytest.raises(ToolError, match=r"invalid path: .* \(control character\)$"):
         call_tool("write_file", fs, {"path": "evil\nname.txt", "content": "x"}, Limits())
     assert sorted(os.listdir(root)) == ["src"]

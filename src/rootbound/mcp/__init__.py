@@ -11,8 +11,13 @@ side, ``_sdk_server`` and ``_sdk_client``.
 
 from __future__ import annotations
 
-from rootbound.mcp.client import ClientKwargs, RootsProvider
+from typing import TYPE_CHECKING
+
+from rootbound.core.lazy_exports import lazy_names
 from rootbound.mcp.server import ChangeCallback, InputRequired, RootsService, mcp_error, tool_errors
+
+if TYPE_CHECKING:
+    from rootbound.mcp.client import ClientKwargs, RootsProvider
 
 __all__ = [
     "ChangeCallback",
@@ -23,3 +28,6 @@ __all__ = [
     "mcp_error",
     "tool_errors",
 ]
+
+# The client side loads on first use: a server (``rootbound serve`` answering initialize) never needs it.
+__getattr__, __dir__ = lazy_names(__name__, {"ClientKwargs": "client", "RootsProvider": "client"})

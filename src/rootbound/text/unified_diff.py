@@ -22,8 +22,9 @@ def _split_keep(text: str) -> list[str]:
 
 
 def unified_diff(before: str, after: str, path: str = "file", *, context: int = 3) -> str:
-    """``diff -u``-style text from ``before`` to ``after``, labelled ``a/path`` and ``b/path`` (``path`` without a
-    leading ``/``).
+    """``diff -u``-style text from ``before`` to ``after``: a relative ``path`` is labelled ``a/path`` and
+    ``b/path`` (git's repository form); an absolute one is shown as it is on both lines (``diff -u``'s form, which
+    ``patch -p0`` applies), never glued to ``a/`` (``a//srv/x`` or ``a/srv/x`` names no file).
 
     Line endings are kept as they are (a CRLF line shows its ``\\r``); a last line without a newline gets git's
     ``\\ No newline at end of file`` marker. Common leading and trailing lines are set aside before
@@ -42,8 +43,8 @@ def unified_diff(before: str, after: str, path: str = "file", *, context: int = 
     lo = max(0, prefix - context)
     a_hi, b_hi = len(a) - max(0, suffix - context), len(b) - max(0, suffix - context)
     matcher = difflib.SequenceMatcher(None, a[lo:a_hi], b[lo:b_hi])
-    label = path.lstrip("/")  # an absolute path reads "a/srv/x", as git writes repository paths
-    out = [f"--- a/{label}\n", f"+++ b/{label}\n"]
+    old, new = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+    out = [f"--- {old}\n", f"+++ {new}\n"]
     for group in matcher.get_grouped_opcodes(context):
         first, last = group[0], group[-1]
         i1, i2, j1, j2 = first[1] + lo, last[2] + lo, first[3] + lo, last[4] + lo

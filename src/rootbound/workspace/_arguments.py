@@ -42,34 +42,38 @@ def checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], None]:
     return check
 
 
-def _declared_names(schema: Mapping[str, Any]) -> frozenset[str]:
-    names: set[str] = set()
-    stack = [schema]
+def _declared_names(schema: Mapping[str, Any]) -> Mapping[str, str]:
+    """Every argument name the schema declares, with where it goes (``"each item of 'edits'"``, or ``""`` for
+    the top level)."""
+    names: dict[str, str] = {}
+    stack: list[tuple[Mapping[str, Any], str]] = [(schema, "")]
     while stack:
-        node = stack.pop()
+        node, home = stack.pop()
         properties = node.get("properties")
         if isinstance(properties, Mapping):
-            names.update(properties)
-            stack.extend(value for value in properties.values() if isinstance(value, Mapping))
-        items = node.get("items")
-        if isinstance(items, Mapping):
-            stack.append(items)
-    return frozenset(names)
+            for name, value in properties.items():
+                names.setdefault(name, home)
+                if isinstance(value, Mapping):
+                    items = value.get("items")
+                    if isinstance(items, Mapping):
+                        stack.append((items, f"each item of '{name}'"))
+                    stack.append((value, f"'{name}'"))
+    return names
 
 
-def _where(path: Any, declared: frozenset[str]) -> str:
+def _where(path: Any, declared: Mapping[str, str]) -> str:
     parts = [str(p) if isinstance(p, int) or p in declared else "?" for p in path]
     return f"argument '{'.'.join(parts)}'" if parts else "arguments"
 
 
-def _describe(error: ValidationError, declared: frozenset[str]) -> str:
+def _describe(error: ValidationError, declared: Mapping[str, str]) -> str:
     where = _where(error.absolute_path, declared)
     keyword, limit = error.validator, cast(Any, error.validator_value)
     if keyword == "required":
         missing = [name for name in limit if isinstance(error.instance, Mapping) and name not in error.instance]
         return f"invalid arguments: missing required argument '{missing[0]}'" if missing else "invalid arguments"
     if keyword == "additionalProperties":
-        return f"invalid arguments: unexpected argument in {where}"
+        return f"invalid arguments: {_unexpected(error, declared, where)}"
     if keyword == "type":
         expected = limit if isinstance(limit, str) else " or ".join(limit)
         return f"invalid arguments: {where} must be of type {expected}"
@@ -80,10 +84,24 @@ def _describe(error: ValidationError, declared: frozenset[str]) -> str:
         "minimum": f"is less than {limit}",
         "maxItems": f"has more than {limit} items",
         "minItems": f"has fewer than {limit} items",
-        "enum": "is not one of the allowed values",
-        "pattern": "is not in the expected form",
+        "enum": f"is not one of: {', '.join(map(str, limit)) if isinstance(limit, list) else 'the allowed values'}",
+        "pattern": f"does not match the pattern {limit}",
     }
     return f"invalid arguments: {where} {phrases.get(str(keyword), 'is not valid')}"
+
+
+def _unexpected(error: ValidationError, declared: Mapping[str, str], where: str) -> str:
+    """An argument the object does not take, and how to fix the call: where a name declared elsewhere belongs
+    (``replace_all`` goes inside each edit), or the names this object takes. Only declared names are shown."""
+    here = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
+    extra = sorted(name for name in error.instance if name not in here) if isinstance(error.instance, Mapping) else []
+    misplaced = [name for name in extra if name in declared]
+    if misplaced:
+        name = misplaced[0]
+        home = declared[name] or "the top-level arguments"
+        return f"unexpected argument '{name}' in {where}: it belongs in {home}"
+    accepted = ", ".join(here) or "none"
+    return f"unexpected argument in {where}; the accepted ones are: {accepted}"
 
 
 def _check_ints(value: Any) -> None:

@@ -36,14 +36,15 @@ then taken anywhere this user can read, except / itself. Use it only with a clie
 
 Tools (read-only): list_roots, list_directory, directory_tree, read_file (lines or bytes), read_multiple_files,
 read_media_file, stat, search_files, grep (RE2), find_projects; with --writable also edit_file (with a diff),
-write_file, create_directory, move_file and delete_file (docs/writing.md). search_files, grep and directory_tree
-skip .git and what ignore files ignore (.gitignore, .ignore, .rgignore, .git/info/exclude, like git and ripgrep).
-Paths are absolute, file:// URIs, or relative to the first root. A denied path is a tool error naming the reason
-class, never echoing the input. Every call stops at --tool-timeout.
+write_file, create_directory, move_file and delete_file (rootbound docs writing). search_files, grep and
+directory_tree skip .git and what ignore files ignore (.gitignore, .ignore, .rgignore, .git/info/exclude, like git
+and ripgrep); grep also skips binary files, files over 4 MiB and symlinks, and says so. Paths are absolute, file://
+URIs, or relative to the first root. A denied path is a tool error naming the reason class and what to do next,
+never echoing the input (every tool error: rootbound docs serve). Every call stops at --tool-timeout.
 
 Transports: stdio (default), or Streamable HTTP with --http HOST:PORT at /mcp, serving both eras on one
 endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sticky routing needed behind a
-load balancer; see docs/deploy.md). Handshake-era sessions are capped (--max-sessions, default 256); one idle
+load balancer: rootbound docs deploy). Handshake-era sessions are capped (--max-sessions, default 256); one idle
 for --session-idle-timeout seconds (default 600) is closed and its id answers 404; one opened by initialize but
 never used again is reaped after --init-timeout seconds (default 10), and is the first to make room at the cap.
 
@@ -249,9 +250,14 @@ def _add_sandbox_and_auth_flags(serve: argparse.ArgumentParser) -> None:
     )
 
 
+def _loopback(host: str) -> bool:
+    from rootbound.workspace.http import is_loopback  # only with --http: stdio never loads the HTTP side
+
+    return is_loopback(host)
+
+
 def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandbox, TokenVerifier | None] | str:
     """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
-    from rootbound.workspace.http import is_loopback
     from rootbound.workspace.sandbox import Sandbox
 
     sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
@@ -267,7 +273,7 @@ def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandb
         from rootbound.workspace.auth import StaticTokenVerifier
 
         verifier = StaticTokenVerifier(token)
-    elif args.http and not args.insecure_no_auth and not is_loopback(args.http[0]):
+    elif args.http and not args.insecure_no_auth and not _loopback(args.http[0]):
         return "refusing to serve a non-loopback address without --auth-token-env (or --insecure-no-auth)"
     return sandbox, verifier
 

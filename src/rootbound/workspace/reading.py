@@ -27,10 +27,10 @@ from rootbound.workspace.calls import (
     ToolError,
     ToolOutput,
     budget_of,
-    describe,
     int_arg,
     path_arg,
 )
+from rootbound.workspace.error_fixes import UNRESOLVED, explain
 from rootbound.workspace.render import escape
 
 __all__ = ["opened", "read_file", "read_media_file", "read_multiple_files"]
@@ -158,7 +158,7 @@ def read_multiple_files(
     if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
         raise ToolError("argument 'paths' must be a non-empty list of non-empty strings")
     if len(paths) > limits.max_files:
-        raise ToolError(f"at most {limits.max_files} paths per call")
+        raise ToolError(f"at most {limits.max_files} paths per call: split them over several calls")
     budget = budget_of(context)
     room = limits.max_output
     window = {key: None for key in ("start_line", "end_line", "head", "tail", "offset", "length")}
@@ -176,10 +176,10 @@ def read_multiple_files(
             parts.append(f"==> paths[{index}] <==\nerror: {error}")
             continue
         except RootsError as error:
-            parts.append(f"==> paths[{index}] <==\nerror: {describe(error)}")
+            parts.append(f"==> paths[{index}] <==\nerror: {explain('read_file', error)}")
             continue
         except (OSError, ValueError, UnicodeError):
-            parts.append(f"==> paths[{index}] <==\nerror: denied: the path could not be resolved safely")
+            parts.append(f"==> paths[{index}] <==\nerror: {UNRESOLVED}")
             continue
         room -= len(body.encode("utf-8", "surrogatepass"))
         parts.append(f"==> {escape(display)} <==\n{body}")
@@ -191,11 +191,18 @@ def read_media_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, conte
     with opened(fs, path) as (fd, st, _display):
         head = os.pread(fd, max(SNIFF_BYTES, 4096), 0)
         kind = sniff(head)
+        if kind.kind == "text":
+            raise ToolError(f"not an image or audio file: text, {st.st_size} bytes; read it with read_file")
         if kind.kind not in ("image", "audio"):
-            what = "text" if kind.kind == "text" else f"{kind.label} ({kind.mime})"
-            raise ToolError(f"not an image or audio file: {what}, {st.st_size} bytes; use read_file for text")
+            raise ToolError(
+                f"not an image or audio file: {kind.label} ({kind.mime}), {st.st_size} bytes; read_media_file "
+                "returns images and audio only, and no tool returns other binary content (stat describes the file)"
+            )
         if st.st_size > limits.max_media:
-            raise ToolError(f"{kind.label} of {st.st_size} bytes is over the {limits.max_media}-byte media limit")
+            raise ToolError(
+                f"{kind.label} of {st.st_size} bytes is over the {limits.max_media}-byte media limit; no tool "
+                "returns it (stat describes the file)"
+            )
         data = _pread(fd)(0, limits.max_media + 1)
         if len(data) > limits.max_media:
             raise TooLarge()

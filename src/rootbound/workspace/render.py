@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["TRUNCATED", "bounded", "escape", "escape_line", "plain"]
+__all__ = ["TRUNCATED", "bounded", "escape", "escape_line", "fitting", "plain"]
 
 TRUNCATED: Final = "[truncated: {shown} shown; narrow the request]"
 
@@ -39,15 +39,19 @@ def escape_line(text: str) -> str:
     return _LINE_CONTROLS.sub(_escaped, text) if _LINE_CONTROLS.search(text) else text
 
 
-def bounded(lines: list[str], max_output: int, *, total: int | None = None, more: bool = False) -> str:
-    """Join lines, cutting at ``max_output`` characters; any cut (or known excess) gets a visible marker."""
-    out: list[str] = []
+def fitting(lines: list[str], max_output: int) -> int:
+    """How many of ``lines``, joined by newlines, fit in ``max_output`` characters (what :func:`bounded` keeps)."""
     size = 0
-    for line in lines:
+    for count, line in enumerate(lines):
         size += len(line) + 1
         if size > max_output:
-            break
-        out.append(line)
+            return count
+    return len(lines)
+
+
+def bounded(lines: list[str], max_output: int, *, total: int | None = None, more: bool = False) -> str:
+    """Join lines, cutting at ``max_output`` characters; any cut (or known excess) gets a visible marker."""
+    out = lines[: fitting(lines, max_output)]
     if total is not None and total > len(out):
         out.append(TRUNCATED.format(shown=f"{len(out)} of {total}"))
     elif more or len(out) < len(lines):

@@ -49,7 +49,7 @@ from rootbound.workspace._lexical_allow import split_lexically
 from rootbound.workspace._tool_guard import ToolGuard
 from rootbound.workspace.calls import SliceOver
 from rootbound.workspace.specs import ToolSpec
-from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs
+from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs, unknown_tool
 from rootbound.workspace.tools import call_tool as call_tool_in
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
@@ -373,7 +373,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
         modern = era_of(ctx.protocol_version) == "2026-07-28"
         if params.name not in names:
-            return _error("unknown tool", modern=modern)
+            return _error(unknown_tool(params.name), modern=modern)
         try:
             roots = await service.roots(ctx)
         except MCPError as error:

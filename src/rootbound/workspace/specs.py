@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["PROJECT_MARKERS", "TOOLS", "ToolSpec"]
+__all__ = ["PROJECT_DEPTH", "PROJECT_MARKERS", "PROJECT_PRUNED", "TOOLS", "ToolSpec"]
 
 PROJECT_MARKERS: Final = ("pyproject.toml", "package.json", "Cargo.toml", "go.mod", "pom.xml", ".git")
+PROJECT_DEPTH: Final = 8
+"""How deep ``find_projects`` looks below each root."""
+PROJECT_PRUNED: Final = (".git", "node_modules", ".venv", "__pycache__")
+"""Directories ``find_projects`` does not enter (vendored and generated trees hold other projects' markers)."""
 
 
 @dataclass(frozen=True)
@@ -363,9 +367,10 @@ TOOLS: Final = (
         "backreferences or lookaround; a match never spans lines) in files below path, as path:line:text, files in "
         "path order. Options: "
         "ignore_case, context (lines before and after, shown as path-line-text), files_only (just the paths), "
-        "include/exclude globs, include_ignored. Skips .git, binary files and what ignore files ignore (.gitignore, "
-        ".ignore, .rgignore, .git/info/exclude). At most 200 matches in all and 20 per file (max_per_file), with "
-        "a marker when cut.",
+        "include/exclude globs, include_ignored. Skips .git and what ignore files ignore (.gitignore, .ignore, "
+        ".rgignore, .git/info/exclude); also binary files, files over 4 MiB and symlinks (not followed), and the "
+        "answer says how many of each. At most 200 matches in all and 20 per file (max_per_file), with a marker "
+        "when cut.",
         _object(
             {
                 "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Text to find."},
@@ -387,7 +392,10 @@ TOOLS: Final = (
     ToolSpec(
         "find_projects",
         "Find projects",
-        "Directories inside the roots that hold a project marker: " + ", ".join(PROJECT_MARKERS) + ".",
+        "Directories inside the roots that hold a project marker: "
+        + ", ".join(PROJECT_MARKERS)
+        + f". Looks {PROJECT_DEPTH} levels deep and does not enter {', '.join(PROJECT_PRUNED)}; at most 500, with a "
+        "marker when more exist.",
         _object({}, []),
         _PROJECTS_OUT,
         walks=True,

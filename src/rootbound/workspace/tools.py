@@ -26,7 +26,7 @@ from rootbound.confine.search.agent_grep import GrepLimits, grep_tree
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
 from rootbound.confine.search.safe_regex import compile_bytes
-from rootbound.core.errors import LimitExceeded, RootsError
+from rootbound.core.errors import LimitExceeded, OutsideRoots, RootsError
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.workspace._listing import BAD_CURSOR, MAX_CURSOR, MAX_PAGE, SORTS, Order, list_page, next_cursor
 from rootbound.workspace.calls import (
@@ -44,9 +44,10 @@ from rootbound.workspace.calls import (
     path_arg,
     str_arg,
 )
+from rootbound.workspace.error_fixes import UNRESOLVED, explain
 from rootbound.workspace.reading import read_file, read_media_file, read_multiple_files
 from rootbound.workspace.render import bounded, escape, escape_line, plain
-from rootbound.workspace.specs import PROJECT_MARKERS, TOOLS, ToolSpec
+from rootbound.workspace.specs import PROJECT_DEPTH, PROJECT_MARKERS, PROJECT_PRUNED, TOOLS, ToolSpec
 from rootbound.workspace.write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "call_tool",
     "run_tool",
     "tool_specs",
+    "unknown_tool",
 ]
 
 
@@ -72,12 +74,29 @@ def _filter(args: Mapping[str, Any], *, include: bool = False) -> PathFilter:
     )
 
 
-def _targets(fs: RootedFS, path: str | None) -> list[object]:
+def _targets(fs: RootedFS, path: str | None, context: Mapping[str, Any]) -> list[object]:
     """The search starting points: the named directory, or the directory roots whose trees make up the union of
     all of them, each once (:func:`_tree_roots`)."""
     if path is not None:
         return [path]
-    return [root.path for root in _tree_roots(fs)]
+    return [root.path for root in _searched_roots(fs, context)]
+
+
+NO_DIRECTORY_ROOT: Final = (
+    "nothing to search: every root is a single file, not a directory. Fix: read the files with read_file "
+    "(list_roots shows them), or have the client declare a directory as a root"
+)
+
+
+def _searched_roots(fs: RootedFS, context: Mapping[str, Any]) -> list[EffectiveRoot]:
+    """:func:`_tree_roots`, refusing (a tool error, never an empty success) when there is none to walk: with no
+    roots a search answering "(no matches)" reads as "no such files" (issue 26 #2)."""
+    if not len(fs.boundary):
+        raise ToolError(no_roots(context))
+    roots = _tree_roots(fs)
+    if not roots:
+        raise ToolError(NO_DIRECTORY_ROOT)
+    return roots
 
 
 def _tree_roots(fs: RootedFS) -> list[EffectiveRoot]:
@@ -113,6 +132,16 @@ NO_ROOTS_HELP: Final = (
     "no roots: every path is denied. Fix: have the client declare a root (a directory it wants this server to "
     "use), or start the server with one: rootbound serve DIR"
 )
+
+
+NO_ROOTS_FIX: Final = "no roots: every path is denied. Fix: {}"
+
+
+def no_roots(context: Mapping[str, Any] | None) -> str:
+    """ "No roots", with the fix that fits this client's situation (``EmptyRoots`` in workspace/server.py) when the
+    server gave one, else the general one."""
+    fix = (context or {}).get("fix")
+    return NO_ROOTS_FIX.format(fix) if fix else NO_ROOTS_HELP
 
 
 def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
@@ -293,7 +322,7 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
     budget = budget_of(context)
     found: list[str] = []
     truncated = False
-    for start in _targets(fs, str_arg(args, "path", required=False)):
+    for start in _targets(fs, str_arg(args, "path", required=False), context):
         try:
             for item in walk(fs, start, where, check=budget.check, keep=matches):
                 if len(found) >= limits.max_results:
@@ -331,7 +360,8 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
     files: list[str] = []
     truncated = False
     capped = searched = skipped = 0
-    for start in _targets(fs, str_arg(args, "path", required=False)):
+    why = {"too_large": 0, "binary": 0, "links": 0, "unreadable": 0}
+    for start in _targets(fs, str_arg(args, "path", required=False), context):
         report = grep_tree(
             fs,
             start,
@@ -350,6 +380,8 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         )
         searched += report.searched
         skipped += report.skipped
+        for reason in why:
+            why[reason] += getattr(report, reason)
         capped += report.capped_files
         for display, hits in report.files:
             files.append(display)
@@ -375,22 +407,44 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         "files_skipped": skipped,
         "truncated": truncated,
     }
+    note = _not_searched(why, grep_limits.max_file_size)
     if not lines:
-        return ToolOutput("(no matches)", structured)
-    text = bounded(lines, limits.max_output, more=truncated)
+        text = f"(no matches in {searched} {_files(searched)} searched)"
+        return ToolOutput(f"{text}\n{note}" if note else text, structured)
+    text = bounded(lines, limits.max_output - len(note) - 1, more=truncated)
     if capped:
         text += f"\n[{capped} files had more than {grep_limits.max_per_file} matches: raise max_per_file to see more]"
-    return ToolOutput(text, structured)
+    return ToolOutput(f"{text}\n{note}" if note else text, structured)
+
+
+def _files(count: int, kind: str = "file") -> str:
+    return kind if count == 1 else f"{kind}s"
+
+
+def _not_searched(why: Mapping[str, int], max_size: int) -> str:
+    """The files grep passed over, by reason, for the text a model reads (not only ``files_skipped``)."""
+    mib = f"{max_size / (1024 * 1024):g} MiB"
+    parts = []
+    if why["too_large"]:
+        count = why["too_large"]
+        parts.append(f"{count} {_files(count)} over {mib} (grep reads files up to {mib}; read_file reads parts)")
+    if why["binary"]:
+        parts.append(f"{why['binary']} binary {_files(why['binary'])}")
+    if why["links"]:
+        parts.append(f"{why['links']} {_files(why['links'], 'symlink')} (not followed; grep its target's path)")
+    if why["unreadable"]:
+        parts.append(f"{why['unreadable']} unreadable {_files(why['unreadable'])}")
+    return f"[not searched: {', '.join(parts)}]" if parts else ""
 
 
 def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     projects: dict[Path, list[str]] = {}
     markers = frozenset(PROJECT_MARKERS)
     more = False
-    for root in _tree_roots(fs):
+    for root in _searched_roots(fs, context):
         if more:
             continue
-        for entry in fs.walk(root.path, max_depth=8, prune=(".git", "node_modules", ".venv", "__pycache__")):
+        for entry in fs.walk(root.path, max_depth=PROJECT_DEPTH, prune=PROJECT_PRUNED):
             if entry.path.name in markers:
                 if entry.path.parent not in projects and len(projects) >= limits.max_results:
                     more = True
@@ -400,7 +454,11 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
     items = [{"path": str(path), "markers": sorted(names)} for path, names in projects.items()]
     structured = {"projects": items, "truncated": more}
     if not projects:
-        return ToolOutput("(no projects found)", structured)
+        return ToolOutput(
+            f"(no projects found: looked {PROJECT_DEPTH} levels deep, not entering {', '.join(PROJECT_PRUNED)}; "
+            "search_files finds a marker at any depth)",
+            structured,
+        )
     lines = [
         f"{escape(str(path))}  [{', '.join(map(escape, sorted(names)))}]" for path, names in sorted(projects.items())
     ]
@@ -425,6 +483,20 @@ _IMPLEMENTATIONS: Final[dict[str, ToolFunction]] = {
 }
 
 
+UNKNOWN_TOOL: Final = "unknown tool: tools/list names the tools this server offers"
+READ_ONLY_SERVER: Final = (
+    "{} is a writing tool and this server is read-only: the operator starts it with rootbound serve --writable "
+    "to offer the writing tools"
+)
+
+
+def unknown_tool(name: str) -> str:
+    """The error for a tool this server does not offer: a writing tool names the flag that would offer it (the
+    name shown is our own constant, never the caller's string)."""
+    known = next((tool for tool in WRITE_IMPLEMENTATIONS if tool == name), None)
+    return READ_ONLY_SERVER.format(known) if known is not None else UNKNOWN_TOOL
+
+
 def call_tool(
     name: str,
     fs: RootedFS,
@@ -435,19 +507,17 @@ def call_tool(
     """Run one tool; a denial or failure raises :class:`ToolError` with a message naming the reason class."""
     function = _IMPLEMENTATIONS.get(name)
     if function is None:
-        raise ToolError("unknown tool")
+        raise ToolError(unknown_tool(name))
     try:
         return function(fs, args, limits, context or {})
     except ToolError:
         raise
     except RootsError as error:
-        message = describe(error)
-        if not len(fs.boundary) and "outside roots" in message:
-            fix = (context or {}).get("fix")  # the server's advice for this connection (EmptyRoots), if any
-            message = f"{message}: no roots: every path is denied. Fix: {fix}" if fix else f"{message}: {NO_ROOTS_HELP}"
-        raise ToolError(message) from None
+        if not len(fs.boundary) and isinstance(error, OutsideRoots):
+            raise ToolError(f"{describe(error)}: {no_roots(context)}") from None
+        raise ToolError(explain(name, error)) from None
     except (OSError, ValueError, UnicodeError):
-        raise ToolError("denied: the path could not be resolved safely") from None
+        raise ToolError(UNRESOLVED) from None
 
 
 def run_tool(

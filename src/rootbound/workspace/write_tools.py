@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from rootbound.confine.rooted_fs import RootedFS
+from rootbound.core.errors import PathExists
 from rootbound.text.edit import Edit, content_hash
 from rootbound.workspace.calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
-from rootbound.workspace.render import bounded, escape
+from rootbound.workspace.render import bounded, escape, fitting
 from rootbound.workspace.specs import (  # one set of schema pieces for every tool
     _INT,
     _PATH,
@@ -199,9 +200,11 @@ def edit_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
     tolerant = outcome.tolerances
     if tolerant:
         head += f"\nmatched tolerantly ({', '.join(tolerant)}): check the diff"
-    diff_lines = outcome.diff.splitlines()
-    diff = bounded(diff_lines, limits.max_output - len(head) - 200) if diff_lines else "(no changes)"
-    truncated = len(diff) < len(outcome.diff.rstrip("\n"))
+    # Split on "\n" only: a CRLF file's lines keep their "\r" in the diff, as diff -u shows them (issue 27).
+    diff_lines = outcome.diff.split("\n")[:-1]  # a diff ends with "\n"
+    room = limits.max_output - len(head) - 200
+    truncated = fitting(diff_lines, room) < len(diff_lines)
+    diff = bounded(diff_lines, room) if diff_lines else "(no changes)"
     if dry_run:
         tail = f"current sha256 {outcome.sha256} (pass it as expected_sha256 to apply exactly this diff)"
     else:
@@ -234,8 +237,14 @@ def write_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
 
 
 def create_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    made = fs.create_directory(path_arg(args))
-    return ToolOutput(f"directory {escape(str(made))} exists", {"path": str(made)})
+    path = path_arg(args)
+    try:
+        made = fs.create_directory(path, exist_ok=False)
+        said = "created directory {}"
+    except PathExists:  # only a directory that is there already (anything else is another error)
+        made = fs.create_directory(path)
+        said = "directory {} already exists: nothing created"
+    return ToolOutput(said.format(escape(str(made))), {"path": str(made)})
 
 
 def move_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:

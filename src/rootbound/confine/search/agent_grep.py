@@ -21,6 +21,7 @@ from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_NAMED, WalkLimits, open_found, walk
 from rootbound.confine.search.safe_regex import BytesPattern
 from rootbound.core.errors import NotADirectory
+from rootbound.text.read_windows import BINARY_SNIFF
 
 __all__ = ["GrepLimits", "GrepReport", "LineHit", "grep_tree", "scan"]
 
@@ -48,7 +49,9 @@ class GrepLimits:
 @dataclass
 class GrepReport:
     """Hits per file in path order; ``truncated`` when the total cap stopped the search (more may exist),
-    ``capped_files`` the files that had more matches than the per-file cap."""
+    ``capped_files`` the files that had more matches than the per-file cap. ``skipped`` counts the files not
+    searched, and the four counters after it say why (over the size limit, binary, a symlink, which grep does not
+    follow, or unreadable), so an answer can say so (issue 27)."""
 
     files: list[tuple[str, list[LineHit]]] = field(default_factory=list)
     matches: int = 0
@@ -56,6 +59,15 @@ class GrepReport:
     skipped: int = 0
     truncated: bool = False
     capped_files: int = 0
+    too_large: int = 0
+    binary: int = 0
+    links: int = 0
+    unreadable: int = 0
+
+    def skip(self, reason: str) -> None:
+        """Count a file not searched, by reason: ``too_large``, ``binary``, ``links`` or ``unreadable``."""
+        self.skipped += 1
+        setattr(self, reason, getattr(self, reason) + 1)
 
 
 def _text(data: bytes, start: int, end: int, max_line: int) -> str:
@@ -83,9 +95,16 @@ def _search_one(
 ) -> None:
     """One file through the shared scanner, then the per-file and total caps."""
     room = 1 if files_only else min(limits.max_per_file, limits.max_matches - report.matches)
+    if size > limits.max_file_size:
+        report.skip("too_large")
+        return
     scanned = scanner.file(fd, size, room, 0 if files_only else limits.context)
-    if scanned is None:
-        report.skipped += 1
+    if scanned is None:  # binary, unreadable, or grew past the limit while read: look again to say which
+        try:
+            head, size = os.pread(fd, BINARY_SNIFF, 0), os.fstat(fd).st_size
+        except OSError:
+            head = b""
+        report.skip("too_large" if size > limits.max_file_size else "binary" if b"\x00" in head else "unreadable")
         return
     report.searched += 1
     data, spans, more = scanned
@@ -145,11 +164,11 @@ def grep_tree(
                 continue
             if not item.entry.is_file(follow_symlinks=False):
                 if item.entry.is_symlink():
-                    report.skipped += 1
+                    report.skip("links")
                 continue
             opened = open_found(fs, item)
             if opened is None:
-                report.skipped += 1
+                report.skip("unreadable")
                 continue
             fd, st = opened
             try:
