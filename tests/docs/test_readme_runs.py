@@ -238,13 +238,7 @@ def test_make_demo_session_runs() -> None:
     assert "done in" in done.stdout
 
 
-DOCS_MARKED_ELSEWHERE = {"audit.md", "client.md", "interop.md", "threats.md"}
-"""Pages whose blocks other work in this round (issues 25 and 26) rewrites to run; the lead marks what is left."""
-
-
-@pytest.mark.parametrize(
-    "page", sorted(path.name for path in (REPO / "docs").glob("*.md") if path.name not in DOCS_MARKED_ELSEWHERE)
-)
+@pytest.mark.parametrize("page", sorted(path.name for path in (REPO / "docs").glob("*.md")))
 def test_every_docs_block_is_marked(page: str) -> None:
     """A block in docs/ that no test runs says so, and why (a fragment, a diagram, recorded output)."""
     unmarked = [block.line for block in blocks(REPO / "docs" / page) if not block.skipped]
