@@ -28,6 +28,7 @@ from rootbound.confine.search.tree_walk import scan
 from rootbound.core.errors import InvalidPattern, PatternTooSlow, RootsError
 
 __all__ = [
+    "BINARY_SNIFF",
     "DEFAULT_GREP_FILE_SIZE",
     "DEFAULT_MAX_LINE",
     "DEFAULT_MAX_MATCHES",
@@ -41,7 +42,8 @@ __all__ = [
 DEFAULT_MAX_MATCHES: Final = 1_000
 DEFAULT_GREP_FILE_SIZE: Final = 4 * 1024 * 1024
 DEFAULT_MAX_LINE: Final = 1_000
-_BINARY_SNIFF: Final = 8192
+BINARY_SNIFF: Final = 8192
+"""A file with a NUL in its first this many bytes is binary (skipped unless asked for)."""
 
 Span: TypeAlias = tuple[int, int, int, bool, bool]
 """One line to show: ``(1-based number, start, end, matched, gap)``; ``matched`` is ``False`` for a context line,
@@ -123,7 +125,7 @@ class LineScanner:
                 data = read_rest(fd, data, self.max_file_size)
         except (OSError, RootsError):
             return None
-        if not self.binary and data.find(b"\x00", 0, _BINARY_SNIFF) >= 0:
+        if not self.binary and data.find(b"\x00", 0, BINARY_SNIFF) >= 0:
             return None
         required = self.required
         if required is not None and required not in data:
@@ -154,6 +156,12 @@ class LineScanner:
             spans.append((number, line_start, line_end, True, False))
             pos = line_end + 1
         return (_with_context(data, spans, context) if context and spans else spans), more
+
+    def find(self, data: bytes, pos: int) -> int:
+        """Where the first match of the pattern at or after the line start ``pos`` begins (-1: none), window by
+        window (``check(0)`` before each); ``data`` may be several files joined by newlines (see
+        :func:`~rootbound.confine.search.safe_regex.line_local`)."""
+        return self._find(data, pos)
 
     def _find(self, data: bytes, pos: int) -> int:
         """Where the first match at or after the line start ``pos`` begins (-1: none), window by window."""
