@@ -23,9 +23,9 @@ What is compared (same flags on both sides):
   and once with the default caps (200 matches), whose RSS is bounded by the caps, not by the tree;
 * ``search_files`` vs ``rg --files -uu -g GLOB`` and ``find DIR -name GLOB``;
 * ``directory_tree`` (depth 3, ignored entries included) vs ``find DIR -mindepth 1 -maxdepth 3``;
-* the floor: the same walk and the same syscalls per file (``openat`` beneath the held directory fd, ``fstat``,
-  one ``read``, ``close``; files over the 4 MiB cap not read) in a Python loop that searches nothing: what any
-  in-process Python grep of this tree pays before it looks at a byte.
+* the floors: the sorted walk alone (for ``search_files``), and the same walk plus the syscalls per file of a grep
+  (``openat`` beneath the held directory fd, ``fstat``, one ``read``, ``close``; files over the 4 MiB cap not
+  read) in a Python loop that searches nothing: what any in-process Python search of this tree pays.
 
 Same results: the sets of ``(file, line)`` (or of paths) are compared and every difference is put in a class
 (binary: a NUL in the file, which each tool detects its own way; size: over the tool's 4 MiB per-file cap;
@@ -427,6 +427,20 @@ def compare(group: Group) -> list[str]:
 # -- main --------------------------------------------------------------------------------------------------------
 
 
+def walk_floor(root: Path) -> Callable[[], str]:
+    """The sorted walk of the tree alone (every directory opened beneath its parent's fd, listed, sorted), no
+    per-entry work: what any in-process Python name search of this tree pays."""
+    where = PathFilter(gitignore=False)
+
+    def run() -> str:
+        with Boundary([root], allow=[root]) as boundary:
+            fs = RootedFS(boundary, read_only=True)
+            with walking(fs, root, where) as (_, entries):
+                return str(sum(1 for _ in entries))
+
+    return run
+
+
 def floor_loop(root: Path) -> Callable[[], str]:
     """The walk and the per-file syscalls of a grep (files over the size cap not read), searching nothing."""
     where = PathFilter(gitignore=False)
@@ -562,6 +576,7 @@ def main() -> int:
                     paths_of,
                 ),
                 Method("find -name", lambda: command(["find", text, "-name", GLOB]), paths_of),
+                Method("floor: the sorted walk alone", lambda: in_process(walk_floor(root))),
             ],
             targets=[(0, 1, 1.2)],
         ),
