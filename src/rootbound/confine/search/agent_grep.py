@@ -3,8 +3,9 @@
 Why not ``RootedFS.grep``: that one is the fast raw primitive (Python ``re``, walk order). An agent's grep needs a
 pattern language that cannot stall the server (:mod:`safe_regex`), results that are the same every call
 (sorted walk), ``.gitignore`` awareness (:mod:`ignore_walk`), and a cap per file so one generated file cannot
-use up the whole answer. Reading, the binary sniff, the literal fast path and line splitting are the one scanner
-shared with ``RootedFS.grep`` (:class:`grep_scan.LineScanner`); :func:`scan` is it on bytes, tested alone.
+use up the whole answer. Reading (size cap, binary sniff), search windows and line splitting are the one scanner
+shared with ``RootedFS.grep`` (:class:`grep_scan.LineScanner`); :func:`scan` is it on bytes, tested alone. A
+tree's files are read by one tight loop and searched joined in batches (:class:`_Batches`, issue 29).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from rootbound.confine.boundary import Handle
-from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_rest
+from rootbound.confine.regular_files import HardlinkPolicy, check_file
 from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.grep_scan import BINARY_SNIFF, LineScanner, Span
+from rootbound.confine.search.grep_scan import LineScanner, Span
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, READ_NAMED, WalkLimits, walking
 from rootbound.confine.search.safe_regex import BytesPattern, literal_finder
@@ -239,18 +240,18 @@ def _read_tree(
     handle: Handle,
     entries: Iterator[tuple[str, os.DirEntry[str], int, int]],
     hardlinks: HardlinkPolicy,
-    max_size: int,
+    scanner: LineScanner,
     batches: _Batches,
 ) -> None:
     """Read every regular file the walk yields into ``batches`` (until a cap says stop), the others counted.
 
     Each file is opened by name beneath its held parent directory fd (no link followed, the listed inode on the
-    root's mount, :meth:`~rootbound.boundary.Handle.entry_opener`), typed and sized by one ``fstat``, read by one
-    ``read`` (a second only if it changed size since), closed. The per-file loop every grep of a tree pays: local
-    names, no call that the common case does not need."""
+    root's mount, :meth:`~rootbound.boundary.Handle.entry_opener`), typed and sized by that open's ``fstat``, read
+    by the scanner's :meth:`~LineScanner.read` (size cap, binary sniff), closed. The per-file loop every grep of a
+    tree pays: local names, no call that the common case does not need."""
     base = handle.prefix
     open_entry = handle.entry_opener()
-    read, close, is_regular = os.read, os.close, stat.S_ISREG
+    read, close, is_regular = scanner.read, os.close, stat.S_ISREG
     add, skip = batches.add, batches.skip
     for prefix, entry, dir_fd, _ in entries:
         if not entry.is_file(follow_symlinks=False):
@@ -265,22 +266,14 @@ def _read_tree(
         try:
             if st.st_nlink != 1 or not is_regular(st.st_mode):
                 check_file(st, hardlinks, writing=False)
-            size = st.st_size
-            if size > max_size:
-                skip()
-                continue
-            data = read(fd, size + 1)
-            if len(data) != size:  # it changed since fstat, or reports no size: read to EOF, bounded
-                data = read_rest(fd, data, max_size)
-        except (OSError, RootsError):
-            skip()
-            continue
+            data = read(fd, st.st_size)
+        except RootsError:
+            data = None
         finally:
             close(fd)
-        if data.find(b"\x00", 0, BINARY_SNIFF) >= 0:
+        if data is None:
             skip()
-            continue
-        if add(base + prefix + entry.name, data):
+        elif add(base + prefix + entry.name, data):
             break
 
 
@@ -332,7 +325,7 @@ def grep_tree(
             required=required,
             batch_bytes=batch_bytes if line_local else 0,
         )
-        _read_tree(handle, entries, fs.hardlinks, limits.max_file_size, batches)
+        _read_tree(handle, entries, fs.hardlinks, scanner, batches)
         if not report.truncated:
             batches.flush()
     return report

@@ -113,10 +113,10 @@ class LineScanner:
         self._window = WINDOW_FIRST if self._adapt else WINDOW_MAX
         self._pace = 0.0  # bytes per second of the last timed search (0: none yet)
 
-    def file(self, fd: int, size: int, max_hits: int, context: int = 0) -> tuple[bytes, list[Span], bool] | None:
-        """Scan the open file (``size`` from its fstat): ``None`` to skip it (over the size limit, also if it grew
-        past it; unreadable; binary), else its content and :meth:`lines` (none when the required literal is absent,
-        found at memchr speed: most files do not match)."""
+    def read(self, fd: int, size: int) -> bytes | None:
+        """The content of the open file (``size`` from its fstat), or ``None`` to skip it: over the size limit (also
+        if it grew past it), unreadable, or binary (a NUL in its first :data:`BINARY_SNIFF` bytes) unless
+        ``binary``. One ``read`` (a second only if the size changed since the fstat). Every grep reads through it."""
         if size > self.max_file_size:
             return None
         try:
@@ -126,6 +126,15 @@ class LineScanner:
         except (OSError, RootsError):
             return None
         if not self.binary and data.find(b"\x00", 0, BINARY_SNIFF) >= 0:
+            return None
+        return data
+
+    def file(self, fd: int, size: int, max_hits: int, context: int = 0) -> tuple[bytes, list[Span], bool] | None:
+        """Scan the open file (``size`` from its fstat): ``None`` to skip it (see :meth:`read`), else its content
+        and :meth:`lines` (none when the required literal is absent, found at memchr speed: most files do not
+        match)."""
+        data = self.read(fd, size)
+        if data is None:
             return None
         required = self.required
         if required is not None and required not in data:
