@@ -25,7 +25,7 @@ from rootbound.confine.rooted_fs import RootedFS
 from rootbound.confine.search.agent_grep import GrepLimits, grep_tree
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
-from rootbound.confine.search.safe_regex import compile_bytes
+from rootbound.confine.search.safe_regex import compile_bytes, line_local
 from rootbound.core.errors import LimitExceeded, OutsideRoots, RootsError
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.workspace._listing import BAD_CURSOR, MAX_CURSOR, MAX_PAGE, SORTS, Order, list_page, next_cursor
@@ -377,6 +377,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
             check=budget.check,
             required=required,
             deadline=budget.deadline,
+            line_local=line_local(pattern, regex=regex),
         )
         searched += report.searched
         skipped += report.skipped

@@ -3,25 +3,31 @@
 Why not ``RootedFS.grep``: that one is the fast raw primitive (Python ``re``, walk order). An agent's grep needs a
 pattern language that cannot stall the server (:mod:`safe_regex`), results that are the same every call
 (sorted walk), ``.gitignore`` awareness (:mod:`ignore_walk`), and a cap per file so one generated file cannot
-use up the whole answer. Reading, the binary sniff, the literal fast path and line splitting are the one scanner
-shared with ``RootedFS.grep`` (:class:`grep_scan.LineScanner`); :func:`scan` is it on bytes, tested alone.
+use up the whole answer. Reading (size cap, binary sniff), search windows and line splitting are the one scanner
+shared with ``RootedFS.grep`` (:class:`grep_scan.LineScanner`); :func:`scan` is it on bytes, tested alone. A
+tree's files are read by one tight loop and searched joined in batches (:class:`_Batches`, issue 29).
 """
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import itertools
 import os
-from collections.abc import Callable
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Final
 
-from rootbound.confine.regular_files import check_file
+from rootbound.confine.boundary import Handle
+from rootbound.confine.regular_files import HardlinkPolicy, check_file
 from rootbound.confine.rooted_fs import RootedFS
 from rootbound.confine.search.grep_scan import LineScanner, Span
 from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.ignore_walk import READ_NAMED, WalkLimits, open_found, walk
-from rootbound.confine.search.safe_regex import BytesPattern
-from rootbound.core.errors import NotADirectory
-from rootbound.text.read_windows import BINARY_SNIFF
+from rootbound.confine.search.ignore_walk import READ_FILE, READ_NAMED, WalkLimits, walking
+from rootbound.confine.search.safe_regex import BytesPattern, literal_finder
+from rootbound.core.errors import NotADirectory, RootsError
 
 __all__ = ["GrepLimits", "GrepReport", "LineHit", "grep_tree", "scan"]
 
@@ -64,10 +70,16 @@ class GrepReport:
     links: int = 0
     unreadable: int = 0
 
-    def skip(self, reason: str) -> None:
-        """Count a file not searched, by reason: ``too_large``, ``binary``, ``links`` or ``unreadable``."""
-        self.skipped += 1
-        setattr(self, reason, getattr(self, reason) + 1)
+    def skip(self, reason: str, count: int = 1) -> None:
+        """Count files not searched, by reason: ``too_large``, ``binary``, ``links`` or ``unreadable``."""
+        self.skipped += count
+        setattr(self, reason, getattr(self, reason) + count)
+
+    def skip_all(self, reasons: Iterable[Counter[str]]) -> None:
+        """Count the skips gathered in ``reasons`` (one counter per queued file, :class:`_Batches`)."""
+        for counted in reasons:
+            for reason, count in counted.items():
+                self.skip(reason, count)
 
 
 def _text(data: bytes, start: int, end: int, max_line: int) -> str:
@@ -90,26 +102,10 @@ def scan(
     return _hits(data, spans, max_line), more
 
 
-def _search_one(
-    fd: int, size: int, display: str, scanner: LineScanner, files_only: bool, limits: GrepLimits, report: GrepReport
+def _record(
+    report: GrepReport, display: str, data: bytes, spans: list[Span], more: bool, files_only: bool, limits: GrepLimits
 ) -> None:
-    """One file through the shared scanner, then the per-file and total caps."""
-    room = 1 if files_only else min(limits.max_per_file, limits.max_matches - report.matches)
-    if size > limits.max_file_size:
-        report.skip("too_large")
-        return
-    scanned = scanner.file(fd, size, room, 0 if files_only else limits.context)
-    if scanned is None:  # binary, unreadable, or grew past the limit while read: look again to say which
-        try:
-            head, size = os.pread(fd, BINARY_SNIFF, 0), os.fstat(fd).st_size
-        except OSError:
-            head = b""
-        report.skip("too_large" if size > limits.max_file_size else "binary" if b"\x00" in head else "unreadable")
-        return
-    report.searched += 1
-    data, spans, more = scanned
-    if not spans:
-        return
+    """A file's matching lines into the report, then the per-file and total caps."""
     hits = _hits(data, spans, limits.max_line)
     report.files.append((display, hits))
     report.matches += sum(1 for hit in hits if hit.match)
@@ -120,6 +116,181 @@ def _search_one(
             report.capped_files += 1
     if report.matches >= limits.max_matches and not files_only:
         report.truncated = True
+
+
+def _search_one(
+    fd: int, size: int, display: str, scanner: LineScanner, files_only: bool, limits: GrepLimits, report: GrepReport
+) -> None:
+    """One file through the shared scanner, then the per-file and total caps."""
+    room = 1 if files_only else min(limits.max_per_file, limits.max_matches - report.matches)
+    scanned = scanner.file(fd, size, room, 0 if files_only else limits.context, report.skip)
+    if scanned is None:  # over the size limit, binary or unreadable: counted by reason
+        return
+    report.searched += 1
+    data, spans, more = scanned
+    if spans:
+        _record(report, display, data, spans, more, files_only, limits)
+
+
+BATCH_BYTES: Final = 1 << 20
+"""Files of a tree are searched joined by newlines, about this many bytes at a time: one engine call finds the next
+file with a match in a whole batch (most files have none), instead of one call, or several windows, per file."""
+
+
+class _Batches:
+    """The files read so far and not yet searched, and the search of them in path order (issue 29).
+
+    A match never spans a newline (:func:`~rootbound.confine.search.safe_regex.compile_bytes`), so in files joined
+    by newlines the first match at or after a file's start lies in the first file that has one: that file alone then
+    goes through the scanner (its lines, context and caps exactly as if it had been searched alone), and the search
+    resumes at the next file. A pattern whose matches could depend on the text around a line (``line_local``
+    false) gets batches of one file. The scanner's windows and ``check`` apply to a batch as to a file; a required
+    literal is found in one call per batch (RE2, :func:`~rootbound.confine.search.safe_regex.literal_finder`, or
+    ``bytes.find``).
+    """
+
+    __slots__ = (
+        "batch_bytes",
+        "datas",
+        "files_only",
+        "finder",
+        "limits",
+        "max_files",
+        "names",
+        "pending",
+        "report",
+        "required",
+        "scanner",
+        "size",
+        "skips",
+    )
+
+    def __init__(
+        self,
+        scanner: LineScanner,
+        report: GrepReport,
+        limits: GrepLimits,
+        *,
+        files_only: bool,
+        max_files: int,
+        required: bytes | None,
+        batch_bytes: int,
+    ) -> None:
+        self.scanner, self.report, self.limits = scanner, report, limits
+        self.files_only, self.max_files = files_only, max_files
+        self.required = required
+        self.finder = None if required is None else literal_finder(required)
+        self.batch_bytes = batch_bytes
+        self.names: list[str] = []
+        self.datas: list[bytes] = []
+        self.skips: list[Counter[str]] = []  # files skipped (by reason) in path order just before each queued file
+        self.pending: Counter[str] = Counter()  # skipped since the last queued file
+        self.size = 0
+
+    def skip(self, reason: str) -> None:
+        """Count a file skipped (:meth:`GrepReport.skip`'s reasons): in path order, so a cap that stops the search
+        before it leaves it uncounted, as a search of one file at a time would."""
+        if self.datas:
+            self.pending[reason] += 1
+        else:
+            self.report.skip(reason)
+
+    def add(self, display: str, data: bytes) -> bool:
+        """Queue one file's content, and search the batch once it is full; ``True`` when a cap says stop."""
+        self.names.append(display)
+        self.datas.append(data)
+        self.skips.append(self.pending)
+        self.pending = Counter()
+        self.size += len(data) + 1
+        return self.size >= self.batch_bytes and self.flush()
+
+    def flush(self) -> bool:
+        """Search the queued files in order; ``True`` when a cap says stop (the files after it are not counted)."""
+        names, datas, skips, trailing = self.names, self.datas, self.skips, self.pending
+        if not datas:
+            return False
+        self.names, self.datas, self.skips, self.size, self.pending = [], [], [], 0, Counter()
+        joined = datas[0] if len(datas) == 1 else b"\n".join(datas)
+        starts = list(itertools.accumulate([len(data) + 1 for data in datas[:-1]], initial=0))
+        report = self.report
+        index, pos, count = 0, 0, len(datas)
+        while index < count:
+            hit = self._next(joined, pos)
+            if hit < 0:
+                report.searched += count - index
+                report.skip_all(skips[index:])
+                break
+            found = bisect.bisect_right(starts, hit, index) - 1
+            report.searched += found - index + 1
+            report.skip_all(skips[index : found + 1])
+            if self._lines(names[found], datas[found]):
+                return True
+            index = found + 1
+            if index < count:
+                pos = starts[index]
+        report.skip_all([trailing])
+        return False
+
+    def _next(self, joined: bytes, pos: int) -> int:
+        """Where the first candidate match at or after ``pos`` is (-1: none)."""
+        required = self.required
+        if required is None:
+            return self.scanner.find(joined, pos)
+        if self.finder is None:
+            return joined.find(required, pos)
+        found = self.finder.search(joined, pos)
+        return -1 if found is None else found.start()
+
+    def _lines(self, display: str, data: bytes) -> bool:
+        report, limits, files_only = self.report, self.limits, self.files_only
+        room = 1 if files_only else min(limits.max_per_file, limits.max_matches - report.matches)
+        spans, more = self.scanner.lines(data, room, 0 if files_only else limits.context)
+        if spans:
+            _record(report, display, data, spans, more, files_only, limits)
+        if report.truncated or (files_only and len(report.files) >= self.max_files):
+            report.truncated = True
+            return True
+        return False
+
+
+def _read_tree(
+    handle: Handle,
+    entries: Iterator[tuple[str, os.DirEntry[str], int, int]],
+    hardlinks: HardlinkPolicy,
+    scanner: LineScanner,
+    batches: _Batches,
+) -> None:
+    """Read every regular file the walk yields into ``batches`` (until a cap says stop), the others counted.
+
+    Each file is opened by name beneath its held parent directory fd (no link followed, the listed inode on the
+    root's mount, :meth:`~rootbound.boundary.Handle.entry_opener`), typed and sized by that open's ``fstat``, read
+    by the scanner's :meth:`~LineScanner.read` (size cap, binary sniff), closed. The per-file loop every grep of a
+    tree pays: local names, no call that the common case does not need."""
+    base = handle.prefix
+    open_entry = handle.entry_opener()
+    read, close, is_regular = scanner.read, os.close, stat.S_ISREG
+    add, skip = batches.add, batches.skip
+    for prefix, entry, dir_fd, _ in entries:
+        if not entry.is_file(follow_symlinks=False):
+            if not entry.is_dir(follow_symlinks=False) and entry.is_symlink():
+                skip("links")
+            continue
+        opened = open_entry(dir_fd, entry.name, entry.inode(), READ_FILE)
+        if opened is None:
+            skip("unreadable")
+            continue
+        fd, st = opened
+        try:
+            if st.st_nlink != 1 or not is_regular(st.st_mode):
+                check_file(st, hardlinks, writing=False)
+            data = read(fd, st.st_size, skip)
+        except RootsError:
+            skip("unreadable")
+            data = None
+        finally:
+            close(fd)
+        if data is not None and add(base + prefix + entry.name, data):
+            break
 
 
 def grep_tree(
@@ -135,6 +306,8 @@ def grep_tree(
     check: Callable[[int], None] | None = None,
     required: bytes | None = None,
     deadline: float | None = None,
+    line_local: bool = False,
+    batch_bytes: int = BATCH_BYTES,
 ) -> GrepReport:
     """Search the files below ``path`` (or the file ``path``) that ``where`` selects, in path order.
 
@@ -142,42 +315,33 @@ def grep_tree(
     ``check(n)`` runs per walked entries and, with ``n=0``, between the scanner's search windows (so a deadline or
     a cancellation stops a slow pattern within one window, not after a file); ``deadline`` (``time.monotonic()``)
     lets the scanner refuse a long line it could not finish in time (:class:`~rootbound.PatternTooSlow`).
+    ``line_local``: the pattern's matches depend on each line alone
+    (:func:`~rootbound.confine.search.safe_regex.line_local`), so files are searched joined, ``batch_bytes`` at a
+    time (:class:`_Batches`); otherwise one file at a time.
     """
     report = GrepReport()
     scanner = LineScanner(
         search=pattern, required=required, max_file_size=limits.max_file_size, check=check, deadline=deadline
     )
-    try:
-        entries = walk(fs, path, where, limits=walk_limits, check=check)
-        first = next(entries, None)
-    except NotADirectory:
-        with fs.boundary.open(path, READ_NAMED, resolver=fs.resolver) as handle:
-            st = handle.fstat()
-            check_file(st, fs.hardlinks, writing=False)
-            _search_one(handle.fd, st.st_size, str(handle.path), scanner, files_only, limits, report)
-        return report
-    if first is None:
-        return report
-    try:
-        for item in itertools.chain((first,), entries):
-            if item.is_dir:
-                continue
-            if not item.entry.is_file(follow_symlinks=False):
-                if item.entry.is_symlink():
-                    report.skip("links")
-                continue
-            opened = open_found(fs, item)
-            if opened is None:
-                report.skip("unreadable")
-                continue
-            fd, st = opened
-            try:
-                _search_one(fd, st.st_size, item.display, scanner, files_only, limits, report)
-            finally:
-                os.close(fd)
-            if report.truncated or (files_only and len(report.files) >= max_files):
-                report.truncated = True
-                return report
-    finally:
-        entries.close()
+    with contextlib.ExitStack() as stack:
+        try:
+            handle, entries = stack.enter_context(walking(fs, path, where, limits=walk_limits, check=check))
+        except NotADirectory:
+            with fs.boundary.open(path, READ_NAMED, resolver=fs.resolver) as single:
+                st = single.fstat()
+                check_file(st, fs.hardlinks, writing=False)
+                _search_one(single.fd, st.st_size, str(single.path), scanner, files_only, limits, report)
+            return report
+        batches = _Batches(
+            scanner,
+            report,
+            limits,
+            files_only=files_only,
+            max_files=max_files,
+            required=required,
+            batch_bytes=batch_bytes if line_local else 0,
+        )
+        _read_tree(handle, entries, fs.hardlinks, scanner, batches)
+        if not report.truncated:
+            batches.flush()
     return report

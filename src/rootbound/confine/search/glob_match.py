@@ -15,11 +15,61 @@ from typing import Final, Protocol
 from rootbound.confine.search.glob_nfa import LinearGlob, Token, component_tokens
 from rootbound.core.errors import InvalidPattern
 
-__all__ = ["MAX_PATTERN_LENGTH", "Glob", "compile_glob", "name_matcher"]
+__all__ = [
+    "BACKWARDS_RANGE",
+    "MAX_PATTERN_LENGTH",
+    "UNCLOSED_SET",
+    "Glob",
+    "bracket_error",
+    "compile_glob",
+    "name_matcher",
+]
 
 MAX_PATTERN_LENGTH: Final = 1_024
 _GLOB_MAGIC: Final = re.compile(r"[*?\[]")
 _ANY: Final = re.compile(".*", re.DOTALL)
+
+
+UNCLOSED_SET: Final = "a '[' in the glob has no closing ']': close the set, as in [abc], or match a '[' with [[]"
+BACKWARDS_RANGE: Final = "a range in a glob's [...] set runs high to low: write it low to high, as in [a-z]"
+
+
+def bracket_error(pattern: str, *, escapes: bool, unclosed: bool = True) -> str | None:
+    """What is wrong with the ``[...]`` sets of a glob, in words that say how to fix it (never the glob itself):
+    :data:`UNCLOSED_SET` (only if ``unclosed``: a ``[`` that no ``]`` closes), :data:`BACKWARDS_RANGE` (``[z-a]``,
+    which the regex engines behind both glob dialects refuse); ``None`` if nothing. ``escapes``: a backslash takes
+    the next character literally (gitignore syntax). Sets are read as both dialects read them: an optional ``!`` or
+    ``^``, then a ``]`` right after the opening is a member."""
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        i += 1
+        if escapes and ch == "\\":
+            i += 1
+            continue
+        if ch != "[":
+            continue
+        j = i + 1 if i < n and pattern[i] in "!^" else i
+        members: list[str] = []
+        while j < n and (not members or pattern[j] != "]"):
+            if escapes and pattern[j] == "\\" and j + 1 < n:
+                j += 1
+            members.append(pattern[j])
+            j += 1
+        if j >= n:
+            if unclosed:
+                return UNCLOSED_SET
+            continue  # read as a literal '[' (this module's dialect): the rest is searched for sets
+        k = 0
+        while k + 2 < len(members):
+            if members[k + 1] == "-":
+                if members[k] > members[k + 2]:
+                    return BACKWARDS_RANGE
+                k += 3
+            else:
+                k += 1
+        i = j + 1
+    return None
 
 
 def _check_pattern(pattern: object, *, component: bool) -> str:
@@ -27,6 +77,9 @@ def _check_pattern(pattern: object, *, component: bool) -> str:
         raise InvalidPattern()
     if (component and "/" in pattern) or any(ch < " " or ch == "\x7f" for ch in pattern):
         raise InvalidPattern()
+    problem = bracket_error(pattern, escapes=False, unclosed=False)
+    if problem is not None:
+        raise InvalidPattern(message=problem)
     return pattern
 
 
@@ -123,7 +176,10 @@ def compile_glob(pattern: object) -> Glob:
             continue
         regex = _translate_component(part)
         if not recursive:
-            levels.append(_component_matcher(part))
+            try:
+                levels.append(_component_matcher(part))
+            except re.error:
+                raise InvalidPattern() from None
         pieces.append(regex if last else regex + "/")
         tokens.extend(component_tokens(part) + ([] if last else [Token("lit", "/")]))
     try:

@@ -25,9 +25,10 @@ from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_res
 from rootbound.confine.resolvers import READ
 from rootbound.confine.search.glob_match import MAX_PATTERN_LENGTH, name_matcher
 from rootbound.confine.search.tree_walk import scan
-from rootbound.core.errors import InvalidPattern, PatternTooSlow, RootsError
+from rootbound.core.errors import InvalidPattern, PatternTooSlow, RootsError, TooLarge
 
 __all__ = [
+    "BINARY_SNIFF",
     "DEFAULT_GREP_FILE_SIZE",
     "DEFAULT_MAX_LINE",
     "DEFAULT_MAX_MATCHES",
@@ -41,7 +42,8 @@ __all__ = [
 DEFAULT_MAX_MATCHES: Final = 1_000
 DEFAULT_GREP_FILE_SIZE: Final = 4 * 1024 * 1024
 DEFAULT_MAX_LINE: Final = 1_000
-_BINARY_SNIFF: Final = 8192
+BINARY_SNIFF: Final = 8192
+"""A file with a NUL in its first this many bytes is binary (skipped unless asked for)."""
 
 Span: TypeAlias = tuple[int, int, int, bool, bool]
 """One line to show: ``(1-based number, start, end, matched, gap)``; ``matched`` is ``False`` for a context line,
@@ -111,19 +113,37 @@ class LineScanner:
         self._window = WINDOW_FIRST if self._adapt else WINDOW_MAX
         self._pace = 0.0  # bytes per second of the last timed search (0: none yet)
 
-    def file(self, fd: int, size: int, max_hits: int, context: int = 0) -> tuple[bytes, list[Span], bool] | None:
-        """Scan the open file (``size`` from its fstat): ``None`` to skip it (over the size limit, also if it grew
-        past it; unreadable; binary), else its content and :meth:`lines` (none when the required literal is absent,
-        found at memchr speed: most files do not match)."""
+    def read(self, fd: int, size: int, skipped: Callable[[str], object] | None = None) -> bytes | None:
+        """The content of the open file (``size`` from its fstat), or ``None`` to skip it: over the size limit (also
+        if it grew past it), unreadable, or binary (a NUL in its first :data:`BINARY_SNIFF` bytes) unless
+        ``binary``; ``skipped`` is told which (``too_large``, ``unreadable``, ``binary``), so an answer can say it.
+        One ``read`` (a second only if the size changed since the fstat). Every grep reads through it."""
         if size > self.max_file_size:
+            _skip(skipped, "too_large")
             return None
         try:
             data = os.read(fd, size + 1)
             if len(data) != size:  # it changed since fstat, or reports no size (/proc): read to EOF, bounded
                 data = read_rest(fd, data, self.max_file_size)
-        except (OSError, RootsError):
+        except TooLarge:  # grew past the limit since the fstat
+            _skip(skipped, "too_large")
             return None
-        if not self.binary and data.find(b"\x00", 0, _BINARY_SNIFF) >= 0:
+        except (OSError, RootsError):
+            _skip(skipped, "unreadable")
+            return None
+        if not self.binary and data.find(b"\x00", 0, BINARY_SNIFF) >= 0:
+            _skip(skipped, "binary")
+            return None
+        return data
+
+    def file(
+        self, fd: int, size: int, max_hits: int, context: int = 0, skipped: Callable[[str], object] | None = None
+    ) -> tuple[bytes, list[Span], bool] | None:
+        """Scan the open file (``size`` from its fstat): ``None`` to skip it (see :meth:`read`), else its content
+        and :meth:`lines` (none when the required literal is absent, found at memchr speed: most files do not
+        match)."""
+        data = self.read(fd, size, skipped)
+        if data is None:
             return None
         required = self.required
         if required is not None and required not in data:
@@ -154,6 +174,12 @@ class LineScanner:
             spans.append((number, line_start, line_end, True, False))
             pos = line_end + 1
         return (_with_context(data, spans, context) if context and spans else spans), more
+
+    def find(self, data: bytes, pos: int) -> int:
+        """Where the first match of the pattern at or after the line start ``pos`` begins (-1: none), window by
+        window (``check(0)`` before each); ``data`` may be several files joined by newlines (see
+        :func:`~rootbound.confine.search.safe_regex.line_local`)."""
+        return self._find(data, pos)
 
     def _find(self, data: bytes, pos: int) -> int:
         """Where the first match at or after the line start ``pos`` begins (-1: none), window by window."""
@@ -387,3 +413,8 @@ class Grep:
             text = data[start : min(end, start + 4 * max_line)].decode("utf-8", "replace")
             self.matches.append(GrepMatch(path, number, text[:max_line]))
         self.full = len(self.matches) >= self.max_matches
+
+
+def _skip(skipped: Callable[[str], object] | None, reason: str) -> None:
+    if skipped is not None:
+        skipped(reason)

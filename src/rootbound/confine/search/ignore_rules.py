@@ -17,12 +17,14 @@ round). A directory that is ignored is not entered, so nothing below it can be r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import pathspec
 
+from rootbound.confine.search.glob_match import bracket_error
 from rootbound.core.errors import InvalidPattern
 
 __all__ = [
@@ -63,15 +65,31 @@ def _spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(kept, backend=_BACKEND)
 
 
+_BAD_GLOB: Final = (ValueError, TypeError, re.error)
+"""What compiling a glob can raise: ``re.error`` is not a ``ValueError`` (``[z-a]`` raises it, issue 24 #5)."""
+
+
 def _parse(data: bytes | None) -> pathspec.GitIgnoreSpec | None:
-    """The rules of one ignore file's bytes (at most :data:`MAX_IGNORE_FILE_BYTES` of them are applied)."""
+    """The rules of one ignore file's bytes (at most :data:`MAX_IGNORE_FILE_BYTES` of them are applied); a line
+    that does not compile (``[z-a]``) is left out, as git leaves out a pattern it cannot match, and the rest apply."""
     if not data:
         return None
-    text = data[:MAX_IGNORE_FILE_BYTES].decode("utf-8", "replace")
+    lines = data[:MAX_IGNORE_FILE_BYTES].decode("utf-8", "replace").splitlines()[:_MAX_RULES_PER_FILE]
     try:
-        return _spec(text.splitlines()[:_MAX_RULES_PER_FILE])
-    except (ValueError, TypeError):
-        return None  # a file git would reject applies nothing; the walk goes on
+        return _spec(lines)
+    except _BAD_GLOB:
+        pass
+    good = []
+    for line in lines:
+        try:
+            _spec([line])
+        except _BAD_GLOB:
+            continue
+        good.append(line)
+    try:
+        return _spec(good)
+    except _BAD_GLOB:
+        return None  # the walk goes on
 
 
 @dataclass(frozen=True)
@@ -136,11 +154,14 @@ def _globs(globs: Sequence[str], what: str) -> pathspec.GitIgnoreSpec | None:
             raise InvalidPattern(message=f"each {what} glob must be 1 to {MAX_GLOB_LENGTH} characters")
         if any(ch < " " or ch == "\x7f" for ch in glob):
             raise InvalidPattern(message=f"{what} globs must not contain control characters")
+        problem = bracket_error(glob, escapes=True)
+        if problem is not None:
+            raise InvalidPattern(message=f"{what} glob: {problem}")
     if not globs:
         return None
     try:
         return pathspec.GitIgnoreSpec.from_lines(list(globs), backend=_BACKEND)
-    except (ValueError, TypeError):
+    except _BAD_GLOB:
         raise InvalidPattern(message=f"invalid {what} glob (gitignore syntax expected)") from None
 
 
@@ -212,6 +233,9 @@ def name_matcher(pattern: str) -> Callable[[str, str, bool], bool]:
         or ".." in pattern.split("/")
     ):
         raise InvalidPattern(message="the pattern must be a relative glob (no leading '/' or '!', no '..')")
+    problem = bracket_error(pattern, escapes=True)
+    if problem is not None:
+        raise InvalidPattern(message=problem)
     if "/" not in pattern:
         body = pattern[1:] if pattern.startswith("*") else pattern[:-1] if pattern.endswith("*") else pattern
         if not any(ch in body for ch in "*?[]\\"):
@@ -224,7 +248,7 @@ def name_matcher(pattern: str) -> Callable[[str, str, bool], bool]:
             return lambda rel, name, is_dir: name == body
     try:
         spec = pathspec.GitIgnoreSpec.from_lines([pattern], backend=_BACKEND)
-    except (ValueError, TypeError):
-        raise InvalidPattern(message="invalid glob") from None
+    except _BAD_GLOB:
+        raise InvalidPattern(message="invalid glob: gitignore syntax expected, as in *.py or src/**/*.ts") from None
     check = spec.check_file
     return lambda rel, name, is_dir: bool(check(rel + "/" if is_dir else rel).include)

@@ -14,10 +14,12 @@ repository's ``info/exclude`` may lie anywhere, the root is the limit.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import os
 import stat
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
@@ -30,11 +32,13 @@ from rootbound.confine.search.ignore_rules import IGNORE_FILES, MAX_IGNORE_FILE_
 from rootbound.confine.search.tree_walk import CHECK_EVERY, Scope, scan
 from rootbound.core.errors import RootsError
 
-__all__ = ["READ_NAMED", "Found", "WalkLimits", "open_found", "read_ignore_file", "walk"]
+__all__ = ["READ_FILE", "READ_NAMED", "Found", "WalkLimits", "open_found", "read_ignore_file", "walk", "walking"]
 
 Kind = Literal["file", "dir", "symlink", "other"]
 
-_FILE_READ: Final = READ_FLAGS | O_NOFOLLOW | O_CLOEXEC
+READ_FILE: Final = READ_FLAGS | O_NOFOLLOW | O_CLOEXEC
+"""The flags a walked regular file is opened with (by name beneath its held parent, no link followed)."""
+_FILE_READ: Final = READ_FILE
 READ_NAMED: Final = Intent("read", READ_FLAGS, kind="file", named=True, precheck=True)
 """A regular file opened for reading, with its canonical path (to show) taken at the same time; typed on an
 ``O_PATH`` fd first, so a FIFO or device is never opened for reading (issue 16 #8)."""
@@ -286,6 +290,42 @@ def _shows_something(
             check(since)
 
 
+@contextlib.contextmanager
+def walking(
+    fs: RootedFS,
+    path: object,
+    where: PathFilter,
+    *,
+    limits: WalkLimits = WalkLimits(),
+    check: Callable[[int], None] | None = None,
+    at_limit: Callable[[Handle, int, str, os.DirEntry[str], Scope | None], None] | None = None,
+) -> Iterator[tuple[Handle, Generator[tuple[str, os.DirEntry[str], int, int], None, None]]]:
+    """The tree scan under :func:`walk`, for a caller with its own per-entry loop (grep: no :class:`Found` built
+    per entry): the handle of the start (opened through the boundary) and the scan's ``(prefix, entry, dir fd,
+    level)`` tuples, with ``where``'s rules applied. Both are released when the block exits."""
+    with fs.boundary.open(path, LIST, resolver=fs.resolver) as handle:
+        scope = None
+        if not where.trivial:
+            scope = _IgnoreScope(where, handle, _rules_above(fs, handle) if where.gitignore else IgnoreRules())
+        hook = None
+        if at_limit is not None:
+            hook = functools.partial(at_limit, handle)
+        entries = scan(
+            handle,
+            handle.detach(),
+            sort=True,
+            max_entries=limits.max_entries,
+            max_depth=limits.max_depth,
+            scope=scope,
+            check=check,
+            at_limit=hook,
+        )
+        try:
+            yield handle, entries
+        finally:
+            entries.close()
+
+
 def walk(
     fs: RootedFS,
     path: object,
@@ -304,35 +344,22 @@ def walk(
     are entered either way), so a name search builds no :class:`Found` for the ~90% of entries it rejects. Close the
     generator (or run it to the end) to release the directory fds it holds.
     """
-    with fs.boundary.open(path, LIST, resolver=fs.resolver) as handle:
+    peeked: list[bool] = []  # set just before scan yields the directory it was asked about
+
+    def at_limit(handle: Handle, dir_fd: int, prefix: str, entry: os.DirEntry[str], here: Scope | None) -> None:
+        peeked.append(_shows_something(handle, dir_fd, entry, prefix + entry.name + "/", here, check))
+
+    with walking(fs, path, where, limits=limits, check=check, at_limit=at_limit if peek else None) as (
+        handle,
+        entries,
+    ):
         base = handle.prefix
-        scope = None
-        if not where.trivial:
-            scope = _IgnoreScope(where, handle, _rules_above(fs, handle) if where.gitignore else IgnoreRules())
-        peeked: list[bool] = []  # set just before scan yields the directory it was asked about
-
-        def at_limit(dir_fd: int, prefix: str, entry: os.DirEntry[str], here: Scope | None) -> None:
-            peeked.append(_shows_something(handle, dir_fd, entry, prefix + entry.name + "/", here, check))
-
-        entries = scan(
-            handle,
-            handle.detach(),
-            sort=True,
-            max_entries=limits.max_entries,
-            max_depth=limits.max_depth,
-            scope=scope,
-            check=check,
-            at_limit=at_limit if peek else None,
-        )
-        try:
-            for prefix, entry, dir_fd, level in entries:
-                name, is_dir = entry.name, entry.is_dir(follow_symlinks=False)
-                more = peeked.pop() if peeked else False
-                rel = prefix + name
-                if keep is None or keep(rel, name, is_dir):
-                    yield Found(rel, name, is_dir, level, dir_fd, entry, handle, base, more)
-        finally:
-            entries.close()
+        for prefix, entry, dir_fd, level in entries:
+            name, is_dir = entry.name, entry.is_dir(follow_symlinks=False)
+            more = peeked.pop() if peeked else False
+            rel = prefix + name
+            if keep is None or keep(rel, name, is_dir):
+                yield Found(rel, name, is_dir, level, dir_fd, entry, handle, base, more)
 
 
 def open_found(fs: RootedFS, found: Found) -> tuple[int, os.stat_result] | None:

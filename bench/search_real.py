@@ -1,0 +1,691 @@
+"""Issue 29: the ``grep``, ``search_files`` and ``directory_tree`` tools on a real tree, next to ripgrep, GNU grep and
+find, in one run with interleaved rounds.
+
+Run: ``.venv/bin/python bench/search_real.py [--rounds N] [--profile] [--tree DIR] [--baseline SRC]`` after
+``make test`` (which installs ripgrep and the npm trees under ``.deps/``). The tree is the interpreter's standard
+library directory (with its ``site-packages``) plus ``.deps/``, copied once into a cache directory
+(``$ROOTBOUND_BENCH_CACHE``, else ``~/.cache``, then ``rootbound-bench/search-real``) and reused by later runs:
+about 66,000 files and 1.2 GB here. Every method runs once untimed (to warm the page cache and record what it
+finds), then in N interleaved rounds (each round runs every method once); best and median wall time, the median
+CPU time (user + system, all threads) and the peak RSS are printed side by side. RSS: a tool row is this process,
+its high-water mark reset before the call (``/proc/self/clear_refs``), with the call's rise over the RSS before it
+in brackets; a command's is its own (GNU ``time``; ``wait4`` from here would count this process's memory, which a
+child has until it execs). ``--baseline SRC`` adds each tool row as another source tree runs it (e.g. ``git
+archive main src | tar -x -C /tmp/base``, then ``--baseline /tmp/base/src``), in a worker process that times the
+call alone.
+
+What is compared (same flags on both sides):
+
+* the ``grep`` tool, in-process as ``rootbound serve`` runs one call (``Boundary`` + ``RootedFS`` + ``run_tool``):
+  literal, regex, ignore-case and files-only with ``include_ignored`` (no ignore file read) vs ``rg -uu`` (no
+  ignore files, hidden files searched) and ``grep -rI``; with the ignore files vs ``rg --hidden --no-require-git
+  -g '!.git'`` (the tool reads ``.gitignore`` files without a ``.git`` and searches dotfiles, as these flags do);
+  and once with the default caps (200 matches), whose RSS is bounded by the caps, not by the tree;
+* ``search_files`` vs ``rg --files -uu -g GLOB`` and ``find DIR -name GLOB``;
+* ``directory_tree`` (depth 3, ignored entries included) vs ``find DIR -mindepth 1 -maxdepth 3``;
+* the floors: the sorted walk alone (for ``search_files``), and the same walk plus the syscalls per file of a grep
+  (``openat`` beneath the held directory fd, ``fstat``, one ``read``, ``close``; files over the 4 MiB cap not
+  read) in a Python loop that searches nothing: what any in-process Python search of this tree pays.
+
+Same results: the sets of ``(file, line)`` (or of paths) are compared and every difference is put in a class
+(binary: a NUL in the file, which each tool detects its own way; size: over the tool's 4 MiB per-file cap;
+symlinks and directories, which ``find -name`` and ``search_files`` list and ``rg --files`` does not); an
+unexplained difference fails the run. The tools' result caps are raised above what the tree produces (nothing
+truncated, checked).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import io
+import json
+import os
+import pstats
+import re
+import shutil
+import stat
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rootbound import Boundary, RootedFS
+from rootbound.confine.search.ignore_rules import PathFilter
+from rootbound.confine.search.ignore_walk import READ_FILE, walking
+from rootbound.workspace.tools import Limits, run_tool
+
+REPO = Path(__file__).resolve().parent.parent
+LIMITS = Limits(
+    max_read=1024 * 1024,
+    max_results=1_000_000,
+    max_matches=1_000_000,
+    max_per_file=1_000_000,
+    max_output=1 << 30,
+    deadline=600.0,
+)
+MAX_FILE_SIZE = 4 * 1024 * 1024  # the grep tool's per-file cap (GrepLimits.max_file_size)
+LITERAL = "getaddrinfo"
+REGEX = r"class [A-Za-z0-9_]+Error\("  # explicit classes: RE2's \w is ASCII, ripgrep's Unicode
+FILES_ONLY = "TODO"
+GLOB = "*.py"
+TREE_DEPTH = 3
+
+
+# -- the tree ------------------------------------------------------------------------------------------------------
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("ROOTBOUND_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rootbound-bench" / "search-real"
+
+
+def build_tree(target: Path) -> Path:
+    """The real tree at ``target``: built once (the stdlib and ``.deps/`` copied, symlinks kept as links), then
+    reused; a half-built copy is never used (built beside, then renamed)."""
+    if (target / ".complete").exists():
+        return target.resolve()
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    deps = (REPO / ".deps").resolve()
+    if not deps.is_dir():
+        raise SystemExit(f"no {REPO / '.deps'}: run `make test` first (it installs the npm trees there)")
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    print(f"building the tree once into {target} (copying {stdlib} and {deps})...", file=sys.stderr, flush=True)
+    shutil.copytree(stdlib, partial / "python", symlinks=True)
+    shutil.copytree(deps, partial / "deps", symlinks=True)
+    (partial / ".complete").write_text(f"{stdlib}\n{deps}\n")
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return target.resolve()
+
+
+def census(root: Path) -> tuple[int, int, int, int]:
+    """Regular files, directories, symlinks and the bytes of the files below ``root`` (no link followed)."""
+    files = dirs = links = size = 0
+    for path, dirnames, filenames in os.walk(root):
+        for name in (*dirnames, *filenames):
+            st = os.lstat(os.path.join(path, name))
+            if stat.S_ISLNK(st.st_mode):
+                links += 1
+            elif stat.S_ISDIR(st.st_mode):
+                dirs += 1
+            elif stat.S_ISREG(st.st_mode):
+                files += 1
+                size += st.st_size
+    return files, dirs, links, size
+
+
+# -- measuring -----------------------------------------------------------------------------------------------------
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_kib() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+@dataclass
+class Run:
+    out: str
+    seconds: float
+    cpu: float  # user + system seconds of the call (all threads of this process, or the command)
+    rss_kib: int  # peak RSS during the call (0: not measurable here)
+    rss_delta_kib: int = 0  # in-process: the peak over the RSS just before the call
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def in_process(fn: Callable[[], str]) -> Run:
+    before = _rss_kib()
+    reset = _reset_peak()
+    cpu = time.process_time()
+    start = time.perf_counter()
+    out = fn()
+    seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    peak = _peak_kib() if reset else 0
+    return Run(out, seconds, cpu, peak, max(peak - before, 0))
+
+
+GNU_TIME = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
+"""GNU time reports the command's own peak RSS; ``wait4`` from this process would report at least this process's
+RSS (a child's peak counts the memory it had before ``exec``)."""
+
+
+def command(argv: list[str]) -> Run:
+    report = None
+    if GNU_TIME is not None:
+        fd, report = tempfile.mkstemp(prefix="search-real-rss-")
+        os.close(fd)
+        argv = [GNU_TIME, "-f", "%M", "-o", report, *argv]
+    start = time.perf_counter()
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    rss = 0
+    if report is not None:
+        with contextlib.suppress(OSError, ValueError):
+            rss = int(Path(report).read_text().split()[-1])
+        os.unlink(report)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{argv[0]} exited {proc.returncode}")
+    return Run(out.decode("utf-8", "surrogateescape"), seconds, usage.ru_utime + usage.ru_stime, rss)
+
+
+def tool(root: Path, name: str, args: dict[str, object], limits: Limits = LIMITS) -> str:
+    """One ``rootbound serve`` tool call as the server runs it (operator DIR, no client roots, read-only)."""
+    with Boundary([root], allow=[root]) as boundary:
+        fs = RootedFS(boundary, read_only=True, max_read=limits.max_read)
+        out = run_tool(name, fs, args, limits, {"source": "operator directories"})
+    assert isinstance(out, str)
+    return out
+
+
+@dataclass
+class Method:
+    label: str
+    run: Callable[[], Run]
+    parse: Callable[[str], set[str]] | None = None
+    call: tuple[str, dict[str, object], bool] | None = None  # a tool row: (tool, arguments, default caps)
+    times: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    rss_kib: int = 0
+    rss_delta_kib: int = 0
+    found: frozenset[str] = frozenset()
+
+    @property
+    def best(self) -> float:
+        return min(self.times)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpus)
+
+
+def tool_method(
+    root: Path,
+    label: str,
+    name: str,
+    args: dict[str, object],
+    parse: Callable[[str], set[str]] | None,
+    *,
+    default_caps: bool = False,
+) -> Method:
+    limits = Limits() if default_caps else LIMITS
+    return Method(label, lambda: in_process(lambda: tool(root, name, args, limits)), parse, (name, args, default_caps))
+
+
+_WORKER = """
+import json, os, sys, time
+from pathlib import Path
+from rootbound import Boundary, RootedFS
+from rootbound.workspace.tools import Limits, run_tool
+limits = Limits(**json.loads(sys.argv[2]))
+root = Path(sys.argv[1])
+for line in sys.stdin:
+    name, args, default_caps = json.loads(line)
+    caps = Limits() if default_caps else limits
+    cpu, start = time.process_time(), time.perf_counter()
+    with Boundary([root], allow=[root]) as boundary:
+        out = run_tool(name, RootedFS(boundary, read_only=True, max_read=caps.max_read), args, caps, {"source": "x"})
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(json.dumps([seconds, cpu, out]), flush=True)
+"""
+
+
+class Baseline:
+    """The tools of another source tree (``--baseline SRC``), in a worker process of their own (a second copy of
+    the package cannot be imported here); each call is timed inside the worker, so only the call counts."""
+
+    def __init__(self, src: Path, root: Path) -> None:
+        limits = {
+            "max_read": LIMITS.max_read,
+            "max_results": LIMITS.max_results,
+            "max_matches": LIMITS.max_matches,
+            "max_per_file": LIMITS.max_per_file,
+            "max_output": LIMITS.max_output,
+            "deadline": LIMITS.deadline,
+        }
+        env = dict(os.environ, PYTHONPATH=str(src.resolve()))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(root), json.dumps(limits)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+
+    def method(self, ours: Method) -> Method:
+        assert ours.call is not None
+        request = json.dumps(ours.call) + "\n"
+
+        def run() -> Run:
+            assert self.proc.stdin is not None
+            assert self.proc.stdout is not None
+            self.proc.stdin.write(request)
+            self.proc.stdin.flush()
+            seconds, cpu, out = json.loads(self.proc.stdout.readline())
+            return Run(out, seconds, cpu, 0)
+
+        return Method(ours.label + " (baseline)", run, ours.parse)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+@dataclass
+class Group:
+    title: str
+    methods: list[Method]
+    explain: Callable[[str], str] | None = None  # a result in one set and not the other: its class
+    targets: list[tuple[int, int, float]] = field(default_factory=list)  # (ours, baseline, at most this ratio)
+
+
+def measure(groups: list[Group], rounds: int) -> None:
+    methods = [m for g in groups for m in g.methods]
+    for m in methods:  # untimed: warm the caches, record what it finds
+        run = m.run()
+        m.rss_kib, m.rss_delta_kib = run.rss_kib, run.rss_delta_kib
+        if m.parse is not None:
+            m.found = frozenset(m.parse(run.out))
+    for _ in range(rounds):
+        for m in methods:  # interleaved: each round runs every method once
+            run = m.run()
+            m.times.append(run.seconds)
+            m.cpus.append(run.cpu)
+            m.rss_kib = max(m.rss_kib, run.rss_kib)
+            m.rss_delta_kib = max(m.rss_delta_kib, run.rss_delta_kib)
+
+
+# -- parsing and explaining -------------------------------------------------------------------------------------
+
+_LINE = re.compile(r"^(.*?):(\d+):", re.DOTALL)
+
+
+def lines_of(out: str) -> set[str]:
+    """``path:line`` of each matching line (rg, grep and the tool print ``path:line:text``)."""
+    if "[truncated" in out or "more: " in out:
+        raise RuntimeError("tool output truncated: raise LIMITS")
+    found = set()
+    for line in out.splitlines():
+        m = _LINE.match(line)
+        if m:
+            found.add(f"{m.group(1)}:{m.group(2)}")
+    return found
+
+
+def paths_of(out: str) -> set[str]:
+    if "[truncated" in out:
+        raise RuntimeError("tool output truncated: raise LIMITS")
+    return set() if out == "(no matches)" else {line for line in out.splitlines() if line}
+
+
+def tree_paths(root: Path) -> Callable[[str], set[str]]:
+    """``directory_tree``'s indented names back to paths relative to ``root``."""
+
+    def parse(out: str) -> set[str]:
+        stack: list[str] = []
+        found = set()
+        for line in out.splitlines()[1:]:
+            stripped = line.lstrip(" ")
+            depth = (len(line) - len(stripped)) // 2
+            name = stripped.removesuffix("/…").removesuffix("/").removesuffix("@")
+            del stack[depth:]
+            stack.append(name)
+            found.add("/".join(stack))
+        return found
+
+    return parse
+
+
+def find_rel(root: Path) -> Callable[[str], set[str]]:
+    prefix = str(root) + "/"
+    return lambda out: {line.removeprefix(prefix) for line in out.splitlines() if line}
+
+
+def explain_file(item: str) -> str:
+    path = item.rsplit(":", 1)[0] if re.search(r":\d+$", item) else item
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "unexplained (gone)"
+    if os.path.islink(path):
+        return "symlink (listed by name, not followed)"
+    if os.path.isdir(path):
+        return "directory (find -name and search_files list directories; rg --files lists files)"
+    if st.st_size > MAX_FILE_SIZE:
+        return "over the tool's 4 MiB per-file cap"
+    with open(path, "rb") as f:
+        data = f.read()
+    if b"\x00" in data:
+        where = data.index(b"\x00")
+        return (
+            f"binary: a NUL {'in' if where < 8192 else 'after'} the first 8 KiB (each tool detects binary its own way)"
+        )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 with a BOM (ripgrep transcodes it)"
+    return "unexplained"
+
+
+def compare(group: Group) -> list[str]:
+    """Every difference between the first method (the tool) and each baseline, by class; raises if unexplained."""
+    ours = group.methods[0]
+    notes = []
+    for other in group.methods[1:]:
+        if other.parse is None:
+            continue
+        only_ours, only_theirs = ours.found - other.found, other.found - ours.found
+        if not only_ours and not only_theirs:
+            notes.append(f"  {ours.label} = {other.label}: {len(ours.found):,} results, identical")
+            continue
+        classes: dict[str, int] = {}
+        for side, items in (("only the tool", only_ours), (f"only {other.label.split()[0]}", only_theirs)):
+            for item in items:
+                why = f"{side}: {(group.explain or explain_file)(item)}"
+                classes[why] = classes.get(why, 0) + 1
+        notes.append(f"  {ours.label} vs {other.label}: {len(ours.found & other.found):,} shared")
+        notes.extend(f"    {count:>6,}  {why}" for why, count in sorted(classes.items()))
+        if any("unexplained" in why for why in classes):
+            raise RuntimeError(f"{ours.label} and {other.label} differ without an explanation:\n" + "\n".join(notes))
+    return notes
+
+
+# -- main --------------------------------------------------------------------------------------------------------
+
+
+def walk_floor(root: Path) -> Callable[[], str]:
+    """The sorted walk of the tree alone (every directory opened beneath its parent's fd, listed, sorted), no
+    per-entry work: what any in-process Python name search of this tree pays."""
+    where = PathFilter(gitignore=False)
+
+    def run() -> str:
+        with Boundary([root], allow=[root]) as boundary:
+            fs = RootedFS(boundary, read_only=True)
+            with walking(fs, root, where) as (_, entries):
+                return str(sum(1 for _ in entries))
+
+    return run
+
+
+def floor_loop(root: Path) -> Callable[[], str]:
+    """The walk and the per-file syscalls of a grep (files over the size cap not read), searching nothing."""
+    where = PathFilter(gitignore=False)
+
+    def run() -> str:
+        files = 0
+        with Boundary([root], allow=[root]) as boundary:
+            fs = RootedFS(boundary, read_only=True)
+            with walking(fs, root, where) as (handle, entries):
+                open_entry = handle.entry_opener()
+                for _, entry, dir_fd, _ in entries:
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                    opened = open_entry(dir_fd, entry.name, entry.inode(), READ_FILE)
+                    if opened is None:
+                        continue
+                    fd, st = opened
+                    try:
+                        if st.st_size <= MAX_FILE_SIZE:
+                            os.read(fd, st.st_size + 1)
+                            files += 1
+                    finally:
+                        os.close(fd)
+        return str(files)
+
+    return run
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds per method (default 5)")
+    parser.add_argument("--tree", type=Path, default=None, help="the tree's cache directory (built if missing)")
+    parser.add_argument("--profile", action="store_true", help="also cProfile one call of each tool")
+    parser.add_argument("--only", choices=("grep", "search", "tree"), default=None, help="one group of rows")
+    parser.add_argument(
+        "--baseline", type=Path, metavar="SRC", help="also the tools of another source tree (its src/ directory)"
+    )
+    args = parser.parse_args()
+    for binary in ("rg", "grep", "find"):
+        if shutil.which(binary) is None:
+            raise SystemExit(f"{binary} is not installed (make test installs ripgrep)")
+
+    load = os.getloadavg()
+    started = time.perf_counter()
+    root = build_tree(args.tree or _cache_dir())
+    text = str(root)
+    rg_uu = ["rg", "-n", "-uu", "--no-messages"]
+    rg_ign = ["rg", "-n", "--hidden", "--no-require-git", "-g", "!.git", "--no-messages"]
+    grep_groups = [
+        Group(
+            f"grep literal {LITERAL!r} (include_ignored)",
+            [
+                tool_method(root, "grep tool", "grep", {"pattern": LITERAL, "include_ignored": True}, lines_of),
+                Method("rg -n -uu -F", lambda: command([*rg_uu, "-F", LITERAL, text]), lines_of),
+                Method("grep -rnIF", lambda: command(["grep", "-rnIF", LITERAL, text]), lines_of),
+                Method("floor: walk+open+fstat+read+close", lambda: in_process(floor_loop(root))),
+            ],
+            targets=[(0, 1, 1.2), (0, 2, 1.0)],
+        ),
+        Group(
+            "grep regex (include_ignored)",
+            [
+                tool_method(
+                    root, "grep tool", "grep", {"pattern": REGEX, "regex": True, "include_ignored": True}, lines_of
+                ),
+                Method("rg -n -uu", lambda: command([*rg_uu, REGEX, text]), lines_of),
+                Method("grep -rnIE", lambda: command(["grep", "-rnIE", REGEX, text]), lines_of),
+            ],
+            targets=[(0, 1, 1.2), (0, 2, 1.0)],
+        ),
+        Group(
+            "grep ignore-case literal (include_ignored)",
+            [
+                tool_method(
+                    root,
+                    "grep tool",
+                    "grep",
+                    {"pattern": LITERAL, "ignore_case": True, "include_ignored": True},
+                    lines_of,
+                ),
+                Method("rg -n -uu -i -F", lambda: command([*rg_uu, "-i", "-F", LITERAL, text]), lines_of),
+                Method("grep -rnIiF", lambda: command(["grep", "-rnIiF", LITERAL, text]), lines_of),
+            ],
+        ),
+        Group(
+            f"grep files_only {FILES_ONLY!r} (include_ignored)",
+            [
+                tool_method(
+                    root,
+                    "grep tool",
+                    "grep",
+                    {"pattern": FILES_ONLY, "files_only": True, "include_ignored": True},
+                    paths_of,
+                ),
+                Method(
+                    "rg -l -uu -F",
+                    lambda: command(["rg", "-l", "-uu", "--no-messages", "-F", FILES_ONLY, text]),
+                    paths_of,
+                ),
+                Method("grep -rlIF", lambda: command(["grep", "-rlIF", FILES_ONLY, text]), paths_of),
+            ],
+        ),
+        Group(
+            f"grep literal {LITERAL!r} with the ignore files",
+            [
+                tool_method(root, "grep tool", "grep", {"pattern": LITERAL}, lines_of),
+                Method(
+                    "rg -n --hidden --no-require-git -g !.git -F",
+                    lambda: command([*rg_ign, "-F", LITERAL, text]),
+                    lines_of,
+                ),
+            ],
+        ),
+        Group(
+            "grep literal 'TODO', default caps (200 matches, 20 per file)",
+            [
+                tool_method(
+                    root, "grep tool", "grep", {"pattern": "TODO", "include_ignored": True}, None, default_caps=True
+                )
+            ],
+        ),
+    ]
+    search_groups = [
+        Group(
+            f"search_files {GLOB!r} (include_ignored)",
+            [
+                tool_method(
+                    root, "search_files tool", "search_files", {"pattern": GLOB, "include_ignored": True}, paths_of
+                ),
+                Method(
+                    "rg --files -uu -g",
+                    lambda: command(["rg", "--files", "-uu", "--no-messages", "-g", GLOB, text]),
+                    paths_of,
+                ),
+                Method("find -name", lambda: command(["find", text, "-name", GLOB]), paths_of),
+                Method("floor: the sorted walk alone", lambda: in_process(walk_floor(root))),
+            ],
+            targets=[(0, 1, 1.2)],
+        ),
+        Group(
+            f"search_files {GLOB!r} with the ignore files",
+            [
+                tool_method(root, "search_files tool", "search_files", {"pattern": GLOB}, paths_of),
+                Method(
+                    "rg --files --hidden --no-require-git -g",
+                    lambda: command(["rg", "--files", "--hidden", "--no-require-git", "-g", "!.git", "-g", GLOB, text]),
+                    paths_of,
+                ),
+            ],
+        ),
+    ]
+    tree_groups = [
+        Group(
+            f"directory_tree depth {TREE_DEPTH} (include_ignored)",
+            [
+                tool_method(
+                    root,
+                    "directory_tree tool",
+                    "directory_tree",
+                    {"path": text, "max_depth": TREE_DEPTH, "include_ignored": True},
+                    tree_paths(root),
+                ),
+                Method(
+                    f"find -mindepth 1 -maxdepth {TREE_DEPTH}",
+                    lambda: command(["find", text, "-mindepth", "1", "-maxdepth", str(TREE_DEPTH)]),
+                    find_rel(root),
+                ),
+            ],
+            explain=lambda rel: explain_file(os.path.join(text, rel)),
+        )
+    ]
+    groups = {"grep": grep_groups, "search": search_groups, "tree": tree_groups}
+    chosen = [g for key, gs in groups.items() if args.only in (None, key) for g in gs]
+    baseline = Baseline(args.baseline, root) if args.baseline else None
+    if baseline is not None:
+        for g in chosen:
+            g.methods.append(baseline.method(g.methods[0]))
+            g.targets.append((0, len(g.methods) - 1, 0.0))  # information: this tree vs the baseline's
+    try:
+        measure(chosen, args.rounds)
+    finally:
+        if baseline is not None:
+            baseline.close()
+    notes = [note for g in chosen for note in compare(g)]
+
+    files, dirs, links, size = census(root)
+    end_load = os.getloadavg()
+    ripgrep = subprocess.run(["rg", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    print(
+        f"kernel {os.uname().release}, {os.cpu_count()} CPUs (affinity {len(os.sched_getaffinity(0))}); python "
+        f"{sys.version.split()[0]}; {ripgrep}; load (1/5/15 min) {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f} at "
+        f"start, {end_load[0]:.2f}/{end_load[1]:.2f}/{end_load[2]:.2f} at end"
+    )
+    print(
+        f"tree {root}: {files:,} files ({size / 2**20:,.0f} MiB), {dirs:,} dirs, {links:,} symlinks; "
+        f"{args.rounds} interleaved rounds after one untimed pass; cpu: median user+system (rg: both threads); "
+        f"peak RSS: in-process rows are this process (+ the call's rise over its RSS before), commands their own "
+        f"({'GNU time' if GNU_TIME else 'n/a: install GNU time'})\n"
+    )
+    width = max(len(m.label) for g in chosen for m in g.methods) + 4
+    for g in chosen:
+        print(g.title)
+        print(f"  {'':<{width}}{'best s':>8}{'median s':>10}{'cpu s':>8}{'peak RSS':>20}{'results':>9}")
+        for m in g.methods:
+            results = f"{len(m.found):,}" if m.parse is not None else ""
+            if not m.rss_kib:
+                rss = "n/a"
+            elif m.rss_delta_kib or m.label.endswith(("tool", "close")):
+                rss = f"{m.rss_kib / 1024:.0f}MB (+{m.rss_delta_kib / 1024:.1f})"
+            else:
+                rss = f"{m.rss_kib / 1024:.1f}MB"
+            print(f"  {m.label:<{width}}{m.best:8.3f}{m.median:10.3f}{m.cpu:8.3f}{rss:>20}{results:>9}")
+        for ours, base, at_most in g.targets:
+            o, b = g.methods[ours], g.methods[base]
+            ratio, ratio_median = o.best / b.best, o.median / b.median
+            verdict = "PASS" if ratio <= at_most else "MISS"
+            ratio_cpu = o.cpu / b.cpu
+            goal = f" (<= {at_most:g}x: {verdict})" if at_most else ""
+            print(
+                f"  -> {o.label} / {b.label}: {ratio:.2f}x best, {ratio_median:.2f}x median wall, "
+                f"{ratio_cpu:.2f}x cpu{goal}"
+            )
+        print()
+    print("same results:")
+    print("\n".join(notes))
+    print(f"\ntotal run {time.perf_counter() - started:.0f}s")
+    if args.profile:
+        for label, fn in (
+            ("grep tool, literal", lambda: tool(root, "grep", {"pattern": LITERAL, "include_ignored": True})),
+            (
+                "grep tool, regex",
+                lambda: tool(root, "grep", {"pattern": REGEX, "regex": True, "include_ignored": True}),
+            ),
+            ("search_files tool", lambda: tool(root, "search_files", {"pattern": GLOB, "include_ignored": True})),
+        ):
+            profiler = cProfile.Profile()
+            profiler.runcall(fn)
+            stream = io.StringIO()
+            pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(15)
+            body = stream.getvalue()
+            print(f"\n--- cProfile: {label} (top 15 by own time; the profiler inflates Python calls)")
+            print(body[body.find("   ncalls") :])
+    return 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        raise SystemExit(main())
