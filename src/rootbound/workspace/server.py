@@ -38,6 +38,7 @@ from rootbound.core.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
+from rootbound.workspace._answer_budget import ANSWERS
 from rootbound.workspace._fairness import Token, default_max_walks
 from rootbound.workspace._fd_budget import RootBudget, RootsRefused, SnapshotUse
 from rootbound.workspace._lexical_allow import split_lexically
@@ -304,11 +305,12 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         source = "operator directories" if service.fallback is not None and roots is service.fallback else "client"
         arguments = dict(params.arguments or {})
         budget = Budget(config.limits.deadline)
+        answers = ANSWERS.ledger()  # issue 24 #4: room for a large answer, reserved by the tool, given back below
 
         def work_in(boundary: Boundary) -> ToolOutput | ToolError:
             fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
             try:
-                context = {"source": source, "budget": budget, "sandbox": config.sandbox}
+                context = {"source": source, "budget": budget, "sandbox": config.sandbox, "answers": answers}
                 return call_tool_in(params.name, fs, arguments, config.limits, context)
             except ToolError as error:
                 return error  # returned, not raised: it would reach the task group as an exception group
@@ -346,6 +348,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         except BaseException:
             budget.cancel()
             raise
+        finally:
+            answers.release()  # handed to the SDK: from here on the HTTP app counts it while it is sent
         if scope.cancelled_caught:
             budget.cancel()
             return _error(
