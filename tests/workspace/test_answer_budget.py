@@ -23,8 +23,9 @@ from rootbound.workspace._answer_budget import (
     AnswerMeter,
     AnswersFull,
     base64_size,
+    too_big,
 )
-from rootbound.workspace.calls import Limits
+from rootbound.workspace.calls import Limits, Media, ToolOutput
 from rootbound.workspace.tools import call_tool
 from tests.helpers.serve_process import serve, text_of
 
@@ -122,3 +123,29 @@ async def test_over_http_the_largest_media_answer_reaches_the_sdk_client_and_a_l
         HTTP_MAX_MEDIA
     )
     assert refused == (True, f"PNG image of {2 * 1024 * 1024} bytes is over the {HTTP_MAX_MEDIA}-byte media limit")
+
+
+def test_an_answer_is_measured_as_json_and_refused_in_words_when_over_the_limit() -> None:
+    assert too_big(ToolOutput("x" * 100), 1000) is None
+    quoted = ToolOutput('"' * 600)  # 600 characters, 1,200 bytes once JSON-escaped
+    assert too_big(quoted, 1000) == (
+        "the answer is 1202 bytes, over the 1000 bytes one message to this client may hold; ask for less at once "
+        "(a smaller length, max_entries or head, or a narrower path)"
+    )
+    media = ToolOutput("PNG image", None, (Media("image", "image/png", "A" * 990),))
+    assert too_big(media, 1000) is not None and too_big(media, 990 + len('"PNG image"')) is None
+
+
+@pytest.mark.anyio
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_over_http_a_read_too_big_for_one_message_is_refused_in_words(tmp_path: Path) -> None:
+    """``read_file`` of 1 MiB of text (``--max-read`` allows it) would not fit in one SSE event to the SDK's
+    client: it says so and how to ask for less, and a smaller window is read."""
+    base = tmp_path.resolve()
+    (base / "big.txt").write_text(("a" * 99 + "\n") * 10_486)
+    provider = RootsProvider([Root.from_path(base)])
+    async with serve("http", [str(base)], mode="legacy", provider=provider) as client:
+        refused = await text_of(client, "read_file", path=str(base / "big.txt"), length=1024 * 1024)
+        window = await text_of(client, "read_file", path=str(base / "big.txt"), length=512 * 1024)
+    assert refused[0] and "one message to this client may hold; ask for less" in refused[1], refused
+    assert not window[0] and window[1].startswith("a" * 99 + "\n")

@@ -17,23 +17,26 @@ HTTP, so 64 sessions x 4 calls took 1.1 GB and a client that does not read its a
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
 from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE
 
-from rootbound.workspace.calls import ToolError
+from rootbound.workspace.calls import ToolError, ToolOutput
 
 __all__ = [
     "ANSWERS",
     "ANSWER_COPIES",
+    "HTTP_MAX_ANSWER",
     "HTTP_MAX_MEDIA",
     "AnswerBudget",
     "AnswerMeter",
     "AnswersFull",
     "Ledger",
     "base64_size",
+    "too_big",
 ]
 
 ANSWER_COPIES: Final = 4
@@ -46,12 +49,36 @@ METERED: Final = 64 * 1024
 HTTP_MAX_MESSAGE: Final = DEFAULT_MAX_SSE_EVENT_SIZE
 _ENVELOPE: Final = 16 * 1024
 """Room in one message for everything around the base64 data (JSON-RPC, the text block, the SSE framing)."""
-HTTP_MAX_MEDIA: Final = (HTTP_MAX_MESSAGE - _ENVELOPE) // 4 * 3
-"""The largest media file whose answer fits in one message the SDK's HTTP client accepts (756 KiB)."""
+HTTP_MAX_ANSWER: Final = HTTP_MAX_MESSAGE - _ENVELOPE
+"""The content of one answer over HTTP: text (as JSON), base64 data and structured content together."""
+HTTP_MAX_MEDIA: Final = (HTTP_MAX_ANSWER - 4096) // 4 * 3
+"""The largest media file whose answer (its base64 and a line of text) fits in one message the SDK's HTTP client
+accepts: 771,072 bytes."""
 
 
 def base64_size(raw: int) -> int:
     return (raw + 2) // 3 * 4
+
+
+def too_big(output: ToolOutput, limit: int) -> str | None:
+    """What to answer instead when ``output`` would not fit in ``limit`` bytes of JSON (``None``: it fits).
+
+    The text is measured exactly (JSON-escaped) only when it could be too big (at most 6 bytes a character);
+    structured content, the text's data again as JSON, only when the text is long enough for it to matter."""
+    text = output.text
+    size = sum(len(media.data) for media in output.media)
+    if size + 6 * len(text) + 2 <= limit:
+        size += len(text) + 2  # even the upper bound fits: the exact size does not matter
+    else:
+        size += len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if output.structured is not None and 16 * len(text) > limit:
+        size += len(json.dumps(output.structured, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if size <= limit:
+        return None
+    return (
+        f"the answer is {size} bytes, over the {limit} bytes one message to this client may hold; ask for less at "
+        "once (a smaller length, max_entries or head, or a narrower path)"
+    )
 
 
 class AnswersFull(ToolError):

@@ -57,6 +57,8 @@ class Limits:
     max_tree_depth: int = 10
     deadline: float = 30.0
     """Seconds a call may run; a walk past it stops with a tool error (``--tool-timeout``)."""
+    max_answer: int | None = None
+    """Bytes one answer may take on the wire (over HTTP: what one SSE event to the SDK's client holds)."""
 
 
 class Cancelled(ToolError):

@@ -38,7 +38,7 @@ from rootbound.core.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
-from rootbound.workspace._answer_budget import ANSWERS
+from rootbound.workspace._answer_budget import ANSWERS, too_big
 from rootbound.workspace._fairness import Token, default_max_walks
 from rootbound.workspace._fd_budget import RootBudget, RootsRefused, SnapshotUse
 from rootbound.workspace._lexical_allow import split_lexically
@@ -357,6 +357,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             )
         if isinstance(output, ToolError):
             return _error(str(output), modern=modern)
+        over = too_big(output, config.limits.max_answer) if config.limits.max_answer else None
+        if over is not None:
+            return _error(over, modern=modern)  # issue 24 #4: the client could not receive it
         return _result(output, modern=modern)
 
     server: Server[Any] = Server(
