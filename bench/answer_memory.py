@@ -7,7 +7,8 @@ headers, so the answers stay in flight (a client that does not read). After 3 s 
 limit", or "busy" (the answer budget). Printed per variant: answers by kind, RSS growth, and MB per call in flight.
 
 Variants: ``now`` (media capped at what one SSE event to the SDK's client holds, and the answer budget);
-``budget only`` (the cap lifted to 4 MiB as before, the budget on); ``neither`` (both lifted: the old behaviour);
+``budget only`` (the media cap lifted to 4 MiB as before and no answer-size check, the budget on); ``neither``
+(both lifted: the old behaviour);
 with ``--baseline SRC`` also that source tree as it is (e.g. ``git archive main src | tar -x -C /tmp/base``).
 Sizes: 4 MiB (the old media limit) and 771,072 bytes (the HTTP one now). Variants alternate for ``--rounds``
 rounds so machine drift hits them alike; the best (lowest) peak is kept.
@@ -35,7 +36,7 @@ LAUNCHER = (
     "import os, sys\n"
     "try:\n"
     "    from rootbound.workspace import _answer_budget as a\n"
-    "    if os.environ.get('BENCH_NO_CAP'): a.HTTP_MAX_MEDIA = 4 * 1024 * 1024\n"
+    "    if os.environ.get('BENCH_NO_CAP'): a.HTTP_MAX_MEDIA, a.HTTP_MAX_ANSWER = 4 << 20, 1 << 40\n"
     "    if os.environ.get('BENCH_NO_BUDGET'): a.ANSWERS.capacity = 1 << 50\n"
     "except ImportError:\n"
     "    pass\n"
