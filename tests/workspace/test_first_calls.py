@@ -1,7 +1,7 @@
 """Parallel first calls and ``list_changed`` storms on one handshake-era HTTP session (issue 24 #3).
 
 A real ``rootbound serve --http`` and the real SDK client whose roots handler is deliberately slow or noisy. The
-assertions are about outcomes (what each call answered, how often the client was asked), never durations: the
+assertions are about outcomes (what each call answered, which roots it saw), never durations: the
 slow handler waits on an event the test sets, not on the clock.
 """
 
@@ -66,15 +66,13 @@ async def test_a_client_that_does_not_answer_gets_a_clear_error_on_every_call(wo
 
 async def test_a_list_changed_storm_never_fails_a_read_nor_serves_the_old_roots(work: Path) -> None:
     """The client announces a change before every answer it gives (a storm: each fetch is overtaken by a
-    notification). Every call still succeeds, on the new roots only, at the cost of a fetch per caller at most."""
+    notification, and each notification's debounced refresh brings another). Every call still succeeds, on the new
+    roots only."""
     current = [work / "old"]
     storm = False
-    asked = 0
     client_ref: list[Any] = []
 
     async def handler(ctx: object) -> list[Root]:
-        nonlocal asked
-        asked += 1
         if storm:
             await client_ref[0].send_roots_list_changed()
         return [Root.from_path(path) for path in current]
@@ -88,7 +86,7 @@ async def test_a_list_changed_storm_never_fails_a_read_nor_serves_the_old_roots(
         await client.send_roots_list_changed()
         calls = 8
         answers = await _parallel(client, work / "new" / "notes.txt", calls)
+        storm = False
         old = await text_of(client, "read_file", path=str(work / "old" / "notes.txt"))
     assert answers == [(False, "new notes\n")] * calls
     assert old[0] and "outside" in old[1]  # the old root is gone: never served after the notification
-    assert asked <= 2 + calls + 1  # the first fetch, at most one per caller, one debounced refresh
