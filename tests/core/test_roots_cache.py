@@ -126,4 +126,4 @@ def test_nothing_is_stored_or_refreshed_after_close() -> None:
     assert state.landed(step.flight, A) is None
     assert state.fresh() is None
     assert not state.refresh_due(state.generation)
-    assert ConnectionRoots.gave_up().reason == "roots kept changing while being fetched"
+    assert "cancelled before the client answered" in ConnectionRoots.gave_up().reason

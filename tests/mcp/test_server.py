@@ -205,7 +205,7 @@ async def test_roots_list_timeout_is_a_tool_error_and_server_keeps_serving() -> 
             with anyio.fail_after(10):
                 result = await client.call_tool("roots", {})
             assert result.is_error
-            assert first_text(result) == "roots are unavailable (timed out)"
+            assert first_text(result) == "roots are unavailable (the client did not answer roots/list within 0.3 s)"
         good = ClientRoots(["file:///work/ok"])
         async with env.connect("legacy", good) as client:
             assert await call_text(client, "roots") == "file:///work/ok"

@@ -204,7 +204,7 @@ async def test_legacy_unparseable_answers_over_stdio_time_out_and_the_connection
                     return answer_line(request["id"], result)
 
                 response = await peer.exchange("tools/call", {"name": "roots", "arguments": {}}, garbage)
-                text = "roots are unavailable (timed out)"
+                text = "roots are unavailable (the client did not answer roots/list within 0.5 s)"
                 assert response["result"] == {"content": [{"type": "text", "text": text}], "isError": True}
             assert [n["method"] for n in peer.notifications] == ["notifications/cancelled"] * 2
 
@@ -356,7 +356,7 @@ async def test_legacy_http_answer_over_the_body_limit_times_out_cleanly() -> Non
                         final = message
                         break
             assert statuses == [413]
-            text = "roots are unavailable (timed out)"
+            text = "roots are unavailable (the client did not answer roots/list within 1 s)"
             assert final["result"] == {"content": [{"type": "text", "text": text}], "isError": True}
             assert service.cache_size == 1
             assert (await http.delete(url, headers=session)).status_code == 200

@@ -5,7 +5,9 @@ The adapter (``rootbound.mcp._handshake``) asks :meth:`ConnectionRoots.next_step
 
 * **generation**: ``notifications/roots/list_changed`` bumps it and drops the cached set *synchronously, on
   receipt*; an answer is stored only if no notification arrived while it was being fetched, so no call that
-  starts after a notification can be served the old set;
+  starts after a notification can be served the old set. The callers that led or followed that fetch are still
+  served its answer (:meth:`ConnectionRoots.followed`): it was asked for after they started, so it is the client's
+  roots at a moment during their call, and a notification storm cannot make them fetch again and again;
 * **single flight**: one ``roots/list`` per generation at a time; other callers follow it. A follower of a
   failed fetch gets the same failure; a follower of an abandoned (cancelled) or background fetch tries again;
 * **debounce**: after a burst of notifications only the last one refreshes, and only if nothing fetched since;
@@ -22,7 +24,7 @@ from rootbound.core.roots import RootsChange, RootSet
 __all__ = ["MAX_ATTEMPTS", "ConnectionRoots", "Flight", "Follow", "Lead"]
 
 MAX_ATTEMPTS = 4
-"""Rounds a caller tries before giving up on roots that keep changing while being fetched."""
+"""Flights a caller follows before giving up when each was abandoned (its leader cancelled) before answering."""
 
 
 @dataclass(eq=False)
@@ -134,8 +136,8 @@ class ConnectionRoots:
 
     @staticmethod
     def gave_up() -> RootsUnavailable:
-        """The error for a caller that saw the roots change :data:`MAX_ATTEMPTS` times while fetching."""
-        return RootsUnavailable("roots kept changing while being fetched")
+        """The error for a caller whose :data:`MAX_ATTEMPTS` flights were all abandoned before answering."""
+        return RootsUnavailable("every roots/list this call waited on was cancelled before the client answered")
 
     def _end(self, flight: Flight) -> None:
         flight.done = True

@@ -3,6 +3,14 @@
 The state machine decides (cached, lead, follow, store, debounce); this module only sends ``roots/list``, waits
 on flights, sleeps the debounce window and ties each cache entry to its connection's lifetime
 (``Connection.state`` / ``Connection.exit_stack``).
+
+Waiting (issue 24 #3). Every caller waits for the one fetch of its generation, at most ``timeout`` seconds from
+when it started waiting; a fetch the client does not answer in time fails each of them with "roots are unavailable
+(the client did not answer roots/list within N s)", a tool error in words. Under load this is what 200 parallel
+first calls on the SDK's own HTTP client see: its connection pool holds 100 connections, every call keeps one
+open while the roots are fetched, so the client's POST of the ``roots/list`` answer queues behind the calls waiting
+for it until the timeout frees them. No server can answer such calls without the roots; the client needs a pool
+larger than its parallel calls (``docs/reliability.md``).
 """
 
 from __future__ import annotations
@@ -29,6 +37,11 @@ __all__ = ["HandshakeRoots", "OnChange", "handshake_supports_roots"]
 logger = logging.getLogger("rootbound.server")
 
 OnChange = Callable[[RootsChange], Awaitable[None]]
+
+
+def not_answered(seconds: float) -> RootsUnavailable:
+    """The error of a caller that waited ``seconds`` for the client's roots in vain."""
+    return RootsUnavailable(f"the client did not answer roots/list within {seconds:g} s")
 
 
 class _RawResult(BaseModel):
@@ -116,25 +129,28 @@ class HandshakeRoots:
     async def _obtain(
         self, entry: _Connection, rctx: ServerRequestContext[Any, Any], *, force: bool, background: bool
     ) -> RootSet:
+        """The cached set, or the answer of the one flight this caller leads or follows.
+
+        That answer was asked for after the caller started, so it is the client's roots at a moment during the
+        call, and is served even when a ``list_changed`` arrived while it was in flight (the state machine then
+        does not cache it): a notification storm costs a caller at most one fetch, never a retry loop.
+        """
         state = entry.state
-        for _ in range(MAX_ATTEMPTS):
-            generation = state.generation
+        for _ in range(MAX_ATTEMPTS):  # again only when the flight followed was abandoned (cancelled leader)
             step = state.next_step(force=force, background=background)
             if isinstance(step, RootSet):
                 return step
             if isinstance(step, Lead):
-                result = await self._lead(entry, step.flight, rctx, related=not background)
-            else:
-                event = entry.events.get(step.flight)
-                if event is not None:
+                return await self._lead(entry, step.flight, rctx, related=not background)
+            event = entry.events.get(step.flight)
+            if event is not None:
+                with anyio.move_on_after(self.timeout) as waited:
                     await event.wait()
-                followed = state.followed(step.flight)
-                if followed is None:
-                    continue
-                result = followed
-            if state.current(generation):
-                return result
-            force = False  # the roots changed meanwhile: any answer of the new generation will do
+                if waited.cancelled_caught:  # a background refresh's flight outlasted this caller's patience
+                    raise not_answered(self.timeout)
+            followed = state.followed(step.flight)
+            if followed is not None:
+                return followed
         raise ConnectionRoots.gave_up()
 
     async def _lead(
@@ -169,9 +185,9 @@ class HandshakeRoots:
         except NoBackChannelError:
             raise RootsUnavailable("no back-channel") from None
         except MCPError as error:
-            reason = "timed out" if error.code == types.REQUEST_TIMEOUT else "client answered with an error"
-            if error.code == types.CONNECTION_CLOSED:
-                reason = "connection closed"
+            if error.code == types.REQUEST_TIMEOUT:
+                raise not_answered(self.timeout) from None
+            reason = "connection closed" if error.code == types.CONNECTION_CLOSED else "client answered with an error"
             raise RootsUnavailable(reason) from None
         except ValidationError:
             raise InvalidRootsAnswer("answer does not match the ListRootsResult schema") from None

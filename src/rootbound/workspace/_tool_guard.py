@@ -8,7 +8,8 @@ A server middleware (``Server.middleware``, innermost), so it holds for every to
   take every worker thread;
 * an unexpected exception from a tool becomes a fixed message (``internal error``), logged once by type (the
   log is rate-limited), never its text or traceback on the wire. Protocol errors (:class:`MCPError`, e.g. the
-  missing roots capability) and malformed params (the SDK's own ``-32602``) pass through unchanged.
+  missing roots capability), rootbound's own errors (e.g. "roots unavailable": ``RootsService``'s middleware turns
+  them into tool errors with their fixed text) and malformed params (the SDK's own ``-32602``) pass through.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from rootbound.core.errors import RootsError
 from rootbound.workspace._arguments import InvalidArguments, checker
 from rootbound.workspace._fairness import SessionSlots
 from rootbound.workspace._fd_budget import RootsRefused
@@ -58,8 +60,8 @@ class ToolGuard:
         async with self._slots.slot(ctx.session):
             try:
                 return await call_next(ctx)
-            except (MCPError, ValidationError):
-                raise
+            except (MCPError, ValidationError, RootsError):
+                raise  # RootsError: RootsService's middleware answers it with its fixed text (roots unavailable, ...)
             except Exception as error:
                 refused = _refusal(error)
                 if refused is not None:

@@ -57,6 +57,8 @@ class Limits:
     max_tree_depth: int = 10
     deadline: float = 30.0
     """Seconds a call may run; a walk past it stops with a tool error (``--tool-timeout``)."""
+    max_answer: int | None = None
+    """Bytes one answer may take on the wire (over HTTP: what one SSE event to the SDK's client holds)."""
 
 
 class Cancelled(ToolError):
@@ -181,7 +183,29 @@ def budget_of(context: Mapping[str, Any]) -> Budget:
 
 
 def iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat(timespec="seconds")
+    """A file time as ISO 8601 UTC; past the year 9999 (an mtime of ``2**62``, issue 24 #5) or before the year 1,
+    in ISO 8601's expanded form (``+146140482-04-24T...``), which ``datetime`` cannot make."""
+    try:
+        return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return iso_expanded(int(timestamp))
+
+
+def iso_expanded(seconds: int) -> str:
+    """ISO 8601 with a signed year of any size, proleptic Gregorian (Howard Hinnant's ``civil_from_days``)."""
+    days, rest = divmod(seconds, 86400)
+    shifted = days + 719_468  # from 0000-03-01
+    era, day_of_era = divmod(shifted, 146_097)
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36_524 - day_of_era // 146_096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    month_index = (5 * day_of_year + 2) // 153  # March is 0
+    day = day_of_year - (153 * month_index + 2) // 5 + 1
+    month = month_index + 3 if month_index < 10 else month_index - 9
+    year = year_of_era + era * 400 + (month <= 2)
+    hour, rest = divmod(rest, 3600)
+    minute, second = divmod(rest, 60)
+    sign = "-" if year < 0 else "+"
+    return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}+00:00"
 
 
 def describe(error: RootsError) -> str:

@@ -331,6 +331,7 @@ def run(args: argparse.Namespace) -> int:
     sandbox, verifier = walls
 
     from rootbound.mcp.server import SILENCE_ENV
+    from rootbound.workspace._answer_budget import HTTP_MAX_ANSWER, HTTP_MAX_MEDIA
     from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
     from rootbound.workspace.tools import Limits
 
@@ -338,7 +339,13 @@ def run(args: argparse.Namespace) -> int:
     config = WorkspaceConfig(
         dirs=tuple(dirs),
         writable=args.writable,
-        limits=Limits(max_read=args.max_read, deadline=args.tool_timeout),
+        # Over HTTP one answer must fit in one message the SDK's client accepts (issue 24 #4).
+        limits=Limits(
+            max_read=args.max_read,
+            deadline=args.tool_timeout,
+            max_media=min(Limits.max_media, HTTP_MAX_MEDIA) if args.http else Limits.max_media,
+            max_answer=HTTP_MAX_ANSWER if args.http else None,
+        ),
         state_keys=keys,
         roots_timeout=args.roots_timeout,
         dirs_confine_only=confine_only,

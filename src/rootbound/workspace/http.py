@@ -7,6 +7,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rootbound.workspace._answer_budget import AnswerMeter
 from rootbound.workspace._deep_json import DepthGuard
 from rootbound.workspace._sessions import SessionGuard, SessionLimits, session_manager
 
@@ -66,7 +67,8 @@ def http_app(
         async with manager.run(), guard.running():
             yield
 
-    endpoint = DepthGuard(guard, max_body=DEFAULT_MAX_REQUEST_BODY_SIZE)  # issue 16 #12
+    # DepthGuard: issue 16 #12; AnswerMeter: answers being sent count against the answer budget (issue 24 #4)
+    endpoint = AnswerMeter(DepthGuard(guard, max_body=DEFAULT_MAX_REQUEST_BODY_SIZE))
     routes = [Route("/mcp", endpoint=endpoint), *public_routes]
     app = Starlette(routes=routes, lifespan=lifespan)
     if token_verifier is None:

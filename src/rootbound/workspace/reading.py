@@ -19,6 +19,7 @@ from rootbound.confine.search.ignore_walk import READ_NAMED
 from rootbound.core.errors import RootsError, TooLarge
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.text.read_windows import BINARY_SNIFF, TextSlice, looks_binary, read_byte_range, read_lines, read_tail
+from rootbound.workspace._answer_budget import Ledger, base64_size
 from rootbound.workspace.calls import (
     Budget,
     Cancelled,
@@ -148,6 +149,9 @@ def read_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
     window = _window_args(args)
     explicit = window["length"] is not None
     room = min(limits.max_read, window["length"] or 0) if explicit else min(limits.default_read, limits.max_read)
+    answers = context.get("answers")
+    if isinstance(answers, Ledger):
+        answers.reserve(room)  # AnswersFull before anything is read (issue 24 #4)
     return ToolOutput(_read_text(fs, path, window, room, budget_of(context))[1])
 
 
@@ -203,6 +207,9 @@ def read_media_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, conte
                 f"{kind.label} of {st.st_size} bytes is over the {limits.max_media}-byte media limit; no tool "
                 "returns it (stat describes the file)"
             )
+        answers = context.get("answers")
+        if isinstance(answers, Ledger):
+            answers.reserve(base64_size(st.st_size))  # AnswersFull before anything is read (issue 24 #4)
         data = _pread(fd)(0, limits.max_media + 1)
         if len(data) > limits.max_media:
             raise TooLarge()

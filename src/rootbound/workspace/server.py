@@ -42,9 +42,10 @@ from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
 from rootbound.mcp._sdk_server import connection_of
+from rootbound.workspace._answer_budget import ANSWERS, too_big
 from rootbound.workspace._arguments import without_nulls
 from rootbound.workspace._fairness import Token, default_max_walks
-from rootbound.workspace._fd_budget import RootBudget
+from rootbound.workspace._fd_budget import RootBudget, RootsRefused, SnapshotUse
 from rootbound.workspace._lexical_allow import split_lexically
 from rootbound.workspace._tool_guard import ToolGuard
 from rootbound.workspace.calls import SliceOver
@@ -131,6 +132,7 @@ class HeldBoundaries:
         self._held: weakref.WeakKeyDictionary[RootSet, Boundary] = weakref.WeakKeyDictionary()
         self._recent: OrderedDict[RootSet, int] = OrderedDict()  # strong keys: their entries above stay
         self._lock = threading.Lock()
+        self._uses = SnapshotUse(self.budget.idle_release)  # issue 24 #2: idle snapshots make room when short
 
     @contextlib.contextmanager
     def for_roots(self, roots: RootSet, *, recurring: bool = False) -> Iterator[Boundary]:
@@ -159,6 +161,7 @@ class HeldBoundaries:
             yield boundary
         finally:
             use.__exit__(None, None, None)
+            self._uses.leave(roots)
 
     def _use(
         self, roots: RootSet, *, wait: bool, recurring: bool
@@ -183,14 +186,24 @@ class HeldBoundaries:
                 replaced.close()  # deferred until operations still running on it finish
             use = boundary.use()
             use.__enter__()  # under the lock: no replacement can close it before it is in use
+            self._uses.enter(roots)
         finally:
             self._lock.release()
         return boundary, use
 
     def _take_in(self, roots: RootSet, recurring: bool) -> Boundary:
-        self.budget.admit(len(roots))  # RootsRefused: a clear tool error (see _tool_guard)
+        try:
+            self.budget.admit(len(roots))  # RootsRefused: a clear tool error (see _tool_guard)
+        except RootsRefused:
+            if not self._release_idle():
+                raise
+            self.budget.admit(len(roots))
         kept, refused = split_lexically(roots, self.dirs) if self.allowlist else (list(roots), [])
         boundary = Boundary(kept, allow=self.allowlist)
+        moved = self._uses.changed(roots, boundary)  # released earlier: what moved meanwhile is not followed
+        if moved:
+            replaced, boundary = boundary, boundary.without(moved)
+            replaced.close()
         settled = not boundary.dropped  # refusals by spelling alone cannot change; intake's may
         # Refused by spelling alone, with the reason every refusal outside the allowlist gives (issue 16 #4).
         boundary.dropped = tuple(Dropped(root, "not in allowlist") for root in refused) + boundary.dropped
@@ -207,6 +220,16 @@ class HeldBoundaries:
                 if evicted is not None and oldest is not roots:
                     evicted.close()  # deferred until operations on it finish; its entry goes with its key
         return boundary
+
+    def _release_idle(self) -> int:
+        """Release the snapshots unused for ``budget.idle_release`` s (an abandoned session's); how many."""
+        idle = self._uses.idle(list(self._held.keys()))
+        for roots in idle:
+            boundary = self._held.pop(roots)
+            self._recent.pop(roots, None)
+            self._uses.released(roots, boundary)
+            boundary.close()  # nobody uses it: its fds close now
+        return len(idle)
 
 
 @dataclass(frozen=True)
@@ -384,6 +407,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         roots = situation.roots
         arguments = without_nulls(params.arguments or {})  # null means absent (schemas: [T, "null"])
         budget = Budget(config.limits.deadline)
+        answers = ANSWERS.ledger()  # issue 24 #4: room for a large answer, reserved by the tool, given back below
 
         def work_in(boundary: Boundary) -> ToolOutput | ToolError:
             fs = RootedFS(boundary, read_only=not config.writable, max_read=config.limits.max_read)
@@ -394,6 +418,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                     "fix": situation.fix,
                     "budget": budget,
                     "sandbox": config.sandbox,
+                    "answers": answers,
                 }
                 return call_tool_in(params.name, fs, arguments, config.limits, context)
             except ToolError as error:
@@ -432,6 +457,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         except BaseException:
             budget.cancel()
             raise
+        finally:
+            answers.release()  # handed to the SDK: from here on the HTTP app counts it while it is sent
         if scope.cancelled_caught:
             budget.cancel()
             return _error(
@@ -439,6 +466,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             )
         if isinstance(output, ToolError):
             return _error(str(output), modern=modern)
+        over = too_big(output, config.limits.max_answer) if config.limits.max_answer else None
+        if over is not None:
+            return _error(over, modern=modern)  # issue 24 #4: the client could not receive it
         return _result(output, modern=modern)
 
     server: Server[Any] = Server(
