@@ -122,7 +122,8 @@ async def test_over_http_the_largest_media_answer_reaches_the_sdk_client_and_a_l
     assert getattr(image, "mime_type", None) == "image/png" and len(getattr(image, "data", "")) == base64_size(
         HTTP_MAX_MEDIA
     )
-    assert refused == (True, f"PNG image of {2 * 1024 * 1024} bytes is over the {HTTP_MAX_MEDIA}-byte media limit")
+    over = f"PNG image of {2 * 1024 * 1024} bytes is over the {HTTP_MAX_MEDIA}-byte media limit"
+    assert refused == (True, f"{over}; no tool returns it (stat describes the file)")
 
 
 def test_an_answer_is_measured_as_json_and_refused_in_words_when_over_the_limit() -> None:
