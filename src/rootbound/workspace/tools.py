@@ -252,6 +252,27 @@ def _fitting(lines: list[str], room: int) -> int:
     return len(lines)
 
 
+class _NotEntered:
+    """Counts the directories a walk could not enter, for the line that says so (nothing silent)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, path: str) -> None:
+        self.count += 1
+
+
+def _not_entered(count: int) -> str:
+    if not count:
+        return ""
+    what = "directory" if count == 1 else "directories"
+    return f"[not entered: {count} {what} (unreadable, on another file system, or changed while walked)]"
+
+
+def _with_note(text: str, note: str) -> str:
+    return f"{text}\n{note}" if note else text
+
+
 def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     path = path_arg(args)
     depth = int_arg(args, "max_depth", minimum=1, maximum=limits.max_tree_depth) or limits.tree_depth
@@ -261,8 +282,12 @@ def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     entries: list[dict[str, Any]] = []
     lines: list[str] = []
     truncated = depth_limited = False
+    skipped = _NotEntered()
     try:
-        for found in walk(fs, path, where, limits=WalkLimits(max_depth=depth), check=budget.check, peek=True):
+        walked = walk(
+            fs, path, where, limits=WalkLimits(max_depth=depth), check=budget.check, peek=True, not_entered=skipped
+        )
+        for found in walked:
             if len(entries) >= cap:
                 truncated = True
                 break
@@ -278,10 +303,11 @@ def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     start = fs.boundary.resolve(path)
     structured = {"path": str(start), "entries": entries, "truncated": truncated, "depth_limited": depth_limited}
     header = escape(str(start)) + "/"
+    note = _not_entered(skipped.count)
     if not lines:
-        return ToolOutput(header + "\n(empty)", structured)
-    text = header + "\n" + bounded(lines, limits.max_output - len(header), more=truncated)
-    return ToolOutput(text, structured)
+        return ToolOutput(_with_note(header + "\n(empty)", note), structured)
+    text = header + "\n" + bounded(lines, limits.max_output - len(header) - len(note) - 1, more=truncated)
+    return ToolOutput(_with_note(text, note), structured)
 
 
 _STAT_NAMED: Final = Intent("stat", O_PATH, follow=False, named=True)
@@ -322,9 +348,10 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
     budget = budget_of(context)
     found: list[str] = []
     truncated = False
+    skipped = _NotEntered()
     for start in _targets(fs, str_arg(args, "path", required=False), context):
         try:
-            for item in walk(fs, start, where, check=budget.check, keep=matches):
+            for item in walk(fs, start, where, check=budget.check, keep=matches, not_entered=skipped):
                 if len(found) >= limits.max_results:
                     truncated = True
                     break
@@ -335,9 +362,11 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
             break
     found.sort()
     structured = {"matches": found, "truncated": truncated}
+    note = _not_entered(skipped.count)
     if not found:
-        return ToolOutput("(no matches)", structured)
-    return ToolOutput(bounded([escape(p) for p in found], limits.max_output, more=truncated), structured)
+        return ToolOutput(_with_note("(no matches)", note), structured)
+    text = bounded([escape(p) for p in found], limits.max_output - len(note) - 1, more=truncated)
+    return ToolOutput(_with_note(text, note), structured)
 
 
 def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
@@ -359,7 +388,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
     matches: list[dict[str, Any]] = []
     files: list[str] = []
     truncated = False
-    capped = searched = skipped = 0
+    capped = searched = skipped = not_entered = 0
     why = {"too_large": 0, "binary": 0, "links": 0, "unreadable": 0}
     for start in _targets(fs, str_arg(args, "path", required=False), context):
         report = grep_tree(
@@ -381,6 +410,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         )
         searched += report.searched
         skipped += report.skipped
+        not_entered += report.dirs_not_entered
         for reason in why:
             why[reason] += getattr(report, reason)
         capped += report.capped_files
@@ -408,7 +438,8 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         "files_skipped": skipped,
         "truncated": truncated,
     }
-    note = _not_searched(why, grep_limits.max_file_size)
+    notes = (_not_searched(why, grep_limits.max_file_size), _not_entered(not_entered))
+    note = "\n".join(line for line in notes if line)
     if not lines:
         text = f"(no matches in {searched} {_files(searched)} searched)"
         return ToolOutput(f"{text}\n{note}" if note else text, structured)

@@ -57,7 +57,8 @@ class GrepReport:
     """Hits per file in path order; ``truncated`` when the total cap stopped the search (more may exist),
     ``capped_files`` the files that had more matches than the per-file cap. ``skipped`` counts the files not
     searched, and the four counters after it say why (over the size limit, binary, a symlink, which grep does not
-    follow, or unreadable), so an answer can say so (issue 27)."""
+    follow, or unreadable), so an answer can say so (issue 27). ``dirs_not_entered``: directories the walk could
+    not enter (unreadable, another file system, changed while walked), whose files were not searched."""
 
     files: list[tuple[str, list[LineHit]]] = field(default_factory=list)
     matches: int = 0
@@ -69,6 +70,10 @@ class GrepReport:
     binary: int = 0
     links: int = 0
     unreadable: int = 0
+    dirs_not_entered: int = 0
+
+    def not_entered(self, path: str) -> None:
+        self.dirs_not_entered += 1
 
     def skip(self, reason: str, count: int = 1) -> None:
         """Count files not searched, by reason: ``too_large``, ``binary``, ``links`` or ``unreadable``."""
@@ -325,7 +330,9 @@ def grep_tree(
     )
     with contextlib.ExitStack() as stack:
         try:
-            handle, entries = stack.enter_context(walking(fs, path, where, limits=walk_limits, check=check))
+            handle, entries = stack.enter_context(
+                walking(fs, path, where, limits=walk_limits, check=check, not_entered=report.not_entered)
+            )
         except NotADirectory:
             with fs.boundary.open(path, READ_NAMED, resolver=fs.resolver) as single:
                 st = single.fstat()

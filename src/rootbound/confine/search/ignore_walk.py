@@ -299,6 +299,7 @@ def walking(
     limits: WalkLimits = WalkLimits(),
     check: Callable[[int], None] | None = None,
     at_limit: Callable[[Handle, int, str, os.DirEntry[str], Scope | None], None] | None = None,
+    not_entered: Callable[[str], object] | None = None,
 ) -> Iterator[tuple[Handle, Generator[tuple[str, os.DirEntry[str], int, int], None, None]]]:
     """The tree scan under :func:`walk`, for a caller with its own per-entry loop (grep: no :class:`Found` built
     per entry): the handle of the start (opened through the boundary) and the scan's ``(prefix, entry, dir fd,
@@ -319,6 +320,7 @@ def walking(
             scope=scope,
             check=check,
             at_limit=hook,
+            not_entered=not_entered,
         )
         try:
             yield handle, entries
@@ -335,6 +337,7 @@ def walk(
     check: Callable[[int], None] | None = None,
     peek: bool = False,
     keep: Callable[[str, str, bool], bool] | None = None,
+    not_entered: Callable[[str], object] | None = None,
 ) -> Generator[Found, None, None]:
     """Depth first below ``path`` in name order; skipped directories are neither yielded nor entered.
 
@@ -342,14 +345,16 @@ def walk(
     every 64 entries. ``peek``: a directory at ``limits.max_depth`` is looked into, up to its first entry the walk
     would yield (:attr:`Found.more`). ``keep(rel, name, is_dir)``: only entries it accepts are yielded (directories
     are entered either way), so a name search builds no :class:`Found` for the ~90% of entries it rejects. Close the
-    generator (or run it to the end) to release the directory fds it holds.
+    generator (or run it to the end) to release the directory fds it holds. ``not_entered``: see
+    :func:`~rootbound.confine.search.tree_walk.scan`.
     """
     peeked: list[bool] = []  # set just before scan yields the directory it was asked about
 
     def at_limit(handle: Handle, dir_fd: int, prefix: str, entry: os.DirEntry[str], here: Scope | None) -> None:
         peeked.append(_shows_something(handle, dir_fd, entry, prefix + entry.name + "/", here, check))
 
-    with walking(fs, path, where, limits=limits, check=check, at_limit=at_limit if peek else None) as (
+    hook = at_limit if peek else None
+    with walking(fs, path, where, limits=limits, check=check, at_limit=hook, not_entered=not_entered) as (
         handle,
         entries,
     ):

@@ -73,6 +73,7 @@ def scan(
     scope: Scope | None = None,
     check: Callable[[int], None] | None = None,
     at_limit: Callable[[int, str, os.DirEntry[str], Scope | None], None] | None = None,
+    not_entered: Callable[[str], object] | None = None,
 ) -> Generator[tuple[str, os.DirEntry[str], int, int], None, None]:
     """Depth first (a directory is yielded, then entered) below the directory ``fd`` (owned: closed here):
     ``(prefix, entry, dir fd, level)``.
@@ -83,7 +84,9 @@ def scan(
     out (a left-out directory is neither yielded nor entered). Raises :class:`~rootbound.LimitExceeded` after
     ``max_entries`` listed entries; ``check(n)`` reports progress every :data:`CHECK_EVERY` entries and may raise.
     ``at_limit(dir fd, prefix, entry, scope)`` runs just before a directory at ``max_depth`` (not entered) is yielded,
-    with the scope of its parent. Close the generator (or run it to the end) to release the directory fds it holds.
+    with the scope of its parent. ``not_entered(path)`` is told of each directory that should have been entered and
+    was not (unreadable, another file system, changed while walked), so a caller can say so. Close the generator
+    (or run it to the end) to release the directory fds it holds.
     """
     open_entry = handle.entry_opener()
     frames = [_Frame(fd, "", 1, scope, sort)]
@@ -115,12 +118,16 @@ def scan(
                     if not deeper or (descend is not None and not descend(level, name)):
                         continue
                     child = open_entry(dir_fd, name, entry.inode(), DIR_READ)
-                    if child is None:
-                        continue  # vanished, swapped for a symlink, a mount point, unreadable: not entered
+                    if child is None:  # vanished, swapped for a symlink, a mount point, unreadable: not entered
+                        if not_entered is not None:
+                            not_entered(prefix + name)
+                        continue
                     try:
                         frames.append(_Frame(child[0], prefix + name + "/", level + 1, here, sort))
-                    except OSError:
-                        continue  # unreadable: listed, not entered
+                    except OSError:  # unreadable: listed, not entered
+                        if not_entered is not None:
+                            not_entered(prefix + name)
+                        continue
                     break
                 if files and here is not None and here.skip_file(prefix + entry.name, entry.name):
                     continue
