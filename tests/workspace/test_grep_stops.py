@@ -51,12 +51,14 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime: fields 14 and 15 of stat(5)
 
 
-def _planted(base: Path) -> Path:
+def _planted(base: Path, line: int = 20_000) -> Path:
+    """Three 2 MB files of ``line``-byte runs of ``a``: minutes of NFA work each. Lines longer than a search
+    window may be refused as "too slow" once their pace is known; short ones are searched until stopped."""
     root = base.resolve() / "long"
     root.mkdir()
-    line = b"a" * 20_000 + b"\n"
+    text = b"a" * line + b"\n"
     for name in ("one.txt", "two.txt", "three.txt"):
-        (root / name).write_bytes(line * 100)  # 2 MB each: minutes of NFA work per file in one search call
+        (root / name).write_bytes(text * (2_000_000 // line))
     return root
 
 
@@ -95,8 +97,10 @@ async def test_a_timed_out_grep_stops_burning_cpu(tmp_path: Path, transport: str
 @pytest.mark.anyio
 @pytest.mark.parametrize(("transport", "mode"), [("http", "legacy"), ("stdio", "2026-07-28")])
 async def test_a_cancelled_grep_stops_burning_cpu(tmp_path: Path, transport: str, mode: str) -> None:
-    """The client gives up after 1.5 s (``notifications/cancelled``) while the deadline is a minute away."""
-    root = _planted(tmp_path)
+    """The client gives up after 1.5 s (``notifications/cancelled``) while the deadline is a minute away. Lines of
+    1,000 bytes: each is searched well within a window whatever the machine's load, so the grep is still running
+    when the client cancels (long lines could be refused as too slow first, on a loaded machine)."""
+    root = _planted(tmp_path, line=1_000)
     before = _children()
     with anyio.fail_after(90):
         async with serve(
