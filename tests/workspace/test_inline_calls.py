@@ -41,6 +41,14 @@ class Ran(list[tuple[str, bool]]):
     loop = 0
 
 
+@pytest.fixture(autouse=True)
+def roomy_slice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process, a quick call gets a slice no loaded machine outlasts, so where it *starts* is what these tests
+    see; a call past its slice has its own test (the slice set to 0 there), and the stdio subprocess test below
+    runs with the real one."""
+    monkeypatch.setattr(server_module, "INLINE_SLICE", 60.0)
+
+
 @pytest.fixture
 def ran(monkeypatch: pytest.MonkeyPatch) -> Ran:
     record = Ran()
