@@ -29,6 +29,8 @@ from pathlib import Path
 
 import httpx2
 
+from _serve_url import served_url
+
 SRC = Path(__file__).resolve().parent.parent / "src"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 17
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -101,14 +103,7 @@ def run(
         text=True,
     )
     try:
-        assert process.stderr is not None
-        url = None
-        while url is None:
-            line = process.stderr.readline()
-            if not line:
-                raise SystemExit(f"{variant}: the server did not start")
-            match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-            url = match.group(1) if match else None
+        url = served_url(process, f"{variant}: the server")
         start = memory(process.pid)["VmRSS"]
         kinds, _rss, peak = asyncio.run(flood(url, path, sessions, calls, process.pid))
         return variant, kinds, start, peak

@@ -18,7 +18,6 @@ import asyncio
 import collections
 import multiprocessing
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from pathlib import Path
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
+from _serve_url import served_url
 from mcp import Client
 from rootbound import Root
 from rootbound.mcp import RootsProvider
@@ -80,14 +80,7 @@ def run(src: Path, work: Path, count: int, pool: int | None, timeout: float) -> 
         text=True,
     )
     try:
-        assert process.stderr is not None
-        url = None
-        while url is None:
-            line = process.stderr.readline()
-            if not line:
-                raise SystemExit("the server did not start")
-            match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-            url = match.group(1) if match else None
+        url = served_url(process)
         return asyncio.run(calls(url, work, count, pool))
     finally:
         process.terminate()

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -46,6 +45,7 @@ import anyio
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
+from _serve_url import served_url
 from mcp import Client
 from rootbound.mcp import RootsProvider
 
@@ -107,14 +107,7 @@ def server(src: str | None, directory: Path, tool_timeout: float) -> Iterator[tu
         text=True,
     )
     try:
-        assert process.stderr is not None
-        url = None
-        while url is None:
-            line = process.stderr.readline()
-            if not line:
-                raise RuntimeError("server exited")
-            match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-            url = match.group(1) if match else None
+        url = served_url(process)
         threading.Thread(target=lambda: process.stderr.read() if process.stderr else None, daemon=True).start()
         yield url, process.pid
     finally:
