@@ -26,25 +26,18 @@ from typing import Any
 
 import pytest
 
+from rootbound.workspace.specs import TOOLS
+from rootbound.workspace.write_tools import WRITE_TOOLS as WRITING_TOOLS
 from tests.helpers.processes import report as print_report
 from tests.helpers.serve_process import http_serve
 
 ROOT = Path(__file__).resolve().parents[3]
 DRIVERS = Path(__file__).with_name("drivers")
 VENVS = ROOT / ".deps" / "frameworks"
-READ_TOOLS = {
-    "list_roots",
-    "list_directory",
-    "directory_tree",
-    "read_file",
-    "read_multiple_files",
-    "read_media_file",
-    "stat",
-    "search_files",
-    "grep",
-    "find_projects",
-}
-WRITE_TOOLS = {"write_file", "edit_file", "create_directory", "move_file", "delete_file"}
+# Every tool the server offers (its own specs), so a tool added to the server and missing from the drivers' plan
+# fails here.
+READ_TOOLS = {spec.name for spec in TOOLS}
+WRITE_TOOLS = {spec.name for spec in WRITING_TOOLS}
 TOKEN_A, TOKEN_B, TOKEN_OUT = "TOKEN-A-4f1c", "TOKEN-B-9d2e", "TOKEN-OUT-77aa"
 PIXEL = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
