@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, Final
+from typing import Final
 
 from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rootbound.workspace.calls import ToolError, ToolOutput
 
@@ -151,12 +151,6 @@ class Ledger:
 
 ANSWERS = AnswerBudget()
 """The process's budget: answers in flight across every session and transport."""
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class AnswerMeter:

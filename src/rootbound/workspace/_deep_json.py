@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
 import anyio
@@ -22,6 +21,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 from pydantic import ValidationError
 from pydantic_core import from_json
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["TOO_DEEP_MESSAGE", "AnsweringTooDeep", "DepthGuard", "answer_too_deep", "readable_id", "too_deep"]
 
@@ -136,13 +136,6 @@ def answer_too_deep(data: bytes | str) -> bytes | None:
         return None  # a notification: JSON-RPC answers none
     error = {"code": -32700, "message": "Parse error"}
     return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}, separators=(",", ":")).encode()
-
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class DepthGuard:
