@@ -18,7 +18,19 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp import Client
 from rootbound.mcp import RootsProvider
 
-__all__ = ["http_serve", "serve", "text_of"]
+__all__ = ["http_serve", "serve", "serve_cli", "text_of"]
+
+
+def serve_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``rootbound serve ARGS`` run to its end with no input (start-up refusals, ``--help``): its exit and output."""
+    return subprocess.run(
+        [sys.executable, "-m", "rootbound", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @contextlib.contextmanager

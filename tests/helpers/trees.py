@@ -1,4 +1,5 @@
-"""Directories the tests build: a git repository holding given files, and a directory on a local file system."""
+"""Directories the tests build: a git repository holding given files, a directory on a local file system, and a
+workspace for glob-error tests."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from rootbound.confine.local_disks import LOCAL_FILE_SYSTEMS, fs_types
 from rootbound.confine.syscalls import mount_id
 
-__all__ = ["fs_type_of", "git_repository", "local_dir"]
+__all__ = ["bracket_workspace", "fs_type_of", "git_repository", "local_dir"]
 
 
 def git_repository(root: Path, files: Mapping[str, str]) -> Path:
@@ -40,3 +41,12 @@ def local_dir(tmp_path: Path) -> Path:
     shm = Path("/dev/shm") / f"rootbound-{os.getpid()}"
     shm.mkdir(exist_ok=True)
     return shm
+
+
+def bracket_workspace(base: Path) -> Path:
+    """``base/ws`` holding ``src/a.py`` and a file literally named ``[`` (``[[]`` finds it), both with ``needle``."""
+    root = base.resolve() / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("needle\n")
+    (root / "[").write_text("needle\n")
+    return root

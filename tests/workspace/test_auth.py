@@ -19,7 +19,7 @@ from mcp import Client
 from rootbound import Root
 from rootbound.mcp import RootsProvider
 from rootbound.workspace.http import is_loopback
-from tests.helpers.serve_process import http_serve, text_of
+from tests.helpers.serve_process import http_serve, serve_cli, text_of
 
 MODES = ("legacy", "2026-07-28")
 TOKEN = "t0k3n-" + "a1b2c3d4" * 5
@@ -136,20 +136,9 @@ async def test_401_reveals_nothing(work: Path) -> None:
             assert "serverInfo" in ok.text
 
 
-def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rootbound", "serve", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    )
-
-
 @pytest.mark.parametrize("address", ["0.0.0.0:0", "[::]:0", "192.0.2.1:0", "example.invalid:0"])
 def test_non_loopback_without_a_token_refuses_to_start(work: Path, address: str) -> None:
-    done = _serve(str(work), "--http", address)
+    done = serve_cli(str(work), "--http", address)
     assert done.returncode == 2
     assert done.stderr == (
         "rootbound serve: refusing to serve a non-loopback address without --auth-token-env (or --insecure-no-auth)\n"
@@ -157,9 +146,9 @@ def test_non_loopback_without_a_token_refuses_to_start(work: Path, address: str)
 
 
 def test_token_flag_errors(work: Path) -> None:
-    short = _serve(str(work), "--http", "127.0.0.1:0", *ARGS, env={"RB_TEST_TOKEN": "short"})
-    unset = _serve(str(work), "--http", "127.0.0.1:0", "--auth-token-env", "RB_TEST_UNSET_TOKEN")
-    stdio = _serve(str(work), *ARGS, env=ENV)
+    short = serve_cli(str(work), "--http", "127.0.0.1:0", *ARGS, env={"RB_TEST_TOKEN": "short"})
+    unset = serve_cli(str(work), "--http", "127.0.0.1:0", "--auth-token-env", "RB_TEST_UNSET_TOKEN")
+    stdio = serve_cli(str(work), *ARGS, env=ENV)
     assert [d.returncode for d in (short, unset, stdio)] == [2, 2, 2]
     assert short.stderr == "rootbound serve: environment variable RB_TEST_TOKEN must hold a token of 32+ characters\n"
     assert TOKEN not in short.stderr + unset.stderr + stdio.stderr

@@ -13,15 +13,12 @@ import pytest
 from rootbound import Boundary, RootedFS
 from rootbound.confine.search.glob_match import BACKWARDS_RANGE, UNCLOSED_SET
 from rootbound.workspace import Limits, ToolError, run_tool
+from tests.helpers.trees import bracket_workspace
 
 
 @pytest.fixture
 def fs(tmp_path: Path) -> RootedFS:
-    root = tmp_path.resolve() / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "a.py").write_text("needle\n")
-    (root / "[").write_text("needle\n")  # a file literally named "[": [[] finds it
-    return RootedFS(Boundary([root]))
+    return RootedFS(Boundary([bracket_workspace(tmp_path)]))
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ import pytest
 from rootbound import Boundary
 from rootbound.confine import landlock
 from rootbound.workspace.sandbox import Sandbox
-from tests.helpers.serve_process import serve, text_of
+from tests.helpers.serve_process import serve, serve_cli, text_of
 
 KERNEL_ABI = landlock.abi_version()
 needs_landlock = pytest.mark.skipif(KERNEL_ABI == 0, reason="this kernel offers no Landlock (tested where it does)")
@@ -319,26 +319,15 @@ def test_refuses_to_sandbox_a_process_already_running_threads(tree: Path) -> Non
     assert done.stdout.startswith("refused: 2 threads are running"), done.stdout + done.stderr
 
 
-def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rootbound", "serve", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    )
-
-
 def test_require_sandbox_refuses_to_start_without_it(tree: Path) -> None:
-    done = _cli(str(tree / "inside"), "--no-sandbox", "--require-sandbox")
+    done = serve_cli(str(tree / "inside"), "--no-sandbox", "--require-sandbox")
     assert done.returncode == 2
     assert done.stderr == "rootbound serve: --require-sandbox: sandbox off (--no-sandbox)\n"
 
 
 @needs_landlock
 def test_stdio_startup_line_reports_the_sandbox(tree: Path) -> None:
-    done = _cli(str(tree / "inside"))  # stdin at EOF: the server starts, reports, and ends
+    done = serve_cli(str(tree / "inside"))  # stdin at EOF: the server starts, reports, and ends
     first = done.stderr.splitlines()[0]
     assert first.startswith("rootbound serve: stdio; roots: "), first
     assert first.endswith(
