@@ -6,7 +6,9 @@ directory it lands in is still inside the root when it lands. So content goes to
 to the same directory fd: ``rename`` to replace, ``renameat2(RENAME_NOREPLACE)`` to create (a name that appears
 meanwhile, a planted symlink included, makes it fail instead of being replaced). Just before publishing,
 :func:`beneath` walks ``..`` from the directory fd up to the root's inode: a local process that moved the
-directory out of the root mid-write gets the temp file removed and a denial, not a file outside.
+directory out of the root before that gets the temp file removed and a denial, not a file outside. The walk is
+not the syscall: a move during or after it is refused by the kernel on the write domain's threads
+(``write_domain``), or, without Landlock, caught by :func:`undo_if_outside` after the syscall and undone.
 
 Nothing here resolves a path: callers pass fds they opened beneath a root (``rootbound.confine.rooted_fs``).
 """

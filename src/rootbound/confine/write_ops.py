@@ -10,8 +10,11 @@ Policies (also in ``docs/security.md``):
 * Nothing is ever written through a name: content goes to a temp file beside the target and is renamed over it
   (``replace``) or renamed into a free name with ``RENAME_NOREPLACE`` (create-only), so readers never see a
   partial file and a name that appears meanwhile (a planted symlink included) is never replaced by a create.
-* Before every rename the directory is proven beneath its root by walking ``..`` from its fd; a directory moved
-  out mid-write gets the temp file removed and an :class:`~rootbound.OutsideRoots` denial.
+* Every operation runs on the boundary's write domain (``write_domain``): threads Landlock lets write only beneath
+  the roots, so the kernel refuses a syscall in a directory moved out of them mid-write. Before every rename the
+  directory is also proven beneath its root by walking ``..`` from its fd (a directory moved out earlier gets the
+  temp file removed and an :class:`~rootbound.OutsideRoots` denial); without Landlock the proof runs again after
+  each syscall, and what landed outside is undone.
 * An edit reads the file through an ``O_PATH`` fd checked to be a regular file (a FIFO or device is never opened
   for reading), and writes only if the name still holds that same, unchanged inode: a file replaced, grown or
   touched meanwhile is :class:`~rootbound.text.edit.FileChanged`, never overwritten.
