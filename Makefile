@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
 
-.PHONY: demo test lint typecheck pytest test-deps install clean
+.PHONY: demo test lint typecheck pytest check-mcp1 test-deps install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The library on mcp 1.x (issue 28): the adapter modules type-checked against 1.x (MCP_V2 always false), then the
+# tests that run on both majors plus the 1.x-only ones, in .deps/mcp1 (scripts/setup-test-deps.sh installs it).
+MCP1      := .deps/mcp1/bin/python
+MCP1_TYPED := src/rootbound/mcp/_sdk_major.py tests/mcp/v1
+MCP1_TESTS := tests/mcp/both tests/mcp/v1
+
+check-mcp1: $(STAMP) test-deps
+	$(BIN)/mypy --config-file tests/mcp/v1/mypy.ini --python-executable $(MCP1) $(MCP1_TYPED)
+	$(MCP1) -m pytest -p no:cacheprovider $(MCP1_TESTS)
+
 # npm packages (conformance runner, TypeScript SDK) into .deps/ and nginx via apt: idempotent, seconds when present.
 test-deps:
 	bash scripts/setup-test-deps.sh
@@ -41,7 +51,7 @@ test-deps:
 pytest: $(STAMP) test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-test: lint typecheck pytest
+test: lint typecheck pytest check-mcp1
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -7,6 +7,8 @@
 #   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
 #   .deps/frameworks   agent frameworks, one venv each (pip, pinned by tests/judges/frameworks/requirements/*.txt):
 #                      pydantic-ai, fastmcp, openai-agents, langchain-mcp-adapters, mcp-use (tests/judges/frameworks)
+#   .deps/mcp1         the latest mcp 1.x with this checkout (-e .), for the tests that run on both SDK majors (pinned by
+#                      tests/mcp/v1/requirements.txt; `make pytest-mcp1`)
 #   ripgrep            Debian package, the judge of the ignore-aware walk (tests/judges/test_ripgrep_ignore.py)
 #   nginx              Debian package, for the multi-instance test (tests/judges/test_deploy_nginx.py starts its own
 #                      instance on loopback with its own config, pid and log paths; the system service is never
@@ -147,6 +149,28 @@ for framework in "pydantic-ai 1" "fastmcp 1" "openai-agents 1" "langchain-mcp-ad
     framework_venv $framework &
     framework_pids+=($!)
 done
+# --- the library on mcp 1.x (issue 28): .deps/mcp1, the pins plus this checkout, editable, so pip resolves
+# rootbound's own requirement against mcp 1.x (a requirement that excluded 1.x fails here). Beside the frameworks.
+mcp1_venv() {
+    local pins="$ROOT/tests/mcp/v1/requirements.txt" dst="$DEPS/mcp1"
+    local python=${PYTHON:-python3} want
+    want=$( { cat "$pins" "$ROOT/pyproject.toml"; echo "$ROOT"; "$python" -V 2>&1; } | sha256sum | cut -d' ' -f1)
+    if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -x "$dst/bin/python" ]]; then
+        return 0
+    fi
+    log "installing mcp 1.x and this checkout into .deps/mcp1 (pinned by tests/mcp/v1/requirements.txt)"
+    rm -rf "$dst"
+    "$python" -m venv "$dst"
+    if ! "$dst/bin/python" -m pip install -q --disable-pip-version-check -r "$pins" -e "$ROOT" >"$dst.log" 2>&1; then
+        tail -n 20 "$dst.log" >&2
+        log "pip could not install .deps/mcp1 (the whole log: .deps/mcp1.log)"
+        exit 1
+    fi
+    echo "$want" >"$dst/.installed"
+}
+mcp1_venv &
+framework_pids+=($!)
+
 for pid in "${framework_pids[@]}"; do
     wait "$pid" || exit 1
 done

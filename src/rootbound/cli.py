@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from rootbound import __version__
+from rootbound.mcp._sdk_major import needs_mcp_2
 from rootbound.workspace import cli as serve_cli
 
 
@@ -26,6 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["serve"], ["audit"]) and not {"-h", "--help"} & set(argv):
+        refusal = needs_mcp_2(f"rootbound {argv[0]}")
+        if refusal is not None:  # the library runs on mcp 1.x; the server and the auditor are built on 2.x
+            print(f"rootbound: {refusal}", file=sys.stderr)
+            return 64
     if argv[:1] == ["audit"]:  # imported only here, so `rootbound serve` never loads the audit package
         from rootbound.audit import cli as audit_cli
 

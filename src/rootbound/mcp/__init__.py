@@ -3,7 +3,8 @@ cache and ``requestState`` state in ``roots_cache`` / ``request_state``) and onl
 
 The core never imports the SDK; these adapters do, and so do the applications built on them (``rootbound serve``
 in ``rootbound.workspace``, ``rootbound.cli`` and ``rootbound.demo``). Private SDK access is in one module per
-side, ``_sdk_server`` and ``_sdk_client``.
+side per SDK major: ``_sdk_server`` and ``_sdk_client`` (mcp 2.x), ``_sdk1_server`` and ``_sdk1_client`` (mcp 1.x,
+the handshake era only); ``_sdk_major`` says which is installed.
 
 * :class:`RootsService` (server): ``roots = await service.roots(ctx)`` in every protocol revision.
 * :class:`RootsProvider` (client): era-correct roots for ``mcp.Client`` and ``ClientSession``.
@@ -14,10 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rootbound.core.lazy_exports import lazy_names
-from rootbound.mcp.server import ChangeCallback, InputRequired, RootsService, mcp_error, tool_errors
 
 if TYPE_CHECKING:
     from rootbound.mcp.client import ClientKwargs, RootsProvider
+    from rootbound.mcp.server import ChangeCallback, InputRequired, RootsService, mcp_error, tool_errors
 
 __all__ = [
     "ChangeCallback",
@@ -29,5 +30,13 @@ __all__ = [
     "tool_errors",
 ]
 
-# The client side loads on first use: a server (``rootbound serve`` answering initialize) never needs it.
-__getattr__, __dir__ = lazy_names(__name__, {"ClientKwargs": "client", "RootsProvider": "client"})
+# Each side loads on first use: a server (``rootbound serve`` answering initialize) never needs the client, and
+# ``rootbound.mcp._sdk_major`` (which SDK major is installed) is readable before any SDK import.
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "ClientKwargs": "client",
+        "RootsProvider": "client",
+        **dict.fromkeys(("ChangeCallback", "InputRequired", "RootsService", "mcp_error", "tool_errors"), "server"),
+    },
+)
