@@ -37,7 +37,7 @@ typecheck: $(STAMP)
 # The library on mcp 1.x (issue 28): the adapter modules type-checked against 1.x (MCP_V2 always false), then the
 # tests that run on both majors plus the 1.x-only ones, in .deps/mcp1 (scripts/setup-test-deps.sh installs it).
 MCP1      := .deps/mcp1/bin/python
-MCP1_TYPED := src/rootbound/mcp/_sdk_major.py tests/mcp/v1
+MCP1_TYPED := src/rootbound/mcp/_sdk_major.py examples/v1_fastmcp_server.py examples/v1_client_session.py tests/mcp/v1
 MCP1_TESTS := tests/mcp/both tests/mcp/v1
 
 check-mcp1: $(STAMP) test-deps
