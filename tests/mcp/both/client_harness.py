@@ -63,7 +63,8 @@ class RawServer:
             await self.release.wait()
             asked = params.get("protocolVersion")
             version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
-            result = {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "0"}}
+            info = {"name": "raw", "version": "0"}
+            result = {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info}
         elif method == "ping":
             result = {}
         elif method == "tools/list":
@@ -193,9 +194,9 @@ def make_context(session: Any, request_id: int | str = 7) -> Any:
     return RequestContext(request_id=request_id, meta=None, session=session, lifespan_context=None)
 
 
-async def wait_until(predicate: Callable[[], Awaitable[bool] | bool], timeout: float = 10) -> None:
+async def wait_until(predicate: Callable[[], Awaitable[bool] | bool]) -> None:
     """Poll ``predicate`` until true (a hang guard, not a timing assertion)."""
-    with anyio.fail_after(timeout):
+    with anyio.fail_after(15):
         while True:
             value = predicate()
             if not isinstance(value, bool):
