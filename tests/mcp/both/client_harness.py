@@ -85,14 +85,15 @@ class RawServer:
         """Send a request to the client and return its whole response message (``result`` or ``error``)."""
         self._next_id += 1
         request_id = f"srv-{self._next_id}"
-        event, box = anyio.Event(), []
+        event, box = anyio.Event(), list[Message]()
         self._waiting[request_id] = (event, box)
         message: Message = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
         await self._send(message)
         await event.wait()
-        return box[0]
+        answer: Message = box[0]
+        return answer
 
     def methods(self) -> list[str]:
         """The method of every request and notification received, in order."""
@@ -123,9 +124,10 @@ def _to_sdk(message: Message) -> Any:
         import mcp_types
 
         return mcp_types.jsonrpc_message_adapter.validate_python(message)
-    from mcp import types
+    else:
+        from mcp import types
 
-    return types.JSONRPCMessage.model_validate(message)
+        return types.JSONRPCMessage.model_validate(message)
 
 
 @asynccontextmanager
@@ -189,9 +191,10 @@ def make_context(session: Any, request_id: int | str = 7) -> Any:
         from mcp.client.session import ClientRequestContext
 
         return ClientRequestContext(session=session, request_id=request_id)
-    from mcp.shared.context import RequestContext
+    else:
+        from mcp.shared.context import RequestContext
 
-    return RequestContext(request_id=request_id, meta=None, session=session, lifespan_context=None)
+        return RequestContext(request_id=request_id, meta=None, session=session, lifespan_context=None)
 
 
 async def wait_until(predicate: Callable[[], Awaitable[bool] | bool]) -> None:
