@@ -288,12 +288,34 @@ def _framework_callback(handler: Any) -> Any:
     return callback
 
 
+class _Connector:
+    """What mcp-use's connector does: keep the user's callback, hand the session a bound method that delegates."""
+
+    def __init__(self, callback: Any) -> None:
+        self._user_list_roots_callback = callback
+
+    async def _internal_list_roots_callback(self, context: Any) -> Any:
+        return await self._user_list_roots_callback(context)
+
+
+def _wrapped(kind: str, provider: RootsProvider) -> Any:
+    if kind == "closure-over-roots-handler":  # fastmcp / pydantic-ai with provider.roots_handler()
+        return _framework_callback(provider.roots_handler())
+    if kind == "closure-over-list-roots":
+
+        async def callback(context: Any) -> Any:
+            return await provider.list_roots(context)
+
+        return callback
+    return _Connector(provider.list_roots)._internal_list_roots_callback  # mcp-use's list_roots_callback=
+
+
+@pytest.mark.parametrize("kind", ["closure-over-roots-handler", "closure-over-list-roots", "delegating-connector"])
 @pytest.mark.parametrize("notify", [True, False])
-async def test_a_framework_closure_around_roots_handler_is_recognised(tmp_path: Path, notify: bool) -> None:
+async def test_a_framework_wrapper_around_the_provider_is_recognised(tmp_path: Path, notify: bool, kind: str) -> None:
     provider = RootsProvider([tmp_path / "a"], notify=notify, coalesce=0.01)
-    kwargs = {"list_roots_callback": _framework_callback(provider.roots_handler())}
     with anyio.fail_after(10):
-        async with memory_session(kwargs) as (session, server):
+        async with memory_session({"list_roots_callback": _wrapped(kind, provider)}) as (session, server):
             await session.initialize()
             assert provider.sessions() == [session]
             assert await _roots(server) == {"roots": [{"uri": path_to_uri(tmp_path / "a")}]}
@@ -304,6 +326,17 @@ async def test_a_framework_closure_around_roots_handler_is_recognised(tmp_path: 
             assert await _roots(server) == {"roots": [{"uri": path_to_uri(tmp_path / "b")}]}
     assert declared_capabilities(server.received)[0]["roots"] == {"listChanged": notify}
     assert count(server.received, LIST_CHANGED) == provider.notifications_sent(session) == int(notify)
+
+
+async def test_a_connector_with_its_own_roots_is_not_mistaken_for_a_provider() -> None:
+    """An object that keeps something else (a plain callback, a roots list) is the SDK's business."""
+    RootsProvider(["/a"])
+    connector = _Connector(_plain_callback)
+    connector.roots = [types.Root.model_validate({"uri": "file:///x"})]  # type: ignore[attr-defined]
+    with anyio.fail_after(10):
+        async with memory_session({"list_roots_callback": connector._internal_list_roots_callback}) as (s, server):
+            await s.initialize()
+    assert declared_capabilities(server.received)[0]["roots"] == {"listChanged": True}
 
 
 # -- a real stdio subprocess --------------------------------------------------------------------------------------
