@@ -97,21 +97,25 @@ def negotiated(session: ClientSession) -> str | None:
     return _NEGOTIATED.get(session)
 
 
-def _with_roots(request: types.ClientRequest, capability: types.RootsCapability | None) -> types.ClientRequest:
-    initialize = request.root
-    assert isinstance(initialize, types.InitializeRequest)
+def _with_roots(
+    initialize: types.InitializeRequest, capability: types.RootsCapability | None
+) -> types.InitializeRequest:
+    """A copy of ``initialize`` whose declared ``roots`` is ``capability`` (``None``: no ``roots`` key)."""
     capabilities = initialize.params.capabilities.model_copy(update={"roots": capability})
     params = initialize.params.model_copy(update={"capabilities": capabilities})
-    return types.ClientRequest(initialize.model_copy(update={"params": params}))
+    return initialize.model_copy(update={"params": params})
 
 
 async def _send_request(self: ClientSession, request: Any, result_type: type[_T], *args: Any, **kwargs: Any) -> _T:
-    root = getattr(request, "root", None)
-    if isinstance(root, types.InitializeRequest):
+    # ``initialize()`` sends a ``ClientRequest`` around the ``InitializeRequest``; a bare one serializes the same.
+    wrapped = isinstance(request, types.ClientRequest)
+    initialize = request.root if wrapped else request
+    if isinstance(initialize, types.InitializeRequest):
         hook = hook_of(self)
         if hook is not None:
-            capability = hook._rootbound_roots_capability(self, str(root.params.protocolVersion))
-            request = _with_roots(request, capability)
+            capability = hook._rootbound_roots_capability(self, str(initialize.params.protocolVersion))
+            rewritten = _with_roots(initialize, capability)
+            request = types.ClientRequest(rewritten) if wrapped else rewritten
     result: _T = await ORIGINAL_SEND_REQUEST(self, request, result_type, *args, **kwargs)
     return result
 

@@ -94,7 +94,7 @@ def test_pin_the_initialize_request_shape() -> None:
     )
     assert isinstance(request.root, types.InitializeRequest)
     assert request.root.params.capabilities.roots == types.RootsCapability.model_validate({"listChanged": True})
-    rewritten = _sdk1_client._with_roots(request, None)
+    rewritten = types.ClientRequest(_sdk1_client._with_roots(request.root, None))
     dumped = rewritten.model_dump(by_alias=True, mode="json", exclude_none=True)
     assert "roots" not in dumped["params"]["capabilities"]
     assert dumped["method"] == "initialize"
@@ -147,3 +147,24 @@ async def test_pin_list_changed_notification_and_send_roots_list_changed() -> No
             await session.send_notification(types.ClientNotification(types.RootsListChangedNotification()))
             await session.send_ping()
     assert count(server.received, LIST_CHANGED) == 1
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+async def test_an_initialize_sent_by_hand_is_rewritten_too(wrapped: bool) -> None:
+    """``send_request`` with an ``InitializeRequest``, bare or in a ``ClientRequest``: the provider's ad either way."""
+    provider = RootsProvider(["/a"], notify=False)
+    initialize = types.InitializeRequest(
+        params=types.InitializeRequestParams(
+            protocolVersion="2025-06-18",
+            capabilities=types.ClientCapabilities(roots=types.RootsCapability(listChanged=True)),
+            clientInfo=types.Implementation(name="by-hand", version="0"),
+        )
+    )
+    request: Any = types.ClientRequest(initialize) if wrapped else initialize
+    with anyio.fail_after(10):
+        async with memory_session(dict(provider.session_kwargs())) as (session, server):
+            result = await session.send_request(request, types.InitializeResult)
+    assert result.protocolVersion == "2025-06-18"
+    assert declared_capabilities(server.received) == [{"roots": {"listChanged": False}}]
+    assert provider.sessions() == [session]
+    assert _sdk1_client.negotiated(session) is None  # initialize() was not called: no list_changed will be sent
