@@ -187,7 +187,7 @@ async def test_check_exists_filters_the_answer(tmp_path: Path) -> None:
 
 
 async def test_a_burst_is_one_notification_per_session(tmp_path: Path) -> None:
-    provider = RootsProvider([tmp_path], coalesce=0.05)
+    provider = RootsProvider([tmp_path], coalesce=0.3)  # a window far longer than a burst, even on a loaded machine
     with anyio.fail_after(15):
         async with (
             memory_session(dict(provider.session_kwargs())) as (s1, server1),
@@ -345,7 +345,7 @@ async def test_a_connector_with_its_own_roots_is_not_mistaken_for_a_provider() -
 async def test_stdio_subprocess_wire(tmp_path: Path) -> None:
     """Raw frames: the capability as sent, the answers verbatim, one list_changed after ``initialized``."""
     a, b, d = tmp_path / "a b", tmp_path / "é", tmp_path / "d"
-    provider = RootsProvider([Root.from_path(a, "Alpha"), b], coalesce=0.05)
+    provider = RootsProvider([Root.from_path(a, "Alpha"), b], coalesce=0.3)
     with anyio.fail_after(30):
         async with stdio_session(dict(provider.session_kwargs())) as session:
             await session.initialize()

@@ -64,7 +64,7 @@ async def _fetch(session: ClientSession) -> Any:
 async def test_a_1x_sdk_server_sees_the_providers_roots(tmp_path: Path, notify: bool) -> None:
     changed: list[int] = []
     server = _server(changed)
-    provider = RootsProvider([Root.from_path(tmp_path / "a", "A")], notify=notify, coalesce=0.02)
+    provider = RootsProvider([Root.from_path(tmp_path / "a", "A")], notify=notify, coalesce=0.3)
     with anyio.fail_after(15):
         async with create_client_server_memory_streams() as (client, served), anyio.create_task_group() as tg:
             tg.start_soon(server.run, *served, server.create_initialization_options())
