@@ -17,7 +17,7 @@ from mcp.shared.message import SessionMessage
 
 from mcp import types
 from rootbound import InvalidPath, InvalidRootsAnswer, InvalidRootURI, Root, RootLimits, RootSet, path_to_uri
-from rootbound.mcp.client import RootsProvider, _to_sdk_result
+from rootbound.mcp.client import RootsHandlerError, RootsListHandler, RootsProvider, _to_sdk_result
 from tests.mcp.both.client_harness import make_context
 
 ClientRequestContext = Any  # 2.x ClientRequestContext, 1.x RequestContext[ClientSession, Any]
@@ -270,6 +270,22 @@ async def test_client_kwargs_is_the_bound_callback() -> None:
     provider = RootsProvider(["/a"])
     assert provider.client_kwargs()["list_roots_callback"] == provider.list_roots
     assert provider.session_kwargs()["list_roots_callback"] == provider.list_roots
+
+
+# -- roots_handler(): the provider as a roots function ------------------------------------------------------
+
+
+async def test_the_handler_answers_roots_or_a_fixed_error() -> None:
+    provider = RootsProvider(["/srv/a"])
+    assert [str(root.uri) for root in await provider.roots_handler()(None)] == ["file:///srv/a"]
+    with pytest.raises(RootsHandlerError, match=r"^Roots not supported$"):
+        await RootsListHandler(RootsProvider())(None)
+
+    def broken(ctx: Any) -> Any:
+        raise RuntimeError("/secret/path")
+
+    with pytest.raises(RootsHandlerError, match=r"^Internal error$"):  # the handler's text never leaves
+        await RootsProvider(handler=broken).roots_handler()(None)
 
 
 # -- URIs through the SDK's own Root model (pydantic FileUrl on both majors) ----------------------------------------
