@@ -154,7 +154,7 @@ class Tools:
         return json.dumps(value)
 
 
-def _lowlevel(tools: Tools) -> Server[Any, Any]:
+def _lowlevel(tools: Tools) -> Any:
     """The tools on a lowlevel ``Server``: RootsErrors propagate to rootbound's wiring as they are."""
     if MCP_V2:
         from mcp.server.context import ServerRequestContext
@@ -169,25 +169,26 @@ def _lowlevel(tools: Tools) -> Server[Any, Any]:
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
         return Server("harness-lowlevel", on_list_tools=list_tools, on_call_tool=call_tool)
-    server: Server[Any, Any] = Server("harness-lowlevel")
+    else:
+        server: Server[Any, Any] = Server("harness-lowlevel")
 
-    @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
-    async def list_tools_v1() -> list[types.Tool]:
-        return [types.Tool.model_validate({"name": n, "inputSchema": SCHEMAS[n]}) for n in NAMES]
+        @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
+        async def list_tools_v1() -> list[types.Tool]:
+            return [types.Tool.model_validate({"name": n, "inputSchema": SCHEMAS[n]}) for n in NAMES]
 
-    @server.call_tool()  # type: ignore[untyped-decorator]
-    async def call_tool_v1(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
-        text = await tools.run(name, arguments)  # no ctx: service.roots() finds the request itself
-        return [types.TextContent(type="text", text=text)]
+        @server.call_tool()  # type: ignore[untyped-decorator]
+        async def call_tool_v1(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
+            text = await tools.run(name, arguments)  # no ctx: service.roots() finds the request itself
+            return [types.TextContent(type="text", text=text)]
 
-    return server
+        return server
 
 
 def _framework(tools: Tools) -> Any:
     """The tools on the major's decorator framework (mcp 2.x ``MCPServer``, mcp 1.x ``FastMCP``), each inside
     ``tool_errors()`` so a denial reaches the model with its fixed text on both."""
     if MCP_V2:
-        app: Any = MCPServer("harness-framework")
+        app = MCPServer("harness-framework")
 
         @app.tool(name="roots")
         async def roots(ctx: Context[Any, Any]) -> str:
@@ -202,7 +203,7 @@ def _framework(tools: Tools) -> Any:
             with tool_errors():
                 return await tools.run("roots", {}, ctx)
 
-    @app.tool(name="check")  # type: ignore[misc]
+    @app.tool(name="check")
     async def check(path: str) -> str:
         with tool_errors():
             return await tools.run("check", {"path": path})
@@ -227,7 +228,7 @@ def build(kind: str, service: RootsService) -> tuple[Any, Tools]:
     return server, tools
 
 
-def lowlevel_of(server: Any) -> Server[Any, Any]:
+def lowlevel_of(server: Any) -> Any:
     if isinstance(server, Server):
         return server
     inner = getattr(server, "_lowlevel_server" if MCP_V2 else "_mcp_server")
