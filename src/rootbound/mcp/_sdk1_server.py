@@ -227,6 +227,13 @@ class _Guarded:
             if self.tool:
                 return tool_failure(error)
             raise mcp_error(error) from None
+        except McpError:
+            raise
+        except Exception as error:  # FastMCP 1.x re-raises e.g. "Error reading resource URI: " + it
+            refused = refusal.error
+            if refused is None or not _names(str(error), str(refused)):
+                raise
+            raise (mcp_error(refused) if isinstance(refused, RootsError) else refused) from None
         finally:
             REFUSAL.reset(token)
         refused = refusal.error
@@ -251,7 +258,10 @@ def _shows(result: Any, message: str) -> bool:
     content = getattr(root, "content", None)
     if not content or not isinstance(content[0], types.TextContent):
         return False
-    text = content[0].text
+    return _names(content[0].text, message)
+
+
+def _names(text: str, message: str) -> bool:
     return text == message or text.endswith(": " + message)
 
 
