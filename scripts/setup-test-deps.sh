@@ -115,22 +115,27 @@ if [[ "${ROOTBOUND_SKIP_APT:-}" != 1 ]] && ! command -v rg >/dev/null; then
 fi
 
 # --- agent frameworks (tests/judges/frameworks): one venv each under .deps/frameworks/NAME, every package pinned by
-# tests/judges/frameworks/requirements/NAME.txt (a pip freeze). Those on mcp 2 also see this checkout's src/ (a .pth
-# file: the drivers import rootbound.mcp); those pinned to mcp<2 (langchain-mcp-adapters, mcp-use) cannot share a
-# venv with rootbound and drive `rootbound serve` from .venv as a subprocess. A stamp (.installed: the hash of the
-# pins, the flag and the Python version) makes a second run a no-op.
+# tests/judges/frameworks/requirements/NAME.txt (a pip freeze). Those on mcp 2 (flag 1) see this checkout's src/
+# through a .pth file (the drivers import rootbound.mcp). Those pinned to mcp<2 (flag pip: langchain-mcp-adapters,
+# mcp-use) get this checkout installed by pip, editable, WITH dependency resolution, so pip proves rootbound's own
+# requirement admits their mcp 1.x (issue 28: `pip install langchain-mcp-adapters==0.3.2 rootbound` resolves); their
+# pins carry rootbound's runtime deps so nothing floats. Every driver runs `rootbound serve` from .venv as a
+# subprocess. A stamp (.installed: the hash of the pins, the flag, pyproject.toml and the Python version) makes a
+# second run a no-op.
 framework_venv() {
     local name=$1 with_rootbound=$2
     local pins="$ROOT/tests/judges/frameworks/requirements/$name.txt" dst="$DEPS/frameworks/$name"
     local python=${PYTHON:-python3} want site
-    want=$( { cat "$pins"; echo "rootbound=$with_rootbound $ROOT"; "$python" -V 2>&1; } | sha256sum | cut -d' ' -f1)
+    local -a editable=()
+    [[ $with_rootbound == pip ]] && editable=(-e "$ROOT")
+    want=$( { cat "$pins"; echo "rootbound=$with_rootbound $ROOT"; [[ $with_rootbound == pip ]] && cat "$ROOT/pyproject.toml"; "$python" -V 2>&1; } | sha256sum | cut -d' ' -f1)
     if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -x "$dst/bin/python" ]]; then
         return 0
     fi
     log "installing $name into .deps/frameworks/$name (pinned by tests/judges/frameworks/requirements/$name.txt)"
     rm -rf "$dst"
     "$python" -m venv "$dst"
-    if ! "$dst/bin/python" -m pip install -q --disable-pip-version-check -r "$pins" >"$dst.log" 2>&1; then
+    if ! "$dst/bin/python" -m pip install -q --disable-pip-version-check -r "$pins" ${editable[@]+"${editable[@]}"} >"$dst.log" 2>&1; then
         tail -n 20 "$dst.log" >&2
         log "pip could not install $name (the whole log: .deps/frameworks/$name.log)"
         exit 1
@@ -144,7 +149,7 @@ framework_venv() {
 
 # Side by side: a cold install is mostly waiting on downloads and unpacking (see docs/interop.md for timings).
 framework_pids=()
-for framework in "pydantic-ai 1" "fastmcp 1" "openai-agents 1" "langchain-mcp-adapters 0" "mcp-use 0"; do
+for framework in "pydantic-ai 1" "fastmcp 1" "openai-agents 1" "langchain-mcp-adapters pip" "mcp-use pip"; do
     # shellcheck disable=SC2086  # two words: the name and the flag
     framework_venv $framework &
     framework_pids+=($!)

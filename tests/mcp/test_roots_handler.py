@@ -20,7 +20,6 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from rootbound.mcp import RootsProvider
 from rootbound.mcp._sdk_client import hook_of
-from rootbound.mcp.client import RootsHandlerError, RootsListHandler
 from tests.fixtures.recording_server import LIST_CHANGED, Recorder, declared_capabilities
 from tests.helpers.mcp_client import http_server, wait_until
 
@@ -74,16 +73,3 @@ def test_fastmcp_wrapper_holds_the_handler() -> None:
         _list_roots_callback = create_roots_callback(handler)
 
     assert hook_of(Session()) is handler  # type: ignore[arg-type]
-
-
-async def test_the_handler_answers_roots_or_a_fixed_error() -> None:
-    provider = RootsProvider(["/srv/a"])
-    assert [str(root.uri) for root in await provider.roots_handler()(None)] == ["file:///srv/a"]
-    with pytest.raises(RootsHandlerError, match=r"^Roots not supported$"):
-        await RootsListHandler(RootsProvider())(None)
-
-    def broken(ctx: Any) -> Any:
-        raise RuntimeError("/secret/path")
-
-    with pytest.raises(RootsHandlerError, match=r"^Internal error$"):  # the handler's text never leaves
-        await RootsProvider(handler=broken).roots_handler()(None)

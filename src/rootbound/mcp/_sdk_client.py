@@ -45,19 +45,28 @@ ORIGINAL_BUILD_CAPABILITIES: Final[Callable[[ClientSession, str], types.ClientCa
 
 
 def hook_of(session: ClientSession) -> RootsCapabilityHook | None:
-    """The provider behind ``session``'s roots callback: the callback is a provider's bound method, or a
-    framework's wrapper (a closure, like fastmcp's ``create_roots_callback``) around a provider's roots handler."""
+    """The provider behind ``session``'s roots callback: the callback is a provider's bound method; or a
+    framework's wrapper (a closure, like fastmcp's ``create_roots_callback``) around a provider's roots handler; or
+    a bound method of a framework object that keeps a provider's callback and delegates to it (mcp-use's connector
+    stores ``list_roots_callback`` and answers through it). One level deep, never a guess further."""
     callback = getattr(session, "_list_roots_callback", None)
     owner = getattr(callback, "__self__", None)
     if isinstance(owner, RootsCapabilityHook):
         return owner
+    held: list[object] = []
     for cell in getattr(callback, "__closure__", None) or ():
         try:
-            inner = cell.cell_contents
+            held.append(cell.cell_contents)
         except ValueError:  # an empty cell
             continue
+    if owner is not None and not isinstance(owner, type):
+        held.extend(getattr(owner, "__dict__", {}).values())
+    for inner in held:
         if isinstance(inner, RootsCapabilityHook) and not isinstance(inner, type):
             return inner
+        inner_owner = getattr(inner, "__self__", None)
+        if isinstance(inner_owner, RootsCapabilityHook) and not isinstance(inner_owner, type):
+            return inner_owner
     return None
 
 

@@ -15,6 +15,11 @@ even in 2026-07-28 ``_meta`` where the member means nothing, has no store and no
 
 Integration: ``mcp.Client(target, **provider.client_kwargs())``, or
 ``ClientSession(read, write, **provider.session_kwargs())`` for a bare session.
+
+On mcp 1.x (1.24 or later) the handshake era is all there is: ``ClientSession(read, write,
+**provider.session_kwargs())`` (or a framework's ``session_kwargs`` / roots function) gets the same capability
+promise, answers and coalesced ``list_changed``; ``mcp.Client`` does not exist there. The private SDK access lives
+in ``_sdk_client`` (2.x) and ``_sdk1_client`` (1.x).
 """
 
 from __future__ import annotations
@@ -31,14 +36,27 @@ from typing import Any, TypeAlias, TypedDict
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
-import mcp_types as types
-from mcp.client.session import ClientRequestContext, ClientSession, ListRootsFnT
 
 from rootbound.core import errors
 from rootbound.core.errors import InvalidRootsAnswer
 from rootbound.core.mrtr import advertised_roots_capability, era_of
 from rootbound.core.roots import DEFAULT_LIMITS, Root, RootLike, RootLimits, RootSet
-from rootbound.mcp import _sdk_client
+from rootbound.mcp._sdk_major import MCP_V2
+
+if MCP_V2:
+    import mcp_types as types
+    from mcp.client.session import ClientRequestContext, ClientSession, ListRootsFnT
+
+    from rootbound.mcp import _sdk_client
+else:
+    from mcp.client.session import ClientSession, ListRootsFnT
+    from mcp.shared.context import RequestContext
+
+    from mcp import types
+    from rootbound.mcp import _sdk1_client as _sdk_client
+
+    ClientRequestContext: TypeAlias = RequestContext[ClientSession, Any]
+    """mcp 1.x has no ``ClientRequestContext``: its callbacks get a ``RequestContext`` around the session."""
 
 __all__ = [
     "ClientKwargs",
@@ -56,14 +74,16 @@ RootsAnswer: TypeAlias = RootSet | Iterable[RootLike] | types.ListRootsResult
 """What a dynamic handler returns (an SDK ``ListRootsResult`` is accepted for migration and re-validated)."""
 
 RootsHandler: TypeAlias = Callable[[ClientRequestContext], RootsAnswer | Awaitable[RootsAnswer]]
-"""A dynamic roots source, sync or async; it receives the SDK's request context (session, request id, meta)."""
+"""A dynamic roots source, sync or async; it receives the SDK's request context (session, request id, meta):
+``mcp.client.session.ClientRequestContext`` on 2.x, ``mcp.shared.context.RequestContext`` on 1.x."""
 
 GENERIC_ERROR_MESSAGE = "Internal error"
 ROOTS_NOT_SUPPORTED_MESSAGE = "Roots not supported"
 
 
 class ClientKwargs(TypedDict):
-    """Keyword arguments for ``mcp.Client`` (typed so ``Client(target, **kwargs)`` type-checks)."""
+    """Keyword arguments for ``mcp.Client`` (typed so ``Client(target, **kwargs)`` type-checks). mcp 1.x has no
+    ``mcp.Client``; there the same keyword fits every API taking ``list_roots_callback`` (``ClientSession``)."""
 
     list_roots_callback: ListRootsFnT
 
@@ -260,7 +280,9 @@ class RootsProvider:
     # -- integration -----------------------------------------------------------------------------------
 
     def client_kwargs(self) -> ClientKwargs:
-        """``mcp.Client(target, **provider.client_kwargs())``: roots from this provider, era-correct capability."""
+        """``mcp.Client(target, **provider.client_kwargs())``: roots from this provider, era-correct capability.
+
+        mcp 1.x has no ``mcp.Client``: use :meth:`session_kwargs` (the same mapping) with ``ClientSession``."""
         return {"list_roots_callback": self.list_roots}
 
     def session_kwargs(self) -> SessionKwargs:
@@ -310,12 +332,12 @@ class RootsProvider:
     @staticmethod
     def _wants_notification(session: ClientSession, link: _Link) -> bool:
         """Handshake connection, initialized, and we promised ``listChanged: true`` to it."""
-        return (
-            link.declared_list_changed is True
-            and not link.failed
-            and session.initialize_result is not None
-            and era_of(session.protocol_version) == "handshake"
-        )
+        if link.declared_list_changed is not True or link.failed:
+            return False
+        if MCP_V2:
+            return session.initialize_result is not None and era_of(session.protocol_version) == "handshake"
+        version = _sdk_client.negotiated(session)  # set once the 1.x initialize() returned
+        return version is not None and era_of(version) == "handshake"
 
     def _schedule_notifications(self) -> None:
         for session, link in list(self._links.items()):
@@ -346,7 +368,10 @@ class RootsProvider:
                 session = ref()
                 if session is None:
                     break
-                await session.send_notification(types.RootsListChangedNotification())
+                if MCP_V2:
+                    await session.send_notification(types.RootsListChangedNotification())
+                else:
+                    await session.send_notification(types.ClientNotification(types.RootsListChangedNotification()))
                 link.notifications += 1
         except Exception:
             # Runs in the session's task group: never let a failed send take the connection down.

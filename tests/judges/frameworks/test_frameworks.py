@@ -1,12 +1,14 @@
 """The agent frameworks people use, driving ``rootbound serve`` as their users would (issue 26).
 
 Each framework runs in its own venv under ``.deps/frameworks/NAME`` (``scripts/setup-test-deps.sh``); those pinned
-to ``mcp<2`` (langchain-mcp-adapters, mcp-use) have no rootbound and start ``rootbound serve`` from this venv as a
-subprocess. A driver (``drivers/drive_NAME.py``, run with that venv's Python) connects over stdio or Streamable HTTP
-on 127.0.0.1, lists the tools, calls every one with arguments the framework builds from our schemas, and, where the
-framework can declare roots, checks confinement: a read inside the DIR but outside the declared root, a roots
-change, a client that declares roots but has listed none, and one that withdrew them all. It prints a JSON report;
-the judging is here. No LLM: pydantic-ai runs a ``FunctionModel``, the others are invoked directly.
+to ``mcp<2`` (langchain-mcp-adapters, mcp-use) get rootbound installed by pip from this checkout (issue 28: it
+resolves beside them) and use its ``RootsProvider`` on mcp 1.x. Every driver starts ``rootbound serve`` from this
+venv (mcp 2.x) as a subprocess. A driver (``drivers/drive_NAME.py``, run with that venv's Python) connects over
+stdio or Streamable HTTP on 127.0.0.1, lists the tools, calls every one with arguments the framework builds from our
+schemas, and, where the framework can declare roots, checks confinement: a read inside the DIR but outside the
+declared root, a roots change, a client that declares roots but has listed none, and one that withdrew them all. It
+prints a JSON report; the judging is here. No LLM: pydantic-ai runs a ``FunctionModel``, the others are invoked
+directly.
 
 stdio runs are ``--writable`` (every tool, the writing ones included); HTTP runs are read-only (the writing tools
 must not be offered). ``docs/interop.md`` has the matrix this file backs.
@@ -167,6 +169,39 @@ def _judge(cell: Cell, cfg: dict[str, Any], report: dict[str, Any], writable: bo
         assert "has listed none" in report["empty_first_roots"]["text"]
 
 
+MCP1_FRAMEWORKS = ("langchain-mcp-adapters", "mcp-use")
+
+
+@pytest.mark.parametrize("framework", MCP1_FRAMEWORKS)
+def test_rootbound_installs_beside_a_framework_on_mcp_1(framework: str) -> None:
+    """pip resolved rootbound's own requirement with the framework's ``mcp<2`` pin (``pip check``), and both import
+    there: the framework, and ``rootbound.mcp`` from this checkout, on mcp 1.x."""
+    python = VENVS / framework / "bin" / "python"
+    assert python.exists(), f"{python} is missing: run scripts/setup-test-deps.sh (make test-deps)"
+    module = framework.replace("-", "_")
+    probe = (
+        f"import json, importlib.metadata as m, {module}, rootbound, rootbound.mcp\n"
+        "from rootbound.mcp import RootsProvider\n"
+        "RootsProvider([])\n"
+        "print(json.dumps([m.version('mcp'), m.version('rootbound'), rootbound.__file__]))"
+    )
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": ""}
+    done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    mcp_version, _rootbound_version, location = json.loads(done.stdout.strip().splitlines()[-1])
+    assert mcp_version.startswith("1."), mcp_version
+    assert Path(location).resolve().is_relative_to(ROOT / "src"), location  # this checkout, not a PyPI release
+    check = subprocess.run(
+        [str(python), "-m", "pip", "check", "--disable-pip-version-check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 @pytest.mark.parametrize("cell", CELLS, ids=lambda cell: cell.id)
 def test_framework(request: pytest.FixtureRequest, tmp_path: Path, cell: Cell) -> None:
     cfg = _tree(tmp_path)
@@ -192,6 +227,13 @@ def test_framework(request: pytest.FixtureRequest, tmp_path: Path, cell: Cell) -
         assert (sent != "list_changed sent 0") is (cell.era == "2025-11-25"), notes
     if cell.framework == "mcp-use":
         assert "sent null" in notes  # its LangChain adapter fills unused options with null: accepted as absent
+    if cell.framework in MCP1_FRAMEWORKS:
+        # rootbound's RootsProvider on mcp 1.x: it built the session's ad (the listChanged it promised, as it went
+        # on the wire), tracks the live session, and sent one list_changed per roots change of the plan (three).
+        assert any(note.startswith("mcp 1.") for note in notes), notes
+        assert 'declared roots [{"listChanged": true}]' in notes, notes
+        assert "provider sessions 1" in notes, notes
+        assert "list_changed sent 3" in notes, notes
     if cell.framework == "openai-agents":
         assert not any(note.startswith("not strict") for note in notes), notes  # every schema converted
     if writable:

@@ -1,9 +1,11 @@
 # mypy: ignore-errors
 # Runs in a framework's own venv (.deps/frameworks/NAME), against that framework's SDK: not type-checked here.
-"""langchain-mcp-adapters (its own venv: its latest release needs mcp<2, so no rootbound here). Tools come from
-``load_mcp_tools`` on a session of ``MultiServerMCPClient``; each call is a LangChain tool call (``ainvoke`` with
-a ``ToolCall``), answered by a ``ToolMessage`` whose ``status`` says whether the tool failed. Roots: the session's
-``list_roots_callback`` (``session_kwargs``), a change announced with ``send_roots_list_changed``."""
+"""langchain-mcp-adapters (its own venv: its latest release needs mcp<2, so rootbound there runs on mcp 1.x,
+installed by pip from this checkout). Tools come from ``load_mcp_tools`` on a session of ``MultiServerMCPClient``;
+each call is a LangChain tool call (``ainvoke`` with a ``ToolCall``), answered by a ``ToolMessage`` whose ``status``
+says whether the tool failed. Roots: a ``RootsProvider`` through the connection's ``session_kwargs``
+(``provider.session_kwargs()``: the session's ``list_roots_callback``); a change is ``provider.set_roots``, whose
+coalesced ``list_changed`` is flushed before the next call."""
 
 from __future__ import annotations
 
@@ -11,28 +13,29 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from _plan import Adapter, Outcome, run, uri
-from langchain_mcp_adapters.client import MultiServerMCPClient
-from langchain_mcp_adapters.tools import load_mcp_tools
+from _plan import Adapter, Outcome, run
+from _wire import notes_for, record_initialize
 
-from mcp import types
+record_initialize()  # before rootbound.mcp is imported (see _wire)
+
+from langchain_mcp_adapters.client import MultiServerMCPClient  # noqa: E402
+from langchain_mcp_adapters.tools import load_mcp_tools  # noqa: E402
+
+from rootbound.mcp import RootsProvider  # noqa: E402
 
 
 @contextlib.asynccontextmanager
 async def build(cfg: dict[str, Any]) -> AsyncIterator[Adapter]:
-    roots: list[types.Root] = []
-
-    async def list_roots(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=list(roots))
-
+    provider = RootsProvider([])  # declares roots, lists none until set_roots
     connection: dict[str, Any]
     if cfg["transport"] == "stdio":
         command, *args = cfg["command"]
         connection = {"transport": "stdio", "command": command, "args": args}
     else:
         connection = {"transport": "streamable_http", "url": cfg["url"]}
-    connection["session_kwargs"] = {"list_roots_callback": list_roots}
+    connection["session_kwargs"] = dict(provider.session_kwargs())
     client = MultiServerMCPClient({"workspace": connection})
+    notes: list[str] = []
     async with client.session("workspace") as session:
         tools = {tool.name: tool for tool in await load_mcp_tools(session)}
         calls = 0
@@ -53,10 +56,11 @@ async def build(cfg: dict[str, Any]) -> AsyncIterator[Adapter]:
             return Outcome(message.status == "error", content)
 
         async def set_roots(paths: list[str]) -> None:
-            roots[:] = [types.Root(uri=uri(path)) for path in paths]  # type: ignore[arg-type]
-            await session.send_roots_list_changed()
+            await provider.set_roots(paths)
+            await provider.flush()  # the list_changed is on its way before the next call
 
-        yield Adapter(list_tools, call, set_roots)
+        yield Adapter(list_tools, call, set_roots, notes)
+        notes.extend(notes_for(provider))
 
 
 if __name__ == "__main__":

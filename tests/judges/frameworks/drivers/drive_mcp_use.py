@@ -1,10 +1,12 @@
 # mypy: ignore-errors
 # Runs in a framework's own venv (.deps/frameworks/NAME), against that framework's SDK: not type-checked here.
-"""mcp-use (its own venv: its latest release needs mcp<2, so no rootbound here). Tools come from its LangChain
-adapter (``LangChainAdapter.create_tools``), which turns each input schema into a pydantic model and passes every
-field on, so options the call does not use arrive as ``null``. Roots: ``MCPClient(roots=...)`` and the
-connector's ``set_roots``, which sends ``notifications/roots/list_changed``; with no roots set, mcp-use still
-declares the capability and answers ``[]``."""
+"""mcp-use (its own venv: its latest release needs mcp<2, so rootbound there runs on mcp 1.x, installed by pip from
+this checkout). Tools come from its LangChain adapter (``LangChainAdapter.create_tools``), which turns each input
+schema into a pydantic model and passes every field on, so options the call does not use arrive as ``null``.
+Roots: a ``RootsProvider`` as ``MCPClient(list_roots_callback=provider.list_roots)``; mcp-use's connector keeps it
+and hands the session a method of its own that delegates to it, where rootbound still finds the provider (so the
+capability and ``list_changed`` are the provider's). A change is ``provider.set_roots`` (not the connector's
+``set_roots``, which would answer from mcp-use's own list), flushed before the next call."""
 
 from __future__ import annotations
 
@@ -12,10 +14,15 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from _plan import Adapter, Outcome, run, uri
-from mcp.types import Root
-from mcp_use import MCPClient
-from mcp_use.agents.adapters import LangChainAdapter
+from _plan import Adapter, Outcome, run
+from _wire import notes_for, record_initialize
+
+record_initialize()  # before rootbound.mcp is imported (see _wire)
+
+from mcp_use import MCPClient  # noqa: E402
+from mcp_use.agents.adapters import LangChainAdapter  # noqa: E402
+
+from rootbound.mcp import RootsProvider  # noqa: E402
 
 
 @contextlib.asynccontextmanager
@@ -25,9 +32,11 @@ async def build(cfg: dict[str, Any]) -> AsyncIterator[Adapter]:
         server: dict[str, Any] = {"command": command, "args": args}
     else:
         server = {"url": cfg["url"]}
-    client = MCPClient({"mcpServers": {"workspace": server}}, roots=[])
+    provider = RootsProvider([])  # declares roots, lists none until set_roots
+    client = MCPClient({"mcpServers": {"workspace": server}}, list_roots_callback=provider.list_roots)
     session = await client.create_session("workspace")
     assert session is not None
+    notes: list[str] = []
     try:
         tools = {tool.name: tool for tool in await LangChainAdapter().create_tools(client)}
         sent: list[dict[str, Any]] = []
@@ -41,7 +50,6 @@ async def build(cfg: dict[str, Any]) -> AsyncIterator[Adapter]:
 
         outcomes: list[bool] = []
         session.connector.call_tool = recording  # type: ignore[method-assign]
-        notes: list[str] = []
 
         async def list_tools() -> dict[str, dict[str, Any]]:
             return {name: tool.args_schema.model_json_schema() for name, tool in tools.items()}
@@ -56,9 +64,11 @@ async def build(cfg: dict[str, Any]) -> AsyncIterator[Adapter]:
             return Outcome(outcomes[-1], text if isinstance(text, str) else repr(text))
 
         async def set_roots(paths: list[str]) -> None:
-            await session.connector.set_roots([Root(uri=uri(path)) for path in paths])  # type: ignore[arg-type]
+            await provider.set_roots(paths)
+            await provider.flush()  # the list_changed is on its way before the next call
 
         yield Adapter(list_tools, call, set_roots, notes)
+        notes.extend(notes_for(provider))
     finally:
         await client.close_all_sessions()
 

@@ -1,19 +1,26 @@
-"""RootsProvider without a server: the store, validation at the call site, the callback's answers and errors."""
+"""RootsProvider without a server: the store, validation at the call site, the callback's answers and errors.
+
+Runs on both SDK majors (tests/mcp/both): the context is whatever the installed SDK hands a roots callback.
+"""
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
-from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.client.session import ClientSession
 from mcp.shared.message import SessionMessage
 
+from mcp import types
 from rootbound import InvalidPath, InvalidRootsAnswer, InvalidRootURI, Root, RootLimits, RootSet, path_to_uri
-from rootbound.mcp.client import RootsProvider
+from rootbound.mcp.client import RootsHandlerError, RootsListHandler, RootsProvider, _to_sdk_result
+from tests.mcp.both.client_harness import make_context
+
+ClientRequestContext = Any  # 2.x ClientRequestContext, 1.x RequestContext[ClientSession, Any]
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +31,7 @@ def ctx() -> Iterator[ClientRequestContext]:
     send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](1)
     out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](1)
     session = ClientSession(receive, out_send)
-    yield ClientRequestContext(session=session, request_id=7)
+    yield make_context(session, 7)
     for stream in (send, receive, out_send, out_receive):
         stream.close()
 
@@ -263,3 +270,44 @@ async def test_client_kwargs_is_the_bound_callback() -> None:
     provider = RootsProvider(["/a"])
     assert provider.client_kwargs()["list_roots_callback"] == provider.list_roots
     assert provider.session_kwargs()["list_roots_callback"] == provider.list_roots
+
+
+# -- roots_handler(): the provider as a roots function ------------------------------------------------------
+
+
+async def test_the_handler_answers_roots_or_a_fixed_error() -> None:
+    provider = RootsProvider(["/srv/a"])
+    assert [str(root.uri) for root in await provider.roots_handler()(None)] == ["file:///srv/a"]
+    with pytest.raises(RootsHandlerError, match=r"^Roots not supported$"):
+        await RootsListHandler(RootsProvider())(None)
+
+    def broken(ctx: Any) -> Any:
+        raise RuntimeError("/secret/path")
+
+    with pytest.raises(RootsHandlerError, match=r"^Internal error$"):  # the handler's text never leaves
+        await RootsProvider(handler=broken).roots_handler()(None)
+
+
+# -- URIs through the SDK's own Root model (pydantic FileUrl on both majors) ----------------------------------------
+
+
+def test_pin_file_url_respells_some_uris_and_the_check_refuses_them() -> None:
+    """The SDK's ``Root.uri`` is pydantic's ``FileUrl``, which re-spells some URIs; ``_to_sdk_result`` refuses any."""
+    for raw, respelled in [("file:///srv/é", "file:///srv/%C3%A9"), ("file:///a/./b", "file:///a/b")]:
+        dumped = types.Root.model_validate({"uri": raw}).model_dump(mode="json")
+        assert dumped["uri"] == respelled
+    root = Root("file:///srv/x")
+    object.__setattr__(root, "uri", "file:///srv/é")  # a URI rootbound never makes, forced past its checks
+    with pytest.raises(InvalidRootsAnswer, match="re-spell"):
+        _to_sdk_result(RootSet((root,), 1))
+
+
+def test_canonical_uris_survive_file_url_byte_for_byte() -> None:
+    """Every URI rootbound makes passes the SDK's ``FileUrl`` unchanged, so the fail-closed check refuses no real root:
+    a segment with each printable ASCII character but the separators, non-ASCII, a Windows drive."""
+    chars = string.ascii_letters + string.digits + string.punctuation.replace("/", "").replace("\\", "") + " "
+    paths: list[Any] = [PurePosixPath(f"/srv/a{char}b") for char in chars]
+    paths += [PurePosixPath("/srv/é/日本/🙂"), PureWindowsPath("C:/Work/x y"), PureWindowsPath("D:/")]
+    uris = [path_to_uri(path) for path in paths]
+    result = _to_sdk_result(RootSet.of(uris))
+    assert [str(root.uri) for root in result.roots] == uris
