@@ -8,7 +8,8 @@ in-memory streams or to this file run as a real stdio subprocess (``python serve
 Tools (text answers): ``roots`` (URIs, one a line; the decorator flavour passes its ``Context``), ``check``
 (``{"path"}`` -> ``inside``/``outside``), ``snapshot`` / ``refresh`` / ``snapshot_then_roots`` / ``changes`` /
 ``break_callbacks`` (JSON; ``RootsService.snapshot``, ``refresh``, ``on_change``), ``stats`` (the service's
-``fetches`` / ``refreshes`` / ``cache_size``, for a subprocess).
+``fetches`` / ``refreshes`` / ``cache_size``, for a subprocess; ``probe`` is the same, under the name
+``tests/fixtures/hostile_wire.StdioPeer.probe`` calls).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
-from rootbound import RootsChange, RootSet
+from rootbound import RootsChange, RootsError, RootSet
 from rootbound.mcp import RootsService, tool_errors
 from rootbound.mcp._sdk_major import MCP_V2
 
@@ -67,7 +68,17 @@ __all__ = [
 HERE = Path(__file__)
 KINDS = ("lowlevel", "framework")
 TRANSPORTS = ("memory", "stdio")
-NAMES = ("roots", "check", "snapshot", "snapshot_then_roots", "refresh", "changes", "break_callbacks", "stats")
+NAMES = (
+    "roots",
+    "check",
+    "snapshot",
+    "snapshot_then_roots",
+    "refresh",
+    "changes",
+    "break_callbacks",
+    "stats",
+    "probe",
+)
 SCHEMAS: dict[str, dict[str, Any]] = {
     name: {"type": "object", "properties": {"path": {"type": "string"}}} if name == "check" else {"type": "object"}
     for name in NAMES
@@ -108,6 +119,8 @@ class Tools:
     def __init__(self, service: RootsService) -> None:
         self.service = service
         self.seen: list[dict[str, Any]] = []
+        self.failures: list[str] = []
+        """The text of every RootsError a tool ended with, in order (seen even when no client is left to tell)."""
         self.broken = False
         service.on_change(self._explode)
         service.on_change(self._record)
@@ -127,6 +140,13 @@ class Tools:
         )
 
     async def run(self, name: str, arguments: dict[str, Any], ctx: Any = None) -> str:
+        try:
+            return await self._run(name, arguments, ctx)
+        except RootsError as error:
+            self.failures.append(str(error))
+            raise
+
+    async def _run(self, name: str, arguments: dict[str, Any], ctx: Any) -> str:
         service = self.service
         if name == "roots":
             return "\n".join((await service.roots(ctx)).uris)
@@ -148,7 +168,7 @@ class Tools:
         elif name == "break_callbacks":
             self.broken = True
             value = True
-        elif name == "stats":
+        elif name in ("stats", "probe"):
             value = {"fetches": service.fetches, "refreshes": service.refreshes, "cache": service.cache_size}
         else:
             raise ValueError("unknown tool")
