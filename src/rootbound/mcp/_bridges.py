@@ -82,10 +82,11 @@ def note_refusal(error: BaseException) -> None:
 def tool_errors() -> Iterator[None]:
     """Inside an ``MCPServer`` / FastMCP tool: let a rootbound denial reach the model with its fixed, safe message.
 
-    ``MCPServer`` shows only ``ToolError`` text and masks every other exception as "Error executing tool"; a
-    denial is deliberate, so it should say why (its message never contains the caller's input). FastMCP 1.x
-    prefixes even a ``ToolError`` with "Error executing tool NAME: "; ``RootsService.install`` strips that
-    prefix from a denial this context raised, so the model reads the same text on both majors.
+    ``MCPServer`` (mcp 2.x) shows a ``ToolError``'s text after "Error executing tool NAME: " and masks every other
+    exception as "Error executing tool NAME"; a denial is deliberate, so it should say why (its message never
+    contains the caller's input). FastMCP 1.x shows any exception's text after that prefix; on mcp 1.x
+    ``RootsService.install`` strips the prefix from a denial this context (or ``service.roots``) raised, so the
+    model reads the fixed text alone.
     """
     if MCP_V2:
         from mcp.server.mcpserver.exceptions import ToolError
@@ -114,7 +115,10 @@ class InputRequired(SdkError):
 
     def __init__(self) -> None:
         # Raised on every first round: reuse one ErrorData instead of building a pydantic model each time.
-        Exception.__init__(self, self._ERROR.code, self._ERROR.message, None)
+        if MCP_V2:
+            Exception.__init__(self, self._ERROR.code, self._ERROR.message, None)
+        else:
+            Exception.__init__(self, self._ERROR.message)  # as mcp 1.x's McpError does
         self.error = self._ERROR
 
 

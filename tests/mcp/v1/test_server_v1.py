@@ -33,6 +33,8 @@ def test_rootbound_mcp_and_its_server_names_import_on_mcp_1() -> None:
     for name in ("ChangeCallback", "InputRequired", "RootsService", "mcp_error", "tool_errors"):
         assert getattr(module, name) is not None
     assert issubclass(rootbound.mcp.InputRequired, McpError)
+    never_raised_here = rootbound.mcp.InputRequired()  # there is no 2026-07-28 on mcp 1.x; the name still works
+    assert str(never_raised_here) == never_raised_here.error.message and never_raised_here.error.code == -32603
 
 
 def test_2026_only_api_is_a_typed_error_naming_the_sdk_it_needs() -> None:
