@@ -202,3 +202,21 @@ async def test_stateless_http_has_no_back_channel_and_says_so() -> None:
     fallback = RootsService(warn_deprecated=False, fallback=["/srv/allowed"])
     async with http_server(True, fallback) as url, http_client(url, ClientRoots()) as client:
         assert await client.text("roots") == "file:///srv/allowed"
+
+
+async def test_handlers_registered_after_install_are_wired_too() -> None:
+    """``@server.call_tool()`` after ``install``: the per-connection wiring still gives a -32021 its JSON-RPC form."""
+    service = RootsService(warn_deprecated=False)
+    server: Server[Any, Any] = Server("late")
+    service.install(server)
+
+    @server.call_tool()  # type: ignore[untyped-decorator]
+    async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
+        return [types.TextContent(type="text", text="\n".join((await service.roots()).uris))]
+
+    async with connect("memory", server, None) as client:
+        with pytest.raises(McpError) as info:
+            await client.call("roots")
+    assert info.value.error.code == -32021
+    async with connect("memory", server, ClientRoots(["file:///work/late"])) as client:
+        assert await client.text("roots") == "file:///work/late"
