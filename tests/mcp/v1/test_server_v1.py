@@ -210,6 +210,10 @@ async def test_handlers_registered_after_install_are_wired_too() -> None:
     server: Server[Any, Any] = Server("late")
     service.install(server)
 
+    @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
+    async def list_tools() -> list[types.Tool]:
+        return [types.Tool(name="roots", inputSchema={"type": "object"})]
+
     @server.call_tool()  # type: ignore[untyped-decorator]
     async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
         return [types.TextContent(type="text", text="\n".join((await service.roots()).uris))]
