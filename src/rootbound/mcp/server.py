@@ -15,7 +15,9 @@ Tool authors write ``roots = await service.roots(ctx)``. Underneath:
 
 Everything is wired by one server middleware (:meth:`RootsService.install`, ``_middleware``) so it works the same
 on the lowlevel ``Server``, on ``MCPServer`` and on FastMCP 4, and so ``service.roots()`` needs no
-framework-specific context.
+framework-specific context. On mcp 1.x (handshake era only; ``_sdk_major.MCP_V2`` false) the same handshake
+machinery runs behind 1.x's port (``_sdk1_server``: a per-connection lifespan and guarded request handlers instead
+of middleware), on the lowlevel ``Server`` and on FastMCP 1.x; the 2026-07-28-only API raises ``RequiresMcp2``.
 """
 
 from __future__ import annotations
