@@ -1,5 +1,6 @@
-"""``RootsService.snapshot``, ``refresh`` and ``on_change`` in both eras, over a real stdio subprocess
-(``changes_server.py``) with the real SDK client and a counting ``RootsProvider``."""
+"""``RootsService.snapshot``, ``refresh`` and ``on_change`` in 2026-07-28, over a real stdio subprocess
+(``changes_server.py``) with the real SDK client and a counting ``RootsProvider``. The handshake-era cases run
+on both SDK majors in ``tests/mcp/both/test_server_changes_handshake.py``."""
 
 from __future__ import annotations
 
@@ -56,115 +57,6 @@ async def call(client: Client, tool: str) -> Any:
     assert isinstance(content, types.TextContent), result
     assert not result.is_error, content.text
     return json.loads(content.text)
-
-
-async def list_changed_burst(client: Client, count: int) -> None:
-    for _ in range(count):
-        await client.session.send_notification(types.RootsListChangedNotification())
-
-
-async def wait_for_answers(roots: CountingRoots, count: int) -> None:
-    """Wait until the client has answered ``count`` roots requests, then one more debounce window."""
-    while roots.answers < count:
-        await anyio.sleep(0.01)
-    await anyio.sleep(DEBOUNCE * 3)
-
-
-# --------------------------------------------------------------------------------------------- handshake era
-
-
-async def test_handshake_snapshot_is_none_before_the_first_fetch_and_never_fetches() -> None:
-    roots = CountingRoots("file:///srv/a")
-    async with connect(roots, "legacy") as client:
-        assert await call(client, "snapshot") is None
-        assert roots.answers == 0  # a snapshot never asks
-        assert await call(client, "roots") == ["file:///srv/a"]
-        assert await call(client, "snapshot") == ["file:///srv/a"]
-        assert roots.answers == 1
-
-
-async def test_handshake_refresh_fetches_even_if_cached_and_updates_the_cache() -> None:
-    roots = CountingRoots("file:///srv/a")
-    async with connect(roots, "legacy") as client:
-        assert await call(client, "roots") == ["file:///srv/a"]
-        roots.uris = ["file:///srv/b"]  # changed without a notification: the cache cannot know
-        assert await call(client, "roots") == ["file:///srv/a"]
-        assert await call(client, "refresh") == ["file:///srv/b"]
-        assert roots.answers == 2
-        assert await call(client, "snapshot") == ["file:///srv/b"]
-        assert await call(client, "roots") == ["file:///srv/b"]
-        assert roots.answers == 2
-        assert await call(client, "changes") == [
-            {
-                "old": ["file:///srv/a"],
-                "new": ["file:///srv/b"],
-                "added": ["file:///srv/b"],
-                "removed": ["file:///srv/a"],
-            }
-        ]
-
-
-async def test_handshake_concurrent_refreshes_share_one_flight() -> None:
-    roots = CountingRoots("file:///srv/a")
-    async with connect(roots, "legacy") as client:
-        await call(client, "roots")
-        roots.delay = 0.3
-        results: list[Any] = []
-
-        async def refresh() -> None:
-            results.append(await call(client, "refresh"))
-
-        async with anyio.create_task_group() as group:
-            for _ in range(10):
-                group.start_soon(refresh)
-        assert results == [["file:///srv/a"]] * 10
-        assert roots.answers == 2  # the first fetch, then one refresh for all ten callers
-
-
-async def test_handshake_on_change_fires_once_for_a_burst_that_changes_the_set() -> None:
-    roots = CountingRoots("file:///srv/a", "file:///srv/b")
-    async with connect(roots, "legacy") as client:
-        await call(client, "roots")
-        roots.uris = ["file:///srv/b", "file:///srv/c"]
-        await list_changed_burst(client, 20)
-        await wait_for_answers(roots, 2)
-        assert roots.answers == 2  # one debounced refresh for the whole burst
-        assert await call(client, "snapshot") == ["file:///srv/b", "file:///srv/c"]
-        assert await call(client, "changes") == [
-            {
-                "old": ["file:///srv/a", "file:///srv/b"],
-                "new": ["file:///srv/b", "file:///srv/c"],
-                "added": ["file:///srv/c"],
-                "removed": ["file:///srv/a"],
-            }
-        ]
-
-
-async def test_handshake_on_change_stays_silent_when_the_set_is_unchanged() -> None:
-    roots = CountingRoots("file:///srv/a", "file:///srv/b")
-    async with connect(roots, "legacy") as client:
-        await call(client, "roots")
-        roots.uris = ["file:///srv/b", "file:///srv/a"]  # same set, other order
-        await list_changed_burst(client, 20)
-        await wait_for_answers(roots, 2)  # the refresh did happen...
-        assert await call(client, "changes") == []  # ...and found nothing new
-        assert await call(client, "refresh") == ["file:///srv/b", "file:///srv/a"]
-        assert await call(client, "changes") == []
-
-
-async def test_handshake_a_failing_callback_never_breaks_the_server() -> None:
-    roots = CountingRoots("file:///srv/a")
-    async with connect(roots, "legacy") as client:
-        await call(client, "roots")
-        await call(client, "break_callbacks")
-        roots.uris = ["file:///srv/b"]
-        assert await call(client, "refresh") == ["file:///srv/b"]  # the refresh still answers
-        await list_changed_burst(client, 1)
-        roots.uris = ["file:///srv/c"]
-        await wait_for_answers(roots, 3)
-        assert await call(client, "roots") == ["file:///srv/c"]  # the connection still serves
-        changes = await call(client, "changes")  # the callback after the failing one still ran, each time
-        assert [change["new"] for change in changes] == [["file:///srv/b"], ["file:///srv/c"]]
 
 
 # ------------------------------------------------------------------------------------------------ 2026-07-28

@@ -1,5 +1,6 @@
 """RootsService on every server flavour (lowlevel, MCPServer, FastMCP 4), the examples run as real stdio
-subprocesses, the SEP-2577 warning, connection-scoped cache lifetime at scale, and raw-peer behaviour."""
+subprocesses, and the SEP-2577 warning. Connection-scoped cache lifetime at scale and raw-peer behaviour run on
+both SDK majors in ``tests/mcp/both/test_server_wire.py``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from mcp import Client, MCPError
 from rootbound.mcp import RootsService
 from tests.fixtures.roots_server import build_server
 from tests.helpers.mcp_server import EXAMPLES, ClientRoots, first_text, load_example
-from tests.helpers.raw_peer import answer_with, raw_connection
 
 pytestmark = pytest.mark.anyio
 
@@ -102,53 +102,3 @@ async def test_sep2577_warning_can_be_silenced(monkeypatch: pytest.MonkeyPatch, 
         async with Client(server, mode="legacy", list_roots_callback=ClientRoots().callback) as client:
             await client.call_tool("roots", {})
     assert not [w for w in caught if "SEP-2577" in str(w.message)]
-
-
-async def test_10000_connections_leave_no_cache_entries() -> None:
-    service = RootsService(warn_deprecated=False)
-    server = build_server(service)
-    answer = answer_with({"roots": [{"uri": "file:///work/a"}]})
-    peak = 0
-
-    async def one() -> None:
-        nonlocal peak
-        async with raw_connection(server, answer=answer) as peer:
-            response = await peer.call_tool("roots")
-            assert response["result"]["content"][0]["text"] == "file:///work/a"
-            peak = max(peak, service.cache_size)
-
-    with anyio.fail_after(240):
-        for _ in range(100):
-            async with anyio.create_task_group() as tg:
-                for _ in range(100):
-                    tg.start_soon(one)
-    assert peak > 1  # entries really existed concurrently...
-    assert service.cache_size == 0  # ...and every one died with its connection
-
-
-async def test_raw_handshake_answer_is_judged_before_the_sdk_normalises_it() -> None:
-    """A raw client can send what the SDK client never would; the service sees the raw string."""
-    server = build_server(RootsService(warn_deprecated=False))
-    bad = answer_with({"roots": [{"uri": "file:///work/a/../../etc"}]})
-    async with raw_connection(server, answer=bad) as peer:
-        response = await peer.call_tool("roots")
-    assert response["result"]["isError"] is True
-    text = response["result"]["content"][0]["text"]
-    assert text == "invalid roots answer (root uri is not a valid local file URI)"
-    assert "etc" not in text
-
-
-async def test_raw_handshake_list_changed_storm_refreshes_at_most_twice() -> None:
-    service = RootsService(warn_deprecated=False, debounce=0.05)
-    server = build_server(service)
-    async with raw_connection(server, answer=answer_with({"roots": [{"uri": "file:///work/a"}]})) as peer:
-        await peer.call_tool("roots")
-        assert peer.roots_requests == 1
-        for _ in range(10_000):
-            await peer.notify_roots_changed()
-        await anyio.sleep(0.5)
-        # Pump: the refresh request is read by the next exchange.
-        response = await peer.call_tool("roots")
-        assert response["result"]["content"][0]["text"] == "file:///work/a"
-        assert service.refreshes == 1  # one trailing refresh for 10,000 notifications
-        assert peer.roots_requests <= 1 + 2  # the first fetch, the refresh, and at most one tool-path fetch

@@ -1,6 +1,7 @@
-"""A hypothesis state machine over ``RootsService`` + ``RootsProvider`` (handshake era, the real ``Server.run`` over
-in-memory streams): random interleavings of ``set_roots``, explicit ``list_changed``, provider-driven (coalesced)
-notifications, slow ``roots/list`` answers and concurrent tool calls.
+"""A hypothesis state machine over ``RootsService`` + ``RootsProvider`` on BOTH SDK majors (handshake era, the real
+``Server.run`` of the installed major over in-memory streams, the SDK's ``ClientSession``): random interleavings of
+``set_roots``, explicit ``list_changed``, provider-driven (coalesced) notifications, slow ``roots/list`` answers and
+concurrent tool calls.
 
 Invariant (the issue's, made exact): a tool call that *starts* after the server *received* the n-th
 ``list_changed`` uses exactly the roots the client held at some moment **at or after** it sent that notification.
@@ -8,8 +9,9 @@ So it never uses a root the client had removed before sending it (unless re-adde
 fails closed (``roots are unavailable``) and uses nothing.
 
 Timing is observed, not assumed: a tap on the client's write stream records which roots snapshot the client held
-when each ``list_changed`` left it; an outermost server middleware records how many notifications had been
-received when each call started.
+when each ``list_changed`` left it; the server records how many notifications it had received when each call
+started, synchronously on receipt (mcp 2.x: an outermost middleware; mcp 1.x: wrappers around the installed
+``list_changed`` and ``tools/call`` handlers, which run in their message task's first step).
 """
 
 from __future__ import annotations
@@ -22,20 +24,24 @@ from types import TracebackType
 from typing import Any, Protocol
 
 import anyio
-import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
-from mcp.client.context import ClientRequestContext
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.client.session import ClientSession
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
-from mcp import Client
 from rootbound import RootSet
 from rootbound.mcp import RootsProvider, RootsService
-from tests.fixtures.roots_server import build_server
+from rootbound.mcp._sdk_major import MCP_V2
+from tests.mcp.both.server_harness import build, lowlevel_of
+
+if MCP_V2:
+    import mcp_types as types
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+else:
+    from mcp import types
 
 POOL = tuple(f"file:///pool/{name}" for name in "abcde")
 LIST_CHANGED = "notifications/roots/list_changed"
@@ -56,7 +62,8 @@ class Tap:
         self.on_list_changed = on_list_changed
 
     async def send(self, item: SessionMessage, /) -> None:
-        if getattr(item.message, "method", None) == LIST_CHANGED:
+        message = getattr(item.message, "root", item.message)  # mcp 1.x wraps it in a root model
+        if getattr(message, "method", None) == LIST_CHANGED:
             self.on_list_changed()
         await self.inner.send(item)
 
@@ -86,44 +93,71 @@ class World:
         """tool call tag -> notifications received when the server started the call."""
         self.slow = 0.0
 
-    async def observe(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """Outermost server middleware: synchronous bookkeeping before anything else sees the message."""
-        if ctx.request_id is None and ctx.method == LIST_CHANGED:
-            self.received += 1
-        elif ctx.method == "tools/call":
-            arguments = (ctx.params or {}).get("arguments") or {}
-            self.started[int(arguments["tag"])] = self.received
-        return await call_next(ctx)
+    if MCP_V2:
+
+        async def observe(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+            """Outermost server middleware: synchronous bookkeeping before anything else sees the message."""
+            if ctx.request_id is None and ctx.method == LIST_CHANGED:
+                self.received += 1
+            elif ctx.method == "tools/call":
+                arguments = (ctx.params or {}).get("arguments") or {}
+                self.started[int(arguments["tag"])] = self.received
+            return await call_next(ctx)
+
+    def watch(self, server: Any) -> None:
+        """Record receipts on ``server`` (rootbound already installed) before anything else sees them."""
+        lowlevel = lowlevel_of(server)
+        if MCP_V2:
+            lowlevel.middleware.insert(0, self.observe)
+            return
+        notified = lowlevel.notification_handlers[types.RootsListChangedNotification]
+        called = lowlevel.request_handlers[types.CallToolRequest]
+
+        async def on_list_changed(notification: Any) -> None:
+            self.received += 1  # in the same step as rootbound's invalidation, which the wrapped handler does first
+            await notified(notification)
+
+        async def on_call(request: Any) -> Any:
+            self.started[int((request.params.arguments or {})["tag"])] = self.received
+            return await called(request)
+
+        lowlevel.notification_handlers[types.RootsListChangedNotification] = on_list_changed
+        lowlevel.request_handlers[types.CallToolRequest] = on_call
 
     def note_sent(self) -> None:
         self.sent_at.append(len(self.history) - 1)
 
 
 @contextlib.asynccontextmanager
-async def connection(world: World, service: RootsService) -> AsyncIterator[tuple[Client, RootsProvider]]:
-    server = build_server(service)
-    server.middleware.insert(0, world.observe)
+async def connection(world: World, service: RootsService) -> AsyncIterator[tuple[ClientSession, RootsProvider]]:
+    server, _ = build("lowlevel", service)
+    world.watch(server)
+    lowlevel = lowlevel_of(server)
 
-    async def answer(ctx: ClientRequestContext) -> RootSet:
+    async def answer(ctx: Any) -> RootSet:
         roots = provider.roots  # read now, delivered after the delay: the most adversarial order
         if world.slow:
             await anyio.sleep(world.slow)
         return roots
 
     provider = RootsProvider(sorted(world.history[0]), handler=answer, coalesce=0.002)
+    async with (
+        create_client_server_memory_streams() as ((c_read, c_write), (s_read, s_write)),
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(lambda: lowlevel.run(s_read, s_write, lowlevel.create_initialization_options()))
+        tap: Any = Tap(c_write, world.note_sent)  # mcp 1.x types the stream as a MemoryObjectSendStream
+        async with ClientSession(c_read, tap, **provider.session_kwargs()) as session:
+            with anyio.fail_after(10):
+                await session.initialize()
+            yield session, provider
+        tg.cancel_scope.cancel()
 
-    @contextlib.asynccontextmanager
-    async def transport() -> AsyncIterator[Any]:
-        async with (
-            create_client_server_memory_streams() as ((c_read, c_write), (s_read, s_write)),
-            anyio.create_task_group() as tg,
-        ):
-            tg.start_soon(lambda: server.run(s_read, s_write, server.create_initialization_options()))
-            yield c_read, Tap(c_write, world.note_sent)
-            tg.cancel_scope.cancel()
 
-    async with Client(transport(), mode="legacy", **provider.client_kwargs()) as client:
-        yield client, provider
+def list_changed() -> Any:
+    if MCP_V2:
+        return types.RootsListChangedNotification()
+    return types.ClientNotification(types.RootsListChangedNotification(method="notifications/roots/list_changed"))
 
 
 class RootsMachine(RuleBasedStateMachine):
@@ -137,7 +171,7 @@ class RootsMachine(RuleBasedStateMachine):
             self.portal.wrap_async_context_manager(connection(self.world, self.service))
         )
         self.tags = itertools.count()
-        self.pending: dict[int, Future[types.CallToolResult]] = {}
+        self.pending: dict[int, Future[Any]] = {}
         self.used: dict[int, frozenset[str] | None] = {}
         self.checked: set[int] = set()
 
@@ -158,7 +192,7 @@ class RootsMachine(RuleBasedStateMachine):
 
     @rule()
     def notify(self) -> None:
-        self._run(self.client.session.send_notification, types.RootsListChangedNotification())
+        self._run(self.client.send_notification, list_changed())
 
     @rule(delay=st.sampled_from([0.0, 0.0, 0.002, 0.01]))
     def answer_speed(self, delay: float) -> None:
@@ -175,14 +209,13 @@ class RootsMachine(RuleBasedStateMachine):
     @rule()
     def settle(self) -> None:
         for tag, future in list(self.pending.items()):
-            result = future.result(timeout=15)
-            content = result.content[0]
-            assert isinstance(content, types.TextContent)
-            if result.is_error:
-                assert content.text.startswith(GAVE_UP), content.text
+            result = future.result(timeout=15).model_dump(by_alias=True, mode="json", exclude_none=True)
+            text = result["content"][0]["text"]
+            if result.get("isError"):
+                assert text.startswith(GAVE_UP), text
                 self.used[tag] = None
             else:
-                self.used[tag] = frozenset(content.text.split("\n")) - {""}
+                self.used[tag] = frozenset(text.split("\n")) - {""}
             del self.pending[tag]
         self.check()
 

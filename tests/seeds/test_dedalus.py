@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
 
 from rootbound import Root
@@ -82,7 +82,7 @@ async def test_find_projects_by_marker_file(tree: dict[str, Path], mode: str) ->
 async def test_scoped_search_reports_progress_through_logging(tree: dict[str, Path], mode: str) -> None:
     logs: list[tuple[str, str]] = []
 
-    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+    async def on_log(params: Any) -> None:
         logs.append((params.level, str(params.data)))
 
     async with stdio_client(SERVER, provider_for(tree), mode, logging_callback=on_log, log_level="debug") as client:

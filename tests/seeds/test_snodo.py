@@ -22,7 +22,7 @@ import pytest
 from rootbound import MISSING, InvalidRootsAnswer, InvalidRootsRequest, RootSet
 from rootbound.core.mrtr import client_supports_roots, read_roots_response, roots_input_request, validate_roots_request
 from tests.fixtures.hostile_wire import MODERN_META, REPO, StdioPeer
-from tests.seeds.conftest import HERE
+from tests.seeds.conftest import HERE, needs_2026, seed
 
 SECRET = "s3cr3t-submitted-value"
 ANSWER = {
@@ -84,7 +84,7 @@ def test_validate_request_params_only_meta_and_meta_an_object() -> None:
 
 @contextlib.asynccontextmanager
 async def snodo_server() -> AsyncIterator[StdioPeer]:
-    command = [sys.executable, str(HERE / "snodo_server.py")]
+    command = [sys.executable, str(HERE / seed("snodo_server.py"))]
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     with anyio.fail_after(60):
         async with await anyio.open_process(command, cwd=REPO, env=env, stderr=None) as process:
@@ -129,6 +129,7 @@ async def test_handshake_invalid_answer_is_a_generic_error_without_the_data() ->
     assert SECRET not in json.dumps(response)
 
 
+@needs_2026
 @pytest.mark.anyio
 async def test_2026_input_request_answer_and_invalid_answer() -> None:
     async with snodo_server() as peer:

@@ -1,8 +1,9 @@
 """Handshake-era roots on the SDK: the I/O around the per-connection cache of ``rootbound.core.roots_cache``.
 
 The state machine decides (cached, lead, follow, store, debounce); this module only sends ``roots/list``, waits
-on flights, sleeps the debounce window and ties each cache entry to its connection's lifetime
-(``Connection.state`` / ``Connection.exit_stack``).
+on flights, sleeps the debounce window and ties each cache entry to its connection's lifetime. It imports no SDK:
+every SDK touch goes through a :class:`~rootbound.mcp._handshake_port.Link` (mcp 2.x: ``_sdk_server``; mcp 1.x:
+``_sdk1_server``), so both majors share these rules.
 
 Waiting (issue 24 #3). Every caller waits for the one fetch of its generation, at most ``timeout`` seconds from
 when it started waiting; a fetch the client does not answer in time fails each of them with "roots are unavailable
@@ -17,55 +18,37 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Final
 
 import anyio
-import mcp_types as types
-from mcp.server.context import ServerRequestContext
-from mcp.shared.exceptions import MCPError, NoBackChannelError
-from mcp.shared.message import ServerMessageMetadata
-from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rootbound.core.errors import InvalidRootsAnswer, RootsError, RootsUnavailable
+from rootbound.core.errors import RootsError
 from rootbound.core.mrtr import client_supports_roots
 from rootbound.core.roots import RootLimits, RootsChange, RootSet
 from rootbound.core.roots_cache import MAX_ATTEMPTS, ConnectionRoots, Flight, Lead
-from rootbound.mcp._sdk_server import connection_of
+from rootbound.mcp._handshake_port import Link, not_answered
 
-__all__ = ["HandshakeRoots", "OnChange", "handshake_supports_roots"]
+__all__ = ["HandshakeRoots", "OnChange", "handshake_supports_roots", "not_answered"]
 
 logger = logging.getLogger("rootbound.server")
 
 OnChange = Callable[[RootsChange], Awaitable[None]]
 
-
-def not_answered(seconds: float) -> RootsUnavailable:
-    """The error of a caller that waited ``seconds`` for the client's roots in vain."""
-    return RootsUnavailable(f"the client did not answer roots/list within {seconds:g} s")
-
-
-class _RawResult(BaseModel):
-    """Keeps the client's roots answer exactly as sent: the SDK's ``FileUrl`` would normalise it first."""
-
-    model_config = ConfigDict(extra="allow")
-
-
 _DECLARED_ROOTS: Final = "rootbound.declared_roots"
 
 
-def handshake_supports_roots(rctx: ServerRequestContext[Any, Any]) -> bool:
+def handshake_supports_roots(link: Link) -> bool:
     """Whether the client declared ``roots`` in ``initialize``, by the core rule, read once per connection
     (the declaration cannot change after ``initialize``, and dumping the model costs more than a tool call's
     cached roots)."""
-    capabilities = rctx.session.client_capabilities
+    state = link.state
+    declared = state.get(_DECLARED_ROOTS)
+    if isinstance(declared, bool):
+        return declared
+    capabilities = link.declared()
     if capabilities is None:
         return False  # not initialized yet: nothing to remember
-    state = connection_of(rctx).state
-    declared = state.get(_DECLARED_ROOTS)
-    if not isinstance(declared, bool):
-        declared = state[_DECLARED_ROOTS] = client_supports_roots(
-            capabilities.model_dump(by_alias=True, exclude_none=True, include={"roots"})
-        )
+    declared = state[_DECLARED_ROOTS] = client_supports_roots(capabilities)
     return declared
 
 
@@ -94,24 +77,24 @@ class HandshakeRoots:
 
     # -- the calls a request makes ---------------------------------------------------------------------
 
-    async def roots(self, rctx: ServerRequestContext[Any, Any], *, force: bool = False) -> RootSet:
+    async def roots(self, link: Link, *, force: bool = False) -> RootSet:
         """The cached set, or one fetched on the request's own stream (single flight). ``force``: refresh."""
-        return await self._obtain(self._entry(rctx), rctx, force=force, background=False)
+        return await self._obtain(self._entry(link), link, force=force, background=False)
 
-    def snapshot(self, rctx: ServerRequestContext[Any, Any]) -> RootSet | None:
+    def snapshot(self, link: Link) -> RootSet | None:
         """The connection's current cached set, without any I/O."""
-        entry = connection_of(rctx).state.get(self.key)
+        entry = link.state.get(self.key)
         return entry.state.fresh() if isinstance(entry, _Connection) else None
 
-    def invalidate(self, ctx: ServerRequestContext[Any, Any]) -> None:
+    def invalidate(self, link: Link) -> None:
         """On receipt of ``list_changed``, before any await."""
-        entry = connection_of(ctx).state.get(self.key)
+        entry = link.state.get(self.key)
         if isinstance(entry, _Connection):
             entry.state.invalidate()
 
-    async def refresh_after_change(self, ctx: ServerRequestContext[Any, Any]) -> None:
+    async def refresh_after_change(self, link: Link) -> None:
         """Trailing debounce: only the last notification of a burst refreshes, on the standalone channel."""
-        entry = connection_of(ctx).state.get(self.key)
+        entry = link.state.get(self.key)
         if not isinstance(entry, _Connection):
             return  # nothing was ever fetched on this connection: nothing to refresh
         noticed = entry.state.generation
@@ -120,15 +103,13 @@ class HandshakeRoots:
             return
         self.refreshes += 1
         try:
-            await self._obtain(entry, ctx, force=False, background=True)
+            await self._obtain(entry, link, force=False, background=True)
         except RootsError as error:
             logger.info("roots refresh after list_changed failed (%s); cache stays empty", error.reason)
 
     # -- the state machine's I/O -----------------------------------------------------------------------
 
-    async def _obtain(
-        self, entry: _Connection, rctx: ServerRequestContext[Any, Any], *, force: bool, background: bool
-    ) -> RootSet:
+    async def _obtain(self, entry: _Connection, link: Link, *, force: bool, background: bool) -> RootSet:
         """The cached set, or the answer of the one flight this caller leads or follows.
 
         That answer was asked for after the caller started, so it is the client's roots at a moment during the
@@ -141,7 +122,7 @@ class HandshakeRoots:
             if isinstance(step, RootSet):
                 return step
             if isinstance(step, Lead):
-                return await self._lead(entry, step.flight, rctx, related=not background)
+                return await self._lead(entry, step.flight, link, related=not background)
             event = entry.events.get(step.flight)
             if event is not None:
                 with anyio.move_on_after(self.timeout) as waited:
@@ -153,13 +134,11 @@ class HandshakeRoots:
                 return followed
         raise ConnectionRoots.gave_up()
 
-    async def _lead(
-        self, entry: _Connection, flight: Flight, rctx: ServerRequestContext[Any, Any], *, related: bool
-    ) -> RootSet:
+    async def _lead(self, entry: _Connection, flight: Flight, link: Link, *, related: bool) -> RootSet:
         entry.events[flight] = anyio.Event()
         change: RootsChange | None = None
         try:
-            roots = await self._fetch(rctx, related=related)
+            roots = await self._fetch(link, related=related)
         except RootsError as error:
             entry.state.failed(flight, error)
             raise
@@ -174,37 +153,24 @@ class HandshakeRoots:
             await self.on_change(change)
         return roots
 
-    async def _fetch(self, rctx: ServerRequestContext[Any, Any], *, related: bool) -> RootSet:
-        """One ``roots/list`` round trip; every failure is a fixed-message ``RootsError``."""
+    async def _fetch(self, link: Link, *, related: bool) -> RootSet:
+        """One ``roots/list`` round trip, judged raw (the SDK's ``FileUrl`` would normalise the URIs first)."""
         self.fetches += 1
-        metadata = ServerMessageMetadata(related_request_id=rctx.request_id) if related else None
-        try:
-            raw = await rctx.session.send_request(
-                types.ListRootsRequest(), _RawResult, request_read_timeout_seconds=self.timeout, metadata=metadata
-            )
-        except NoBackChannelError:
-            raise RootsUnavailable("no back-channel") from None
-        except MCPError as error:
-            if error.code == types.REQUEST_TIMEOUT:
-                raise not_answered(self.timeout) from None
-            reason = "connection closed" if error.code == types.CONNECTION_CLOSED else "client answered with an error"
-            raise RootsUnavailable(reason) from None
-        except ValidationError:
-            raise InvalidRootsAnswer("answer does not match the ListRootsResult schema") from None
-        return RootSet.parse(raw.model_extra or {}, "handshake", limits=self.limits)
+        raw = await link.list_roots(self.timeout, related=related)
+        return RootSet.parse(raw, "handshake", limits=self.limits)
 
-    def _entry(self, rctx: ServerRequestContext[Any, Any]) -> _Connection:
-        connection = connection_of(rctx)
-        entry = connection.state.get(self.key)
+    def _entry(self, link: Link) -> _Connection:
+        state = link.state
+        entry = state.get(self.key)
         if isinstance(entry, _Connection):
             return entry
         entry = _Connection()
-        connection.state[self.key] = entry
+        state[self.key] = entry
         self.entries.add(entry)
 
         def forget() -> None:
             entry.state.close()
             self.entries.discard(entry)
 
-        connection.exit_stack.callback(forget)
+        link.on_close(forget)
         return entry

@@ -20,6 +20,7 @@ from rootbound.core.roots import RootLimits
 from rootbound.mcp import _rounds
 from rootbound.mcp._bridges import InputRequired, is_error_result, mcp_error, tool_failure
 from rootbound.mcp._handshake import HandshakeRoots
+from rootbound.mcp._sdk_server import Link2
 
 __all__ = ["RootsMiddleware", "ServiceParts", "quiet_input_rounds"]
 
@@ -83,7 +84,7 @@ class RootsMiddleware:
         era = era_of(ctx.protocol_version)
         if ctx.request_id is None:
             if ctx.method == LIST_CHANGED and era == "handshake":
-                service._handshake.invalidate(ctx)  # first statement, before any await
+                service._handshake.invalidate(Link2(ctx))  # first statement, before any await
             return await call_next(ctx)
         if era == "2026-07-28" and ctx.method in INPUT_ROUND_METHODS and ctx.params is not None:
             scope = _rounds.open_round(ctx, service.key, service.limits)

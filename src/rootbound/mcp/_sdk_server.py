@@ -1,18 +1,76 @@
 """The one place where rootbound touches private attributes of the server-side SDKs.
 
 Each accessor is pinned by ``tests/mcp/test_sdk_pins.py`` (with the client side's): if an SDK release moves the
-attribute, that test fails before any roots behaviour silently degrades.
+attribute, that test fails before any roots behaviour silently degrades. :class:`Link2` is the mcp 2.x side of the
+handshake port (``_handshake_port``); mcp 1.x has its own in ``_sdk1_server``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp.shared.message import ServerMessageMetadata
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["connection_of", "lowlevel_server_of", "request_context_of"]
+from rootbound.core.errors import InvalidRootsAnswer, RootsUnavailable
+from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR, CONNECTION_CLOSED, NOT_A_LIST_ROOTS_RESULT, not_answered
+
+__all__ = ["Link2", "connection_of", "lowlevel_server_of", "request_context_of"]
+
+
+class RawResult(BaseModel):
+    """Keeps the client's roots answer exactly as sent: the SDK's ``FileUrl`` would normalise it first."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Link2:
+    """The handshake port on mcp 2.x: a request's (or notification's) ``ServerRequestContext``."""
+
+    __slots__ = ("connection", "ctx")
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        self.ctx = ctx
+        self.connection = connection_of(ctx)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.connection.state
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        self.connection.exit_stack.callback(callback)
+
+    def declared(self) -> Mapping[str, Any] | None:
+        capabilities = self.ctx.session.client_capabilities
+        if capabilities is None:
+            return None
+        return capabilities.model_dump(by_alias=True, exclude_none=True, include={"roots"})
+
+    def can_send(self) -> bool:
+        return self.ctx.session.can_send_request
+
+    async def list_roots(self, wait: float, *, related: bool) -> Mapping[str, Any]:
+        metadata = ServerMessageMetadata(related_request_id=self.ctx.request_id) if related else None
+        try:
+            raw = await self.ctx.session.send_request(
+                types.ListRootsRequest(), RawResult, request_read_timeout_seconds=wait, metadata=metadata
+            )
+        except NoBackChannelError:
+            raise RootsUnavailable("no back-channel") from None
+        except MCPError as error:
+            if error.code == types.REQUEST_TIMEOUT:
+                raise not_answered(wait) from None
+            reason = CONNECTION_CLOSED if error.code == types.CONNECTION_CLOSED else ANSWERED_WITH_ERROR
+            raise RootsUnavailable(reason) from None
+        except ValidationError:
+            raise InvalidRootsAnswer(NOT_A_LIST_ROOTS_RESULT) from None
+        return raw.model_extra or {}
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:

@@ -15,7 +15,9 @@ Tool authors write ``roots = await service.roots(ctx)``. Underneath:
 
 Everything is wired by one server middleware (:meth:`RootsService.install`, ``_middleware``) so it works the same
 on the lowlevel ``Server``, on ``MCPServer`` and on FastMCP 4, and so ``service.roots()`` needs no
-framework-specific context.
+framework-specific context. On mcp 1.x (handshake era only; ``_sdk_major.MCP_V2`` false) the same handshake
+machinery runs behind 1.x's port (``_sdk1_server``: a per-connection lifespan and guarded request handlers instead
+of middleware), on the lowlevel ``Server`` and on FastMCP 1.x; the 2026-07-28-only API raises ``RequiresMcp2``.
 """
 
 from __future__ import annotations
@@ -24,25 +26,38 @@ import inspect
 import logging
 import os
 import warnings
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final, Literal, TypeVar
 
-import mcp_types as types
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.shared.exceptions import MCPDeprecationWarning
-
 from rootbound.confine.boundary import Boundary
 from rootbound.confine.rooted_fs import RootedFS
-from rootbound.core.errors import MissingCapability, RootsUnavailable
+from rootbound.core.errors import MissingCapability, RootsError, RootsUnavailable
 from rootbound.core.mrtr import LIST_CHANGED, ROOTS_KEY, Missing
 from rootbound.core.roots import DEFAULT_LIMITS, RootLike, RootLimits, RootsChange, RootSet
-from rootbound.mcp import _rounds
-from rootbound.mcp._bridges import InputRequired, mcp_error, tool_errors
+from rootbound.mcp._bridges import InputRequired, RequiresMcp2, SdkError, mcp_error, note_refusal, tool_errors
 from rootbound.mcp._handshake import HandshakeRoots, handshake_supports_roots
-from rootbound.mcp._middleware import RootsMiddleware
-from rootbound.mcp._sdk_server import lowlevel_server_of, request_context_of
+from rootbound.mcp._handshake_port import Link
+from rootbound.mcp._sdk_major import MCP_V2
+
+if MCP_V2:
+    import mcp_types as types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    from rootbound.mcp import _rounds
+    from rootbound.mcp._middleware import RootsMiddleware
+    from rootbound.mcp._sdk_server import Link2, lowlevel_server_of, request_context_of
+
+    InputRequest = _rounds.InputRequest
+else:
+    from mcp import types
+    from rootbound.mcp import _sdk1_server
+
+    MCPDeprecationWarning = DeprecationWarning
+    RequestStateSecurity = Any
+    InputRequest = Any
 
 __all__ = ["ChangeCallback", "InputRequired", "RootsService", "mcp_error", "tool_errors"]
 
@@ -104,11 +119,16 @@ class RootsService:
         self.key = key
         self.limits = limits
         self.warn_deprecated = warn_deprecated
-        if state_security is None or isinstance(state_security, RequestStateSecurity):
+        self._state_security: Any = None
+        if not MCP_V2:
+            if state_security is not None:
+                raise RequiresMcp2("RootsService(state_security=...)")
+        elif state_security is None or isinstance(state_security, RequestStateSecurity):
             self._state_security = state_security
         else:
             self._state_security = RequestStateSecurity(keys=list(state_security))
-        self._server: Server[Any] | None = None
+        self._server: Any = None
+        self._installed: weakref.WeakSet[Any] = weakref.WeakSet()
         self._callbacks: list[ChangeCallback] = []
         self._handshake = HandshakeRoots(
             timeout=timeout,
@@ -121,28 +141,50 @@ class RootsService:
     # ---------------------------------------------------------------------------------------------- install
 
     def install(self, server: _ServerT) -> _ServerT:
-        """Wire the service into a lowlevel ``Server``, an ``MCPServer`` or a FastMCP 4 app; returns ``server``.
+        """Wire the service into a lowlevel ``Server``, an ``MCPServer`` or a FastMCP 4 app (mcp 1.x: a lowlevel
+        ``Server`` or a FastMCP 1.x app); returns ``server``. Idempotent.
 
-        Appends the rootbound middleware (after a ``RequestStateBoundary``, adding one if the server has none, so
-        carried roots are always sealed) and registers the ``list_changed`` handler (chaining any existing one).
+        mcp 2.x: appends the rootbound middleware (after a ``RequestStateBoundary``, adding one if the server has
+        none, so carried roots are always sealed). mcp 1.x: prepares the server once (``_sdk1_server.wire``).
+        Both register the ``list_changed`` handler (chaining any existing one).
         """
-        lowlevel = lowlevel_server_of(server)
-        if any(isinstance(m, RootsMiddleware) and m.service is self for m in lowlevel.middleware):
+        if not MCP_V2:
+            lowlevel = _sdk1_server.lowlevel_server_of(server)
+            _sdk1_server.wire(lowlevel)
+            if lowlevel in self._installed:
+                return server
+            self._installed.add(lowlevel)
+            previous = lowlevel.notification_handlers.get(types.RootsListChangedNotification)
+
+            async def on_list_changed(notification: Any) -> None:
+                link = _sdk1_server.notification_link()
+                if link is not None:
+                    self._handshake.invalidate(link)  # first statement, before any await (see _sdk1_server)
+                    await self._handshake.refresh_after_change(link)
+                if previous is not None:
+                    await previous(notification)
+
+            lowlevel.notification_handlers[types.RootsListChangedNotification] = on_list_changed
+            self._server = lowlevel
             return server
-        if not any(isinstance(m, RequestStateBoundary) for m in lowlevel.middleware):
-            security = self._state_security or RequestStateSecurity.ephemeral()
-            lowlevel.middleware.append(RequestStateBoundary(security, default_audience=lowlevel.name))
-        lowlevel.middleware.append(RootsMiddleware(self))
-        previous = lowlevel.get_notification_handler(LIST_CHANGED)
+        else:
+            lowlevel = lowlevel_server_of(server)
+            if any(isinstance(m, RootsMiddleware) and m.service is self for m in lowlevel.middleware):
+                return server
+            if not any(isinstance(m, RequestStateBoundary) for m in lowlevel.middleware):
+                security = self._state_security or RequestStateSecurity.ephemeral()
+                lowlevel.middleware.append(RequestStateBoundary(security, default_audience=lowlevel.name))
+            lowlevel.middleware.append(RootsMiddleware(self))
+            previous = lowlevel.get_notification_handler(LIST_CHANGED)
 
-        async def on_list_changed(ctx: ServerRequestContext[Any, Any], params: types.NotificationParams) -> None:
-            await self._handshake.refresh_after_change(ctx)
-            if previous is not None:
-                await previous.handler(ctx, params)
+            async def on_list_changed(ctx: ServerRequestContext[Any, Any], params: types.NotificationParams) -> None:
+                await self._handshake.refresh_after_change(Link2(ctx))
+                if previous is not None:
+                    await previous.handler(ctx, params)
 
-        lowlevel.add_notification_handler(LIST_CHANGED, types.NotificationParams, on_list_changed)
-        self._server = lowlevel
-        return server
+            lowlevel.add_notification_handler(LIST_CHANGED, types.NotificationParams, on_list_changed)
+            self._server = lowlevel
+            return server
 
     # ------------------------------------------------------------------------------------------- public API
 
@@ -153,19 +195,26 @@ class RootsService:
         when the answer is not here yet, together with anything :meth:`ask` recorded. Raises ``MCPError``
         ``-32021`` when the request did not declare ``roots`` and no ``fallback`` is configured.
         """
-        result = await self.try_roots(ctx)
-        if isinstance(result, Missing):
-            self.require_inputs()
-            raise InputRequired()  # pragma: no cover - require_inputs raises when something is pending
-        return result
+        if not MCP_V2:
+            return await self._handshake_roots(self._link(ctx), force=False)
+        else:
+            result = await self.try_roots(ctx)
+            if isinstance(result, Missing):
+                self.require_inputs()
+                raise InputRequired()  # pragma: no cover - require_inputs raises when something is pending
+            return result
 
     async def try_roots(self, ctx: Any = None) -> RootSet | Literal[Missing.MISSING]:
         """Like :meth:`roots`, but in 2026-07-28 returns ``MISSING`` (and records the request) instead of
-        raising, so a tool can collect several inputs and call :meth:`require_inputs` once."""
-        scope = self._scope(ctx)
-        if scope.era == "2026-07-28":
-            return _rounds.round_roots(scope, self.key, self.limits, self.fallback, self._negotiated)
-        return await self._handshake_roots(scope.ctx, force=False)
+        raising, so a tool can collect several inputs and call :meth:`require_inputs` once. (mcp 1.x: the handshake
+        era only, so always the roots, as :meth:`roots`.)"""
+        if not MCP_V2:
+            return await self.roots(ctx)
+        else:
+            scope = self._scope(ctx)
+            if scope.era == "2026-07-28":
+                return _rounds.round_roots(scope, self.key, self.limits, self.fallback, self._negotiated)
+            return await self._handshake_roots(Link2(scope.ctx), force=False)
 
     async def refresh(self, ctx: Any = None) -> RootSet:
         """Fetch the client's roots now, even if cached (handshake era), and update the connection's cache.
@@ -173,10 +222,13 @@ class RootsService:
         Single flight with every other caller on the connection; a changed set fires :meth:`on_change`. In
         2026-07-28 there is no cache to refresh: the same as :meth:`roots`.
         """
-        scope = self._scope(ctx)
-        if scope.era == "2026-07-28":
-            return await self.roots(ctx)
-        return await self._handshake_roots(scope.ctx, force=True)
+        if not MCP_V2:
+            return await self._handshake_roots(self._link(ctx), force=True)
+        else:
+            scope = self._scope(ctx)
+            if scope.era == "2026-07-28":
+                return await self.roots(ctx)
+            return await self._handshake_roots(Link2(scope.ctx), force=True)
 
     def snapshot(self, ctx: Any = None) -> RootSet | None:
         """The roots already known for this request, without asking the client: synchronous, never fetches.
@@ -186,10 +238,13 @@ class RootsService:
         this round's ``inputResponses``, validated like :meth:`roots` does, or carried from an earlier round),
         else ``None``; no input request is recorded. The ``fallback`` is never a snapshot.
         """
-        scope = self._scope(ctx)
-        if scope.era == "2026-07-28":
-            return _rounds.known_roots(scope, self.key, self.limits)
-        return self._handshake.snapshot(scope.ctx)
+        if not MCP_V2:
+            return self._handshake.snapshot(self._link(ctx))
+        else:
+            scope = self._scope(ctx)
+            if scope.era == "2026-07-28":
+                return _rounds.known_roots(scope, self.key, self.limits)
+            return self._handshake.snapshot(Link2(scope.ctx))
 
     def on_change(self, callback: _ChangeT) -> _ChangeT:
         """Register ``async def callback(change)``, awaited when a connection's roots change (usable as a decorator).
@@ -203,27 +258,34 @@ class RootsService:
         self._callbacks.append(callback)
         return callback
 
-    def ask(self, key: str, request: _rounds.InputRequest, ctx: Any = None) -> Any:
+    def ask(self, key: str, request: InputRequest, ctx: Any = None) -> Any:
         """2026-07-28: the raw answer under ``key`` in this round's ``inputResponses``, or ``MISSING`` (and the
-        request is recorded for :meth:`require_inputs`). Checks the request declared that kind's capability."""
-        scope = self._scope(ctx)
-        if scope.era != "2026-07-28":
-            raise RuntimeError("input requests exist only in 2026-07-28; send the request directly instead")
-        if key == self.key:
-            raise ValueError("that key is reserved for roots")
-        return _rounds.ask(scope, key, request)
+        request is recorded for :meth:`require_inputs`). Checks the request declared that kind's capability.
+        mcp 1.x: raises ``RequiresMcp2``."""
+        if not MCP_V2:
+            raise RequiresMcp2("RootsService.ask")
+        else:
+            scope = self._scope(ctx)
+            if scope.era != "2026-07-28":
+                raise RuntimeError("input requests exist only in 2026-07-28; send the request directly instead")
+            if key == self.key:
+                raise ValueError("that key is reserved for roots")
+            return _rounds.ask(scope, key, request)
 
     def require_inputs(self, ctx: Any = None, *, state: str | None = None) -> None:
         """Raise if this round still lacks inputs: ``-32021`` (merged) for undeclared kinds, else
         :class:`InputRequired` carrying every recorded request. Returns when nothing is pending.
 
         ``state``: the handler's own ``requestState`` for the next round (sealed by the SDK with any roots rootbound
-        carries); the retry's ``params.request_state`` is that string again.
+        carries); the retry's ``params.request_state`` is that string again. mcp 1.x: raises ``RequiresMcp2``.
         """
-        scope = self._scope(ctx)
-        if state is not None:
-            scope.app_state = state
-        _rounds.require(scope)
+        if not MCP_V2:
+            raise RequiresMcp2("RootsService.require_inputs")
+        else:
+            scope = self._scope(ctx)
+            if state is not None:
+                scope.app_state = state
+            _rounds.require(scope)
 
     async def boundary(self, ctx: Any = None, *, allow: Iterable[RootLike] | None = None, **options: Any) -> Boundary:
         """A :class:`~rootbound.Boundary` over this request's roots ∩ ``allow`` (held open: use ``with``)."""
@@ -267,29 +329,51 @@ class RootsService:
 
     # -------------------------------------------------------------------------------------------- internals
 
-    def _scope(self, ctx: Any) -> _rounds.CallScope:
-        scope = _rounds.SCOPE.get()
-        if scope is None:
-            rctx = request_context_of(ctx)
-            if rctx is None:
-                raise RuntimeError("call RootsService.roots() inside a request of a server it is installed on")
-            scope = _rounds.scope_for(rctx)
-        return scope
+    if MCP_V2:
 
-    async def _handshake_roots(self, rctx: ServerRequestContext[Any, Any], *, force: bool) -> RootSet:
-        if not rctx.session.can_send_request:
+        def _scope(self, ctx: Any) -> _rounds.CallScope:
+            scope = _rounds.SCOPE.get()
+            if scope is None:
+                rctx = request_context_of(ctx)
+                if rctx is None:
+                    raise RuntimeError("call RootsService.roots() inside a request of a server it is installed on")
+                scope = _rounds.scope_for(rctx)
+            return scope
+
+    def _link(self, ctx: Any) -> Link:
+        """mcp 1.x: the handshake link of the request ``ctx`` (or the one being handled)."""
+        if not MCP_V2:
+            link = _sdk1_server.link_of(ctx)
+            if link is None:
+                raise RuntimeError("call RootsService.roots() inside a request of a server it is installed on")
+            return link
+        raise AssertionError("mcp 2.x reaches the handshake through its request scope")  # pragma: no cover
+
+    async def _handshake_roots(self, link: Link, *, force: bool) -> RootSet:
+        if MCP_V2:
+            return await self._handshake_roots_of(link, force=force)
+        try:
+            return await self._handshake_roots_of(link, force=force)
+        except (RootsError, SdkError) as error:
+            note_refusal(error)  # the 1.x request wrapper gives it the wire form mcp 2.x's middleware does
+            raise
+
+    async def _handshake_roots_of(self, link: Link, *, force: bool) -> RootSet:
+        if not link.can_send():
             return self._no_roots("back-channel")
-        if not handshake_supports_roots(rctx):
+        if not handshake_supports_roots(link):
             return self._no_roots("capability")
         self._negotiated()
-        return await self._handshake.roots(rctx, force=force)
+        return await self._handshake.roots(link, force=force)
 
     def _no_roots(self, reason: str) -> RootSet:
         if self.fallback is not None:
             return self.fallback
         if reason == "capability":
             raise mcp_error(MissingCapability({"roots": {}}))
-        raise RootsUnavailable("no back-channel: use 2026-07-28 or a stateful session for roots/list")
+        if MCP_V2:
+            raise RootsUnavailable("no back-channel: use 2026-07-28 or a stateful session for roots/list")
+        raise RootsUnavailable("no back-channel: stateless HTTP cannot carry roots/list; use a stateful session")
 
     async def _changed(self, change: RootsChange) -> None:
         for callback in list(self._callbacks):
@@ -301,7 +385,10 @@ class RootsService:
                 logger.warning("a roots on_change callback failed; the server carries on", exc_info=True)
 
     def _server_info(self) -> Any:
-        return self._server.server_info_stamp if self._server is not None else None
+        if not MCP_V2:
+            return None
+        else:
+            return self._server.server_info_stamp if self._server is not None else None
 
     def _negotiated(self) -> None:
         if self.warn_deprecated:
