@@ -37,8 +37,15 @@ typecheck: $(STAMP)
 # The library on mcp 1.x (issue 28): the adapter modules type-checked against 1.x (MCP_V2 always false), then the
 # tests that run on both majors plus the 1.x-only ones, in .deps/mcp1 (scripts/setup-test-deps.sh installs it).
 MCP1      := .deps/mcp1/bin/python
-MCP1_TYPED := src/rootbound/mcp/_sdk_major.py examples/v1_fastmcp_server.py examples/v1_client_session.py tests/mcp/v1
-MCP1_TESTS := tests/mcp/both tests/mcp/v1
+MCP1_TYPED := src/rootbound/mcp/_sdk_major.py src/rootbound/mcp/server.py src/rootbound/mcp/_sdk1_server.py \
+	src/rootbound/mcp/_handshake.py src/rootbound/mcp/_handshake_port.py src/rootbound/mcp/_bridges.py \
+	src/rootbound/mcp/client.py src/rootbound/mcp/_sdk1_client.py src/rootbound/mcp/_roots_owner.py \
+	examples/v1_fastmcp_server.py examples/v1_client_session.py tests/mcp/v1 tests/mcp/both \
+	tests/seeds/conftest.py tests/seeds/v1_snodo_server.py tests/seeds/v1_cpp_server.py tests/seeds/dedalus_server.py \
+	tests/seeds/test_snodo.py tests/seeds/test_dedalus.py tests/seeds/test_mcp_cpp_sdk.py \
+	tests/reliability/test_server_adapter_both.py tests/reliability/test_stateful.py
+MCP1_TESTS := tests/mcp/both tests/mcp/v1 tests/seeds tests/reliability/test_server_adapter_both.py \
+	tests/reliability/test_stateful.py
 
 check-mcp1: $(STAMP) test-deps
 	$(BIN)/mypy --config-file tests/mcp/v1/mypy.ini --python-executable $(MCP1) $(MCP1_TYPED)
