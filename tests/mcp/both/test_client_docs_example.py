@@ -3,8 +3,10 @@ stdio server (the raw peer of tests/mcp/both/client_harness.py, which records wh
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import anyio
@@ -48,3 +50,13 @@ async def test_the_docs_example_runs_on_this_major(tmp_path: Path) -> None:
     assert before == {"roots": [{"uri": path_to_uri(tmp_path / "project")}]}
     assert after == {"roots": [{"uri": path_to_uri(tmp_path / "other")}]}
     assert sent == 1
+
+
+def test_docs_client_md_shows_the_example_verbatim() -> None:
+    """The block of docs/client.md's "On mcp 1.x" is :func:`example` between its markers, dedented."""
+    source = inspect.getsource(example)
+    region = source.split("# --- the docs example, verbatim from here ---\n", 1)[1].split("# --- to here ---", 1)[0]
+    region = textwrap.dedent(region).rstrip() + "\n"
+    page = (Path(__file__).parents[3] / "docs" / "client.md").read_text()
+    block = page.split("## On mcp 1.x", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert block == region

@@ -46,3 +46,12 @@ async def test_the_fastmcp_1_docs_example_reads_inside_and_refuses_outside(tmp_p
             narrowed = await client.call("read_file", path=str(other / "notes.txt"))
             assert narrowed == (True, "path is outside the allowed roots (outside roots)")
             assert await client.text("read_file", path=str(project / "notes.txt")) == "in project\n"
+
+
+def test_docs_server_md_shows_the_example_verbatim() -> None:
+    """The 1.x block of docs/server.md is this file below its marker, so the page shows what runs here."""
+    example = EXAMPLE.read_text().split("# --- the docs example, verbatim from here ---\n", 1)[1]
+    page = (Path(__file__).parents[3] / "docs" / "server.md").read_text()
+    section = page.split("## On mcp 1.x", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert block == example
