@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import socket
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -16,7 +15,6 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types as types
-import uvicorn
 from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -73,24 +71,6 @@ def http_app(server: Server[Any]) -> Starlette:
         ],
         lifespan=lifespan,
     )
-
-
-@contextlib.asynccontextmanager
-async def serve_http(app: Any) -> AsyncIterator[str]:
-    """Run an ASGI app under uvicorn on an ephemeral 127.0.0.1 port; yields the base URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: server.serve(sockets=[sock]))
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
 
 
 def stdio_params(*args: str) -> StdioServerParameters:

@@ -34,8 +34,8 @@ from rootbound.mcp import RootsProvider, RootsService
 from rootbound.mcp._rounds import CallScope
 from tests.fixtures.hostile_wire import modern_connection
 from tests.fixtures.roots_server import build_server
-from tests.helpers.mcp_server import serve_http
 from tests.helpers.serve_process import serve, text_of
+from tests.helpers.uvicorn_serve import serve_http
 
 pytestmark = pytest.mark.anyio
 

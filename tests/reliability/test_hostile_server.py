@@ -37,8 +37,9 @@ from tests.fixtures.hostile_wire import (
     stdio_peer,
 )
 from tests.fixtures.roots_server import build_server
-from tests.helpers.mcp_server import http_app, serve_http
+from tests.helpers.mcp_server import http_app
 from tests.helpers.raw_peer import answer_with, raw_connection
+from tests.helpers.uvicorn_serve import serve_http
 
 pytestmark = pytest.mark.anyio
 

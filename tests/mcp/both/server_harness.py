@@ -62,7 +62,6 @@ __all__ = [
     "connect",
     "lowlevel_of",
     "raw_connection",
-    "serve_http",
 ]
 
 HERE = Path(__file__)
@@ -409,28 +408,6 @@ async def raw_connection(
             yield peer
         finally:
             await c_write.aclose()
-
-
-@contextlib.asynccontextmanager
-async def serve_http(app: Any) -> AsyncIterator[str]:
-    """Run an ASGI app under uvicorn on an ephemeral 127.0.0.1 port; yields the base URL."""
-    import socket
-
-    import uvicorn
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: server.serve(sockets=[sock]))
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
 
 
 def main(argv: list[str] | None = None) -> None:

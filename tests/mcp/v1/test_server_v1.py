@@ -23,7 +23,8 @@ from mcp.shared.exceptions import McpError
 import rootbound.mcp
 from mcp import types
 from rootbound.mcp import RootsService, tool_errors
-from tests.mcp.both.server_harness import ClientRoots, Conn, build, connect, raw_connection, serve_http
+from tests.helpers.uvicorn_serve import serve_http
+from tests.mcp.both.server_harness import ClientRoots, Conn, build, connect, raw_connection
 
 pytestmark = pytest.mark.anyio
 
