@@ -59,9 +59,11 @@ pytest: $(STAMP) test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The main suite (mcp 2.x) and the mcp 1.x checks side by side: the main suite leaves most of a second core idle
-# (it waits on subprocesses and sockets), so the 1.x run costs little wall time; -Oline keeps each line whole.
+# (it waits on subprocesses and sockets), so the 1.x run costs little wall time. Their output interleaves for the
+# 1.x run's first minutes (no -O: that would hold back the main suite's progress until it ends); each ends with
+# its own summary line.
 test: lint typecheck
-	$(MAKE) --no-print-directory -j2 -Oline pytest check-mcp1
+	$(MAKE) --no-print-directory -j2 pytest check-mcp1
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
