@@ -43,7 +43,7 @@ MCP1_TYPED := src/rootbound/mcp/_sdk_major.py src/rootbound/mcp/server.py src/ro
 	examples/v1_fastmcp_server.py examples/v1_client_session.py tests/mcp/v1 tests/mcp/both \
 	tests/seeds/conftest.py tests/seeds/v1_snodo_server.py tests/seeds/v1_cpp_server.py tests/seeds/dedalus_server.py \
 	tests/seeds/test_snodo.py tests/seeds/test_dedalus.py tests/seeds/test_mcp_cpp_sdk.py \
-	tests/reliability/test_server_adapter_both.py tests/reliability/test_stateful.py
+	tests/reliability/test_server_adapter_both.py tests/reliability/test_stateful.py tests/helpers/raw_peer.py
 MCP1_TESTS := tests/mcp/both tests/mcp/v1 tests/seeds tests/reliability/test_server_adapter_both.py \
 	tests/reliability/test_stateful.py
 

@@ -1,4 +1,4 @@
-"""A scripted JSON-RPC client over in-memory streams, driving the real ``Server.run`` loop.
+"""A scripted JSON-RPC client over in-memory streams, driving the real ``Server.run`` loop, on either SDK major.
 
 Not the SDK client: it sends exactly the JSON it is given (malformed roots answers included) and answers the
 server's ``roots/list`` requests with whatever the test supplies.
@@ -15,7 +15,13 @@ import anyio
 from mcp.server.lowlevel import Server
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
-from mcp_types import jsonrpc_message_adapter
+
+from rootbound.mcp._sdk_major import MCP_V2
+
+if MCP_V2:
+    from mcp_types import jsonrpc_message_adapter
+else:
+    from mcp.types import JSONRPCMessage
 
 RootsAnswer = Callable[[dict[str, Any]], dict[str, Any]]
 """Given the server's ``roots/list`` request, the whole JSON-RPC response object to send back."""
@@ -23,6 +29,13 @@ RootsAnswer = Callable[[dict[str, Any]], dict[str, Any]]
 
 def answer_with(result: Any) -> RootsAnswer:
     return lambda request: {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+
+def _message(wire: dict[str, Any]) -> Any:
+    if MCP_V2:
+        return jsonrpc_message_adapter.validate_python(wire)
+    else:
+        return JSONRPCMessage.model_validate(wire)
 
 
 class RawPeer:
@@ -36,15 +49,13 @@ class RawPeer:
         self._ids = itertools.count(1)
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self._write.send(SessionMessage(jsonrpc_message_adapter.validate_python(message)))
+        await self._write.send(SessionMessage(_message(message)))
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send a request and pump messages (answering ``roots/list``) until its response arrives."""
-        request_id = next(self._ids)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    async def response(self, request_id: int) -> dict[str, Any]:
+        """Pump messages (answering ``roots/list``) until the response to ``request_id`` arrives."""
         while True:
             incoming: dict[str, Any] = (await self._read.receive()).message.model_dump(by_alias=True, exclude_none=True)
             if incoming.get("method") == "roots/list" and "id" in incoming:
@@ -55,11 +66,20 @@ class RawPeer:
             if incoming.get("id") == request_id:
                 return incoming
 
-    async def initialize(self, capabilities: dict[str, Any]) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request and pump messages (answering ``roots/list``) until its response arrives."""
+        request_id = self.next_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        return await self.response(request_id)
+
+    async def initialize(self, capabilities: dict[str, Any], protocol: str = "2025-11-25") -> dict[str, Any]:
         response = await self.request(
             "initialize",
             {
-                "protocolVersion": "2025-11-25",
+                "protocolVersion": protocol,
                 "capabilities": capabilities,
                 "clientInfo": {"name": "raw", "version": "0"},
             },
@@ -76,16 +96,21 @@ class RawPeer:
 
 @contextlib.asynccontextmanager
 async def raw_connection(
-    server: Server[Any], *, answer: RootsAnswer | None = None, capabilities: dict[str, Any] | None = None
+    server: Server[Any],
+    *,
+    answer: RootsAnswer | None = None,
+    capabilities: dict[str, Any] | None = None,
+    protocol: str = "2025-11-25",
 ) -> AsyncIterator[RawPeer]:
-    """An initialised handshake-era connection; closing the client stream ends the server loop."""
+    """An initialised handshake-era connection (``protocol``: the version ``initialize`` asks for); closing the
+    client stream ends the server loop."""
     async with (
         create_client_server_memory_streams() as ((c_read, c_write), (s_read, s_write)),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(lambda: server.run(s_read, s_write, server.create_initialization_options()))
         peer = RawPeer(c_read, c_write, answer)
-        await peer.initialize({"roots": {"listChanged": True}} if capabilities is None else capabilities)
+        await peer.initialize({"roots": {"listChanged": True}} if capabilities is None else capabilities, protocol)
         try:
             yield peer
         finally:

@@ -33,11 +33,12 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.lowlevel import Server
 from mcp.shared.memory import create_client_server_memory_streams
-from mcp.shared.message import SessionMessage
 
 from rootbound import RootsChange, RootsError, RootSet
 from rootbound.mcp import RootsService, tool_errors
 from rootbound.mcp._sdk_major import MCP_V2
+from tests.helpers import raw_peer
+from tests.helpers.raw_peer import RawPeer, RootsAnswer, answer_with
 
 if MCP_V2:
     import mcp_types as types
@@ -327,87 +328,17 @@ async def connect(
 
 # -------------------------------------------------------------------------------------------- the raw peer
 
-RootsAnswer = Callable[[dict[str, Any]], dict[str, Any]]
-"""Given the server's ``roots/list`` request, the whole JSON-RPC response object to send back."""
-
-
-def answer_with(result: Any) -> RootsAnswer:
-    return lambda request: {"jsonrpc": "2.0", "id": request["id"], "result": result}
-
-
-def _message(wire: dict[str, Any]) -> Any:
-    if MCP_V2:
-        return types.jsonrpc_message_adapter.validate_python(wire)
-    return types.JSONRPCMessage.model_validate(wire)
-
-
-class RawPeer:
-    """A scripted JSON-RPC client (not the SDK's): it sends exactly the JSON it is given and answers the server's
-    ``roots/list`` with ``answer``; ``roots_requests`` counts them."""
-
-    def __init__(self, read: Any, write: Any, answer: RootsAnswer | None) -> None:
-        self._read = read
-        self._write = write
-        self.answer = answer
-        self.roots_requests = 0
-        self._ids = iter(range(1, 1 << 62))
-
-    async def send(self, wire: dict[str, Any]) -> None:
-        await self._write.send(SessionMessage(_message(wire)))
-
-    def next_id(self) -> int:
-        return next(self._ids)
-
-    async def response(self, request_id: int) -> dict[str, Any]:
-        """Pump messages (answering ``roots/list``) until the response to ``request_id`` arrives."""
-        while True:
-            incoming: dict[str, Any] = (await self._read.receive()).message.model_dump(by_alias=True, exclude_none=True)
-            if incoming.get("method") == "roots/list" and "id" in incoming:
-                self.roots_requests += 1
-                if self.answer is not None:
-                    await self.send(self.answer(incoming))
-                continue
-            if incoming.get("id") == request_id:
-                return incoming
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        request_id = self.next_id()
-        wire: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            wire["params"] = params
-        await self.send(wire)
-        return await self.response(request_id)
-
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self.request("tools/call", {"name": name, "arguments": arguments or {}})
-
-    async def notify_roots_changed(self) -> None:
-        await self.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
-
 
 @contextlib.asynccontextmanager
 async def raw_connection(
     server: Any, *, answer: RootsAnswer | None = None, capabilities: dict[str, Any] | None = None
 ) -> AsyncIterator[RawPeer]:
-    """An initialised handshake-era connection (protocol 2025-06-18, known to both majors); closing the client
-    stream ends the server loop."""
-    lowlevel = lowlevel_of(server)
-    async with (
-        create_client_server_memory_streams() as ((c_read, c_write), (s_read, s_write)),
-        anyio.create_task_group() as tg,
-    ):
-        tg.start_soon(lambda: lowlevel.run(s_read, s_write, lowlevel.create_initialization_options()))
-        peer = RawPeer(c_read, c_write, answer)
-        declared = {"roots": {"listChanged": True}} if capabilities is None else capabilities
-        await peer.request(
-            "initialize",
-            {"protocolVersion": "2025-06-18", "capabilities": declared, "clientInfo": {"name": "raw", "version": "0"}},
-        )
-        await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        try:
-            yield peer
-        finally:
-            await c_write.aclose()
+    """An initialised handshake-era connection to ``server`` (any flavour; protocol 2025-06-18, known to both
+    majors); closing the client stream ends the server loop."""
+    async with raw_peer.raw_connection(
+        lowlevel_of(server), answer=answer, capabilities=capabilities, protocol="2025-06-18"
+    ) as peer:
+        yield peer
 
 
 def main(argv: list[str] | None = None) -> None:
