@@ -12,10 +12,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import anyio
 import httpx2
 import mcp_types as types
-from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.lowlevel import Server
@@ -25,31 +23,11 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from mcp import Client
+from tests.helpers.client_roots import ClientRoots
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 EXAMPLES = Path(__file__).parents[2] / "examples"
 TRANSPORTS = ("memory", "stdio", "http")
-
-
-class ClientRoots:
-    """The client's roots: mutable, counted, and able to misbehave on purpose."""
-
-    def __init__(self, uris: Sequence[str] = ("file:///work/a",)) -> None:
-        self.uris = list(uris)
-        self.calls = 0
-        self.delay = 0.0
-        self.fail = False
-        self.hang = False
-
-    async def callback(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
-        self.calls += 1
-        if self.hang:
-            await anyio.sleep_forever()
-        if self.delay:
-            await anyio.sleep(self.delay)
-        if self.fail:
-            return types.ErrorData(code=-32603, message="no roots today")
-        return types.ListRootsResult(roots=[types.Root.model_validate({"uri": uri}) for uri in self.uris])
 
 
 def http_app(server: Server[Any]) -> Starlette:

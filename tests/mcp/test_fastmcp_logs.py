@@ -13,7 +13,8 @@ import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from mcp import Client
-from tests.helpers.mcp_server import ClientRoots, first_text, load_example
+from tests.helpers.client_roots import ClientRoots
+from tests.helpers.mcp_server import first_text, load_example
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,8 @@ from mcp.server.lowlevel import Server
 from mcp import Client, MCPError
 from rootbound.mcp import RootsService
 from tests.fixtures.roots_server import build_server
-from tests.helpers.mcp_server import TRANSPORTS, ClientRoots, connect, first_text, http_app
+from tests.helpers.client_roots import ClientRoots
+from tests.helpers.mcp_server import TRANSPORTS, connect, first_text, http_app
 from tests.helpers.uvicorn_serve import serve_http
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,8 @@ import rootbound.mcp.server as server_module
 from mcp import Client, MCPError
 from rootbound.mcp import RootsService
 from tests.fixtures.roots_server import build_server
-from tests.helpers.mcp_server import EXAMPLES, ClientRoots, first_text, load_example
+from tests.helpers.client_roots import ClientRoots
+from tests.helpers.mcp_server import EXAMPLES, first_text, load_example
 
 pytestmark = pytest.mark.anyio
 

@@ -38,6 +38,7 @@ from rootbound import RootsChange, RootsError, RootSet
 from rootbound.mcp import RootsService, tool_errors
 from rootbound.mcp._sdk_major import MCP_V2
 from tests.helpers import raw_peer
+from tests.helpers.client_roots import ClientRoots
 from tests.helpers.raw_peer import RawPeer, RootsAnswer, answer_with
 
 if MCP_V2:
@@ -83,27 +84,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     name: {"type": "object", "properties": {"path": {"type": "string"}}} if name == "check" else {"type": "object"}
     for name in NAMES
 }
-
-
-class ClientRoots:
-    """The client's roots: mutable, counted, and able to misbehave on purpose."""
-
-    def __init__(self, uris: Sequence[str] = ("file:///work/a",)) -> None:
-        self.uris = list(uris)
-        self.calls = 0
-        self.delay = 0.0
-        self.fail = False
-        self.hang = False
-
-    async def callback(self, context: Any) -> Any:
-        self.calls += 1
-        if self.hang:
-            await anyio.sleep_forever()
-        if self.delay:
-            await anyio.sleep(self.delay)
-        if self.fail:
-            return types.ErrorData(code=-32603, message="no roots today")
-        return types.ListRootsResult.model_validate({"roots": [{"uri": uri} for uri in self.uris]})
 
 
 # ------------------------------------------------------------------------------------------------- the tools
