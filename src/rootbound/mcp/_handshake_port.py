@@ -11,13 +11,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
+from pydantic import BaseModel, ConfigDict
+
 from rootbound.core.errors import RootsUnavailable
 
-__all__ = ["ANSWERED_WITH_ERROR", "CONNECTION_CLOSED", "NOT_A_LIST_ROOTS_RESULT", "Link", "not_answered"]
+__all__ = ["ANSWERED_WITH_ERROR", "CONNECTION_CLOSED", "NOT_A_LIST_ROOTS_RESULT", "Link", "RawResult", "not_answered"]
 
 CONNECTION_CLOSED: Final = "connection closed"
 ANSWERED_WITH_ERROR: Final = "client answered with an error"
 NOT_A_LIST_ROOTS_RESULT: Final = "answer does not match the ListRootsResult schema"
+
+
+class RawResult(BaseModel):
+    """The result type of both majors' ``roots/list`` request: keeps the client's answer exactly as sent (the
+    SDK's ``FileUrl`` would normalise it first, and rootbound judges the raw answer)."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 def not_answered(seconds: float) -> RootsUnavailable:

@@ -34,12 +34,18 @@ from mcp.server.session import ServerSession
 from mcp.shared.context import RequestContext
 from mcp.shared.exceptions import McpError
 from mcp.shared.message import ServerMessageMetadata
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from mcp import types
 from rootbound.core.errors import InvalidRootsAnswer, RootsError, RootsUnavailable
 from rootbound.mcp._bridges import REFUSAL, Refusal, is_error_result, mcp_error
-from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR, CONNECTION_CLOSED, NOT_A_LIST_ROOTS_RESULT, not_answered
+from rootbound.mcp._handshake_port import (
+    ANSWERED_WITH_ERROR,
+    CONNECTION_CLOSED,
+    NOT_A_LIST_ROOTS_RESULT,
+    RawResult,
+    not_answered,
+)
 
 __all__ = ["Connection1", "Link1", "link_of", "lowlevel_server_of", "notification_link", "wire"]
 
@@ -70,12 +76,6 @@ class Connection1:
 
 
 CONNECTION: contextvars.ContextVar[Connection1 | None] = contextvars.ContextVar("rootbound_connection", default=None)
-
-
-class RawResult(BaseModel):
-    """Keeps the client's roots answer exactly as sent: the SDK's ``FileUrl`` would normalise it first."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class Link1:

@@ -16,18 +16,18 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from rootbound.core.errors import InvalidRootsAnswer, RootsUnavailable
-from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR, CONNECTION_CLOSED, NOT_A_LIST_ROOTS_RESULT, not_answered
+from rootbound.mcp._handshake_port import (
+    ANSWERED_WITH_ERROR,
+    CONNECTION_CLOSED,
+    NOT_A_LIST_ROOTS_RESULT,
+    RawResult,
+    not_answered,
+)
 
 __all__ = ["Link2", "connection_of", "lowlevel_server_of", "request_context_of"]
-
-
-class RawResult(BaseModel):
-    """Keeps the client's roots answer exactly as sent: the SDK's ``FileUrl`` would normalise it first."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class Link2:
