@@ -388,6 +388,7 @@ def test_resolver_override_and_repr(work: Path) -> None:
 
 def test_operations_do_not_leak_fds(fs: RootedFS, work: Path) -> None:
     os.symlink(work.parent / "outside", work / "out")
+    fs.write_bytes("w.txt", b"x")  # the write domain's ruleset: one fd per root set, held from its first write
     before = len(os.listdir("/proc/self/fd"))
     for _ in range(20):
         for op in (

@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
+from rootbound.confine.atomic_write import beneath
 from rootbound.confine.candidate import MAX_PATH_BYTES, parse_candidate
 from rootbound.confine.held_roots import Dropped, EffectiveRoot, HeldRoot
 from rootbound.confine.intents import (
@@ -59,11 +60,13 @@ from rootbound.confine.resolvers import (
 )
 from rootbound.confine.root_intake import Intake, RootLike, RootTrie
 from rootbound.confine.syscalls import Facts
-from rootbound.confine.write_domain import WriteDomain
+from rootbound.confine.write_domain import WriteDomain, on_write_worker
 from rootbound.core.errors import (
+    AccessDenied,
     DanglingSymlink,
     InvalidPath,
     IsADirectory,
+    MovedOutOfRoots,
     OutsideRoots,
     PathNotFound,
     ReadOnly,
@@ -167,7 +170,11 @@ class Handle:
         fd = self.fd
         if fd >= 0:
             self.fd = -1
-            os.close(fd)
+            try:
+                if exc is not None and self._moved_out(exc, fd):
+                    raise MovedOutOfRoots() from None
+            finally:
+                os.close(fd)
         if not self._released:
             self._released = True
             boundary = self._boundary
@@ -182,6 +189,21 @@ class Handle:
                 boundary._finalizer()
         if exc is not None and isinstance(exc, (OSError, UnicodeError)) and not isinstance(exc, RootsError):
             raise translate_error(exc) from None  # what the caller did on the fd fails with a fixed denial too
+
+    def _moved_out(self, exc: BaseException, fd: int) -> bool:
+        """Whether a denied write failed because its directory is no longer beneath the root: on the write
+        domain's threads the kernel refuses such a write with ``EACCES``, which would otherwise read as the
+        server's user lacking permission (and send an agent to another path for the wrong reason)."""
+        denied = isinstance(exc, AccessDenied) or (type(exc) is PermissionError and not isinstance(exc, RootsError))
+        if not denied or not on_write_worker() or self._held is None:
+            return False
+        try:
+            if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                return False
+        except OSError:
+            return False
+        root = self._held.info
+        return not beneath(fd, (root.dev, root.ino))
 
     def _finish(self) -> None:
         fd, self.fd = self.fd, -1
@@ -387,7 +409,9 @@ class Boundary:
     def write_domain(self) -> WriteDomain:
         """The threads this boundary's writes run on, held by the kernel (Landlock) to writing beneath exactly these
         roots, so that a directory moved out of a root mid-write cannot be written in; made at the first write, kept
-        until :meth:`close`. ``enforced`` is false where the kernel cannot (see ``write_domain``)."""
+        until :meth:`close`. ``enforced`` is false only where the kernel has no Landlock; where it has, a domain
+        that cannot be made now raises :class:`~rootbound.core.errors.ServerBusy` and the next write tries again
+        (see ``write_domain``)."""
         with self._domain_lock:
             if not self._domains or self._domains[-1].pid != os.getpid():
                 with self.use():

@@ -30,6 +30,7 @@ __all__ = [
     "abi_version",
     "fs_rights",
     "net_rights",
+    "restrict_thread",
     "scopes",
 ]
 
@@ -144,6 +145,19 @@ def scopes(abi: int) -> int:
     return SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
 
 
+def restrict_thread(ruleset_fd: int) -> None:
+    """Enforce the finished ruleset ``ruleset_fd`` on the calling thread and every thread it starts later;
+    irreversible. The fd stays open (other threads may enforce the same ruleset)."""
+    if _libc is None:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+    # Landlock requires no_new_privs (or CAP_SYS_ADMIN): no setuid binary can run with more than we have.
+    if _libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                   ctypes.c_ulong(0)) != 0:  # fmt: skip
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    _call("restrict_self", ctypes.c_int(ruleset_fd), ctypes.c_uint32(0))
+
+
 class Ruleset:
     """A Landlock ruleset under construction: what it handles is denied except what its rules grant."""
 
@@ -178,17 +192,17 @@ class Ruleset:
 
     def restrict_self(self) -> None:
         """Enforce on the calling thread and every thread it starts later; irreversible. Closes the ruleset."""
-        if _libc is None:
-            raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
-        # Landlock requires no_new_privs (or CAP_SYS_ADMIN): no setuid binary can run with more than we have.
-        if _libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0),
-                       ctypes.c_ulong(0)) != 0:  # fmt: skip
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err))
         try:
-            _call("restrict_self", ctypes.c_int(self._ruleset_fd()), ctypes.c_uint32(0))
+            restrict_thread(self._ruleset_fd())
         finally:
             self.close()
+
+    def detach(self) -> int:
+        """Hand over the ruleset's fd (the caller closes it): a finished ruleset that several threads, started
+        later, each enforce on themselves with :func:`restrict_thread`. Its rules hold the objects they were
+        added for, so closing the fds those rules were made from changes nothing."""
+        fd, self._fd = self._ruleset_fd(), None
+        return fd
 
     def close(self) -> None:
         if self._fd is not None:

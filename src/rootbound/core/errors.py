@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -36,6 +36,7 @@ __all__ = [
     "IsADirectory",
     "LimitExceeded",
     "MissingCapability",
+    "MovedOutOfRoots",
     "NotADirectory",
     "NotAFile",
     "NotText",
@@ -47,6 +48,7 @@ __all__ = [
     "RootChanged",
     "RootsError",
     "RootsUnavailable",
+    "ServerBusy",
     "SymlinkEscape",
     "SymlinkLoop",
     "TooLarge",
@@ -197,6 +199,13 @@ class RootChanged(_FixedReason, OutsideRoots):
     default_reason = "root changed"
 
 
+class MovedOutOfRoots(_FixedReason, OutsideRoots):
+    """The kernel refused a write because its directory was moved out of the roots while the write ran."""
+
+    default_message = "the directory was moved out of the roots during the write"
+    default_reason = "moved out of the roots"
+
+
 class PathNotFound(_FixedReason, FileNotFoundError):
     """The path does not exist inside its root."""
 
@@ -290,6 +299,15 @@ class FileOperationFailed(_FixedReason):
     default_reason = "i/o error"
 
 
+class ServerBusy(_FixedReason):
+    """The server was short of a resource for a moment (threads, file descriptors, memory): nothing was done,
+    and the same call may succeed when retried. Never a weaker way of doing it."""
+
+    code = INTERNAL_ERROR
+    default_message = "the server is short of resources for this call right now"
+    default_reason = "busy"
+
+
 # --- errno mapping: the one place an OS error becomes a denial -----------------------------------------------
 
 _ERRNO_ERRORS: dict[int, type[RootsError]] = {
@@ -305,6 +323,7 @@ _ERRNO_ERRORS: dict[int, type[RootsError]] = {
     errno.EROFS: AccessDenied,
     errno.EFBIG: TooLarge,
 }
+_ERRNO_BUSY: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})  # the process, not the file: retry
 
 
 def translate_error(exc: BaseException) -> RootsError:
@@ -316,6 +335,8 @@ def translate_error(exc: BaseException) -> RootsError:
             return OutsideRoots("outside roots")
         if exc.errno == errno.ENAMETOOLONG:
             return InvalidPath("path too long")
+        if exc.errno in _ERRNO_BUSY:
+            return ServerBusy()
         kind = _ERRNO_ERRORS.get(exc.errno or 0, FileOperationFailed)
         return kind()
     if isinstance(exc, UnicodeError):

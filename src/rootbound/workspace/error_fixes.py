@@ -21,6 +21,7 @@ from rootbound.core.errors import (
     InvalidPattern,
     IsADirectory,
     LimitExceeded,
+    MovedOutOfRoots,
     NotADirectory,
     NotAFile,
     NotText,
@@ -31,6 +32,7 @@ from rootbound.core.errors import (
     ReadOnly,
     RootChanged,
     RootsError,
+    ServerBusy,
     SymlinkEscape,
     SymlinkLoop,
     TooLarge,
@@ -53,6 +55,7 @@ FIXES: Final[Mapping[type[RootsError], str]] = {
     CrossesMount: "that path is on another file system, which this server does not enter",
     HardLinked: "the file has other hard links, which this server refuses; work on a copy",
     RootChanged: "a root was moved or replaced; call list_roots to see the roots now",
+    MovedOutOfRoots: "that directory is no longer within the roots; list_directory shows what the root holds now",
     OutsideRoots: "use a path within a root; list_roots shows them",
     EditNotFound: "read_file shows the current text: quote it exactly, with enough lines to be unique",
     PathNotFound: "check the name with list_directory or search_files",
@@ -68,6 +71,7 @@ FIXES: Final[Mapping[type[RootsError], str]] = {
     LimitExceeded: "narrow the path or pattern",
     NotText: "the file is not UTF-8 text: stat shows its type",
     InvalidPath: "give a path relative to the first root, an absolute path, or a file:// URI within a root",
+    ServerBusy: "nothing was changed; retry the same call in a moment",
     FileOperationFailed: "the file system failed (not the call); retrying later may work",
 }
 """The next step after a denial, by class; the first class (in this order) the error is an instance of."""
