@@ -159,7 +159,7 @@ def test_the_write_domain_writes_only_beneath_its_roots(tmp_path: Path) -> None:
             domain.run(lambda: os.mkdir("made", dir_fd=fd_out))
         assert domain.run(lambda: sorted(os.listdir(outside))) == []  # reads are not its business
         nested = domain.run(lambda: domain.run(lambda: threading.current_thread().name))
-        assert nested.startswith("rootbound-writes")  # a call from a worker runs in place, never waits on itself
+        assert nested.startswith("rootbound-write")  # a call from a worker runs in place, never waits on itself
         domain.close()
     finally:
         os.close(fd_in)

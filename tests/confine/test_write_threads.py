@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(landlock.abi_version() < 2, reason="needs Landlo
 
 
 def write_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "rootbound-writes"]
+    return [t for t in threading.enumerate() if t.name == "rootbound-write"]
 
 
 def wait_until(predicate: object, seconds: float = 30.0) -> bool:
@@ -100,7 +100,7 @@ def test_no_thread_to_be_had_is_busy_never_unwalled(tmp_path: Path, monkeypatch:
     calls: list[int] = []
 
     def start_fails_once(self: threading.Thread) -> None:
-        if self.name == "rootbound-writes" and not calls:
+        if self.name == "rootbound-write" and not calls:
             calls.append(1)
             raise RuntimeError("can't start new thread")
         real_start(self)
@@ -135,7 +135,7 @@ def test_a_worker_that_cannot_restrict_itself_runs_nothing(tmp_path: Path, monke
         with pytest.raises(ServerBusy):
             domain.run(lambda: ran.append("ran"))
         assert ran == []
-        assert domain.run(lambda: threading.current_thread().name) == "rootbound-writes"
+        assert domain.run(lambda: threading.current_thread().name) == "rootbound-write"
 
 
 def test_threads_are_capped_for_the_process_and_shared_in_turn(tmp_path: Path) -> None:
@@ -167,7 +167,7 @@ def test_threads_are_capped_for_the_process_and_shared_in_turn(tmp_path: Path) -
             time.sleep(0.2)  # more would have started by now if the cap let them
             assert cap.live == 2
             gate.set()
-            assert {f.result(timeout=60) for f in futures} == {"rootbound-writes"}
+            assert {f.result(timeout=60) for f in futures} == {"rootbound-write"}
         assert peak[0] <= 2
         for root in roots:
             assert sorted(p.name for p in root.iterdir()) == ["f0", "f1"]  # every write served, none refused

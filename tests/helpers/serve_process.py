@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp import Client
 from rootbound.mcp import RootsProvider
 
-__all__ = ["http_serve", "serve", "serve_cli", "text_of"]
+__all__ = ["http_serve", "http_serve_process", "proc_counts", "serve", "serve_cli", "text_of"]
 
 
 def serve_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -41,6 +41,15 @@ def http_serve(
 
     ``env`` adds environment variables; ``launcher`` replaces ``-m rootbound`` (a test's own entry point).
     """
+    with http_serve_process(args, env=env, launcher=launcher) as (url, _process):
+        yield url
+
+
+@contextlib.contextmanager
+def http_serve_process(
+    args: Sequence[str], *, env: dict[str, str] | None = None, launcher: Sequence[str] = ("-m", "rootbound")
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """:func:`http_serve` that also yields the process (its pid: thread and fd counts in ``/proc``)."""
     process = subprocess.Popen(
         [sys.executable, *launcher, "serve", "--http", "127.0.0.1:0", *args],
         env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
@@ -58,7 +67,7 @@ def http_serve(
             if not lines[-1]:
                 break
         assert match is not None, lines
-        yield match.group(1)
+        yield match.group(1), process
     finally:
         process.terminate()
         try:
@@ -105,3 +114,15 @@ async def text_of(client: Client, tool: str, **arguments: Any) -> tuple[bool, st
     content = result.content[0]
     assert isinstance(content, types.TextContent)
     return bool(result.is_error), content.text
+
+
+def proc_counts(pid: int) -> tuple[int, int]:
+    """The write threads (named ``rootbound-write`` in the kernel) and open fds of process ``pid`` now."""
+    writers = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as comm:
+                writers += comm.read().strip() == "rootbound-write"
+        except OSError:
+            continue  # ended meanwhile
+    return writers, len(os.listdir(f"/proc/{pid}/fd"))

@@ -109,9 +109,11 @@ async def test_the_budget_refuses_under_the_sandbox_and_a_victim_still_reads(tmp
     second = RootsProvider([Root.from_path(work / f"f{i}.txt") for i in range(60, 120)])
     victim = RootsProvider([Root.from_path(work)])
     with http_serve(args, launcher=launcher) as url:
-        for provider, path in ((first, "f0.txt"), (second, "f60.txt"), (victim, "victim.txt")):
-            async with http_client(url, provider) as client:
-                texts.append(await text_of(client, "read_file", path=str(work / path)))
+        async with http_client(url, first) as holder:  # open throughout: its 60 roots stay held (issue 33 #2)
+            texts.append(await text_of(holder, "read_file", path=str(work / "f0.txt")))
+            for provider, path in ((second, "f60.txt"), (victim, "victim.txt")):
+                async with http_client(url, provider) as client:
+                    texts.append(await text_of(client, "read_file", path=str(work / path)))
     assert texts[0] == (False, "0\n")
     assert texts[1][0] and "file-descriptor budget" in texts[1][1], texts[1]
     assert texts[2] == (False, "victim\n")

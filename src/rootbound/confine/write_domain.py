@@ -33,6 +33,7 @@ from concurrent.futures import Future
 from typing import Final, TypeVar
 
 from rootbound.confine import landlock as ll
+from rootbound.confine.syscalls import name_thread
 from rootbound.core.errors import FileOperationFailed, ServerBusy
 
 __all__ = ["GRANTED", "WRITE_RIGHTS", "WriteDomain", "WriteThreads", "leave_behind", "on_write_worker", "write_threads"]
@@ -43,6 +44,7 @@ MAX_THREADS: Final = 16  # write threads in the whole process, whatever the numb
 PER_DOMAIN: Final = 4  # writes of one root set in parallel: a slow fsync does not hold up the others
 IDLE: Final = 2.0  # seconds a worker with nothing to do waits for more of its root set's writes before it ends
 WAIT: Final = 30.0  # seconds a write may wait for a thread before it is refused as busy
+THREAD_NAME: Final = "rootbound-write"  # also the kernel's name of the thread (15 bytes at most)
 TRANSIENT: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN, errno.ENOSPC})
 """Errnos that say "not now" (out of fds, memory, threads): a busy refusal, never the fallback."""
 # Every right that changes the tree or a file: handled, so each one not granted below is denied everywhere.
@@ -259,7 +261,7 @@ class WriteDomain:
             self._not_started(job)
             return
         try:
-            threading.Thread(target=self._work, name="rootbound-writes", daemon=True).start()
+            threading.Thread(target=self._work, name=THREAD_NAME, daemon=True).start()
         except RuntimeError:  # can't start new thread: the machine is out of threads for now
             self._threads.give_back()
             self._not_started(job)
@@ -272,6 +274,7 @@ class WriteDomain:
                 job[0].set_exception(ServerBusy())
 
     def _work(self) -> None:
+        name_thread(THREAD_NAME)
         try:
             with self._cond:
                 ruleset = self._ruleset  # read and enforced under the lock: close() cannot close it meanwhile

@@ -91,6 +91,15 @@ class RootsMiddleware:
             ctx = scope.ctx
         else:
             scope = _rounds.CallScope(ctx, era)
+        try:
+            return await self._within(scope, ctx, call_next, era)
+        finally:
+            scope.end()  # timers the SDK cancelled keep this request's context (and so the scope) for a while
+
+    async def _within(
+        self, scope: _rounds.CallScope, ctx: ServerRequestContext[Any, Any], call_next: CallNext, era: str
+    ) -> HandlerResult:
+        service = self.service
         token = _rounds.SCOPE.set(scope)
         try:
             result = await call_next(ctx)

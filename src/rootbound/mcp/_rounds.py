@@ -68,6 +68,14 @@ class CallScope:
     missing: dict[str, dict[str, Any]] = field(default_factory=dict)
     signalled: bool = False
 
+    def end(self) -> None:
+        """The request is answered: let go of its roots and inputs. An asyncio timer the SDK cancelled during the
+        request stays scheduled until its own deadline, holding the request's context and so this scope: an
+        emptied scope keeps no roots snapshot (and no held boundary) alive meanwhile (issue 33 #2)."""
+        self.carried = self.roots = None
+        self.pending.clear()
+        self.missing.clear()
+
 
 SCOPE: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar("rootbound_call_scope", default=None)
 

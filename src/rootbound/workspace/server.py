@@ -133,6 +133,34 @@ class HeldBoundaries:
         self._recent: OrderedDict[RootSet, int] = OrderedDict()  # strong keys: their entries above stay
         self._lock = threading.Lock()
         self._uses = SnapshotUse(self.budget.idle_release)  # issue 24 #2: idle snapshots make room when short
+        self._owners: dict[RootSet, int] = {}  # snapshot -> live sessions whose current snapshot it is
+
+    def own(self, roots: RootSet) -> None:
+        """A session now serves ``roots`` (its cached snapshot): held at least until :meth:`disown`."""
+        with self._lock:
+            self._owners[roots] = self._owners.get(roots, 0) + 1
+
+    def disown(self, roots: RootSet) -> None:
+        """A session stopped serving ``roots`` (it ended, or its roots changed): when it was the last one, the
+        snapshot's boundary closes now (deferred until operations on it finish), fds and write threads with it,
+        whatever still refers to the ``RootSet`` object (issue 33 #2: an SDK timer's context kept whole sessions,
+        and so their boundaries, alive for minutes)."""
+        with self._lock:
+            left = self._owners.get(roots, 0) - 1
+            if left > 0:
+                self._owners[roots] = left
+                return
+            self._owners.pop(roots, None)
+            if roots in self._recent:
+                return  # also a kept 2026-07-28 snapshot: its own bound (RECENT_SNAPSHOTS) releases it
+            boundary = self._held.pop(roots, None)
+        if boundary is not None:
+            boundary.close()
+
+    @property
+    def held(self) -> int:
+        """Snapshots held open now (for the lifetime tests and benches)."""
+        return len(self._held)
 
     @contextlib.contextmanager
     def for_roots(self, roots: RootSet, *, recurring: bool = False) -> Iterator[Boundary]:
@@ -242,6 +270,41 @@ class Situation:
     fix: str | None = None
 
 
+class SessionSnapshot:
+    """The snapshot one handshake-era session serves, owned in :class:`HeldBoundaries` until the session ends or
+    its roots change: a session's end closes what it held, by the connection's own close hook."""
+
+    KEY: Final = "rootbound.serve.session_snapshot"
+
+    def __init__(self, held: HeldBoundaries) -> None:
+        self._held = held
+        self._current: RootSet | None = None
+
+    @classmethod
+    def serve(cls, ctx: ServerRequestContext[Any, Any], held: HeldBoundaries, roots: RootSet) -> None:
+        """Note that the session behind ``ctx`` is served ``roots`` now."""
+        connection = connection_of(ctx)
+        owner = connection.state.get(cls.KEY)
+        if not isinstance(owner, cls):
+            owner = connection.state[cls.KEY] = cls(held)
+            connection.exit_stack.callback(owner.end)
+        owner.use(roots)
+
+    def use(self, roots: RootSet) -> None:
+        previous = self._current
+        if previous is roots:
+            return
+        self._held.own(roots)
+        self._current = roots
+        if previous is not None:
+            self._held.disown(previous)
+
+    def end(self) -> None:
+        previous, self._current = self._current, None
+        if previous is not None:
+            self._held.disown(previous)
+
+
 class EmptyRoots:
     """What an empty roots list means: a client with no workspace, or a client that withdrew its workspace.
 
@@ -256,8 +319,11 @@ class EmptyRoots:
 
     KEY: Final = "rootbound.serve.listed_roots"
 
-    def __init__(self, fallback: RootSet | None, *, strict: bool, one_client: bool) -> None:
+    def __init__(
+        self, fallback: RootSet | None, *, strict: bool, one_client: bool, service: RootsService | None = None
+    ) -> None:
         self.fallback = fallback
+        self.service = service
         self.strict = strict
         self.one_client = one_client
         self._listed_here = False  # 2026-07-28 over stdio: the process's one client listed a root
@@ -318,6 +384,8 @@ class EmptyRoots:
     def _listed(self, ctx: ServerRequestContext[Any, Any], modern: bool) -> bool:
         if modern:
             return self._listed_here
+        if self.service is not None and self.service.ever_listed(ctx):
+            return True  # any answer of the client's with a root, the warm-up at initialized included (issue 33 #5)
         return connection_of(ctx).state.get(self.KEY) is True
 
 
@@ -381,7 +449,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         timeout=config.roots_timeout,
         state_security=RequestStateSecurity(keys=list(config.state_keys)) if config.state_keys else None,
     )
-    empty_roots = EmptyRoots(service.fallback, strict=config.strict_empty_roots, one_client=config.one_client)
+    empty_roots = EmptyRoots(
+        service.fallback, strict=config.strict_empty_roots, one_client=config.one_client, service=service
+    )
     specs = tool_specs(config.writable)
     tools = [_tool(spec) for spec in specs]
     names = {tool.name for tool in tools}
@@ -405,6 +475,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             raise
         situation = empty_roots.settle(ctx, roots, modern=modern)
         roots = situation.roots
+        if not modern and roots is not service.fallback:
+            SessionSnapshot.serve(ctx, held, roots)  # released when the session ends, not when collected
         arguments = without_nulls(params.arguments or {})  # null means absent (schemas: [T, "null"])
         budget = Budget(config.limits.deadline)
         answers = ANSWERS.ledger()  # issue 24 #4: room for a large answer, reserved by the tool, given back below
