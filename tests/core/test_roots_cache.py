@@ -127,3 +127,50 @@ def test_nothing_is_stored_or_refreshed_after_close() -> None:
     assert state.fresh() is None
     assert not state.refresh_due(state.generation)
     assert "cancelled before the client answered" in ConnectionRoots.gave_up().reason
+
+
+# -- the warm-up at notifications/initialized (issue 33 #5) -------------------------------------------------
+
+
+def test_a_warm_up_leads_only_where_nothing_is_known_or_in_flight() -> None:
+    state = ConnectionRoots()
+    warm = lead(state, warm=True)
+    assert warm.flight.warm and warm.flight.background
+    assert state.next_step(warm=True) is None  # one warm-up at a time
+    state.landed(warm.flight, A)
+    assert state.next_step(warm=True) is None  # cached: nothing to warm
+    assert state.next_step() is A  # the first call finds it cached
+
+
+def test_a_call_never_follows_a_warm_up_it_leads_its_own_fetch() -> None:
+    state = ConnectionRoots()
+    warm = lead(state, warm=True)
+    call = lead(state)  # not Follow: a warm-up the transport cannot deliver must not hold the call up
+    assert call.flight is not warm.flight and not call.flight.warm
+    follower = state.next_step()
+    assert isinstance(follower, Follow) and follower.flight is call.flight  # later calls follow the call's fetch
+    state.landed(call.flight, A)
+    assert state.followed(call.flight) is A
+    state.landed(warm.flight, A)  # the warm-up lands late, same generation: harmless
+    assert state.next_step() is A and state.flights == {}
+
+
+def test_a_background_refresh_follows_a_warm_up() -> None:
+    state = ConnectionRoots()
+    warm = lead(state, warm=True)
+    step = state.next_step(background=True)
+    assert isinstance(step, Follow) and step.flight is warm.flight
+
+
+def test_listed_is_any_answer_with_a_root_even_one_overtaken_by_list_changed() -> None:
+    state = ConnectionRoots()
+    empty = lead(state)
+    state.landed(empty.flight, RootSet.of([]))
+    assert not state.listed  # an empty answer lists nothing
+    step = lead(state, force=True)
+    state.invalidate()  # list_changed while the answer was on its way: not cached...
+    state.landed(step.flight, A)
+    assert state.fresh() is None
+    assert state.listed  # ...but the client did list a root
+    state.close()
+    assert state.listed

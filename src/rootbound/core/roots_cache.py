@@ -10,6 +10,11 @@ The adapter (``rootbound.mcp._handshake``) asks :meth:`ConnectionRoots.next_step
   roots at a moment during their call, and a notification storm cannot make them fetch again and again;
 * **single flight**: one ``roots/list`` per generation at a time; other callers follow it. A follower of a
   failed fetch gets the same failure; a follower of an abandoned (cancelled) or background fetch tries again;
+* **warm-up**: a fetch made before any call asked (at ``notifications/initialized``) is never waited on by a call:
+  a call that finds one in flight leads its own fetch on its request's stream, so a warm-up that the transport
+  cannot deliver yet (no standalone stream) delays nothing;
+* **listed**: whether any answer of the connection's client ever held a root, whatever became of it (an answer
+  overtaken by ``list_changed`` still showed what the client listed);
 * **debounce**: after a burst of notifications only the last one refreshes, and only if nothing fetched since;
 * **change**: each stored set is compared with the connection's previous one (:class:`~rootbound.RootsChange`).
 """
@@ -33,6 +38,7 @@ class Flight:
 
     generation: int
     background: bool = False
+    warm: bool = False
     result: RootSet | None = None
     error: RootsError | None = None
     abandoned: bool = False
@@ -56,7 +62,7 @@ class Follow:
 class ConnectionRoots:
     """What one handshake-era connection knows about its client's roots."""
 
-    __slots__ = ("cached", "cached_generation", "closed", "flights", "generation", "last")
+    __slots__ = ("cached", "cached_generation", "closed", "flights", "generation", "last", "listed")
 
     def __init__(self) -> None:
         self.generation = 0
@@ -66,6 +72,8 @@ class ConnectionRoots:
         self.closed = False
         self.last: RootSet | None = None
         """The last set stored, kept across invalidation: what a change is measured against."""
+        self.listed = False
+        """Whether any answer on this connection held at least one root."""
 
     def invalidate(self) -> None:
         """On receipt of ``list_changed``: from here on nothing older may be served."""
@@ -81,21 +89,29 @@ class ConnectionRoots:
         """The cached set, if it belongs to the current generation."""
         return self.cached if self.cached_generation == self.generation else None
 
-    def next_step(self, *, force: bool = False, background: bool = False) -> RootSet | Lead | Follow:
-        """The cached set, or the flight to lead or to follow. ``force``: skip the cache (an explicit refresh)."""
+    def next_step(
+        self, *, force: bool = False, background: bool = False, warm: bool = False
+    ) -> RootSet | Lead | Follow | None:
+        """The cached set, or the flight to lead or to follow. ``force``: skip the cache (an explicit refresh).
+        ``warm``: a warm-up, which leads only where nothing is cached or in flight (``None``: nothing to do)."""
         if not force:
             cached = self.fresh()
             if cached is not None:
-                return cached
+                return None if warm else cached
         flight = self.flights.get(self.generation)
         if flight is not None:
-            return Follow(flight)
-        flight = self.flights[self.generation] = Flight(self.generation, background)
+            if warm:
+                return None
+            if not (flight.warm and not background):
+                return Follow(flight)
+            # A call never waits on a warm-up: it leads its own fetch; the warm-up still lands (same generation).
+        flight = self.flights[self.generation] = Flight(self.generation, background or warm, warm)
         return Lead(flight)
 
     def landed(self, flight: Flight, roots: RootSet) -> RootsChange | None:
         """The leader's fetch answered: store it (if still current) and say how the roots changed, if they did."""
         flight.result = roots
+        self.listed = self.listed or bool(roots)
         self._end(flight)
         if flight.generation != self.generation or self.closed:
             return None

@@ -86,6 +86,27 @@ class HandshakeRoots:
         entry = link.state.get(self.key)
         return entry.state.fresh() if isinstance(entry, _Connection) else None
 
+    def ever_listed(self, link: Link) -> bool:
+        """Whether the connection's client ever answered ``roots/list`` with at least one root."""
+        entry = link.state.get(self.key)
+        return isinstance(entry, _Connection) and entry.state.listed
+
+    async def warm(self, link: Link) -> None:
+        """At ``notifications/initialized``: fetch the roots before any call asks, so the first calls find them
+        cached and "has listed a root" is known from the client's first answer, not from the first tool call.
+        Never waited on: a call arriving meanwhile fetches on its own stream. Nothing where the client declared no
+        roots or cannot be sent a request (stateless HTTP); a failure only leaves the cache empty."""
+        if not handshake_supports_roots(link) or not link.can_send():
+            return
+        entry = self._entry(link)
+        step = entry.state.next_step(warm=True)
+        if not isinstance(step, Lead):
+            return
+        try:
+            await self._lead(entry, step.flight, link, related=False)
+        except RootsError as error:
+            logger.info("roots warm-up after initialized failed (%s); the first call asks again", error.reason)
+
     def invalidate(self, link: Link) -> None:
         """On receipt of ``list_changed``, before any await."""
         entry = link.state.get(self.key)
@@ -119,6 +140,7 @@ class HandshakeRoots:
         state = entry.state
         for _ in range(MAX_ATTEMPTS):  # again only when the flight followed was abandoned (cancelled leader)
             step = state.next_step(force=force, background=background)
+            assert step is not None  # only a warm-up is told there is nothing to do
             if isinstance(step, RootSet):
                 return step
             if isinstance(step, Lead):

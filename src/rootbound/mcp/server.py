@@ -30,6 +30,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final, Literal, TypeVar
 
+import anyio
+
 from rootbound.confine.boundary import Boundary
 from rootbound.confine.rooted_fs import RootedFS
 from rootbound.core.errors import MissingCapability, RootsError, RootsUnavailable
@@ -64,6 +66,7 @@ __all__ = ["ChangeCallback", "InputRequired", "RootsService", "mcp_error", "tool
 logger = logging.getLogger("rootbound.server")
 
 SILENCE_ENV: Final = "ROOTBOUND_SILENCE_SEP2577"
+INITIALIZED: Final = "notifications/initialized"
 
 ChangeCallback = Callable[[RootsChange], Awaitable[None] | None]
 """An :meth:`RootsService.on_change` callback: ``async def callback(change: RootsChange)`` (a plain function
@@ -183,6 +186,15 @@ class RootsService:
                     await previous.handler(ctx, params)
 
             lowlevel.add_notification_handler(LIST_CHANGED, types.NotificationParams, on_list_changed)
+            initialized = lowlevel.get_notification_handler(INITIALIZED)
+
+            async def on_initialized(ctx: ServerRequestContext[Any, Any], params: types.NotificationParams) -> None:
+                async with anyio.create_task_group() as tasks:  # the warm-up never holds up the chained handler
+                    tasks.start_soon(self._handshake.warm, Link2(ctx))
+                    if initialized is not None:
+                        await initialized.handler(ctx, params)
+
+            lowlevel.add_notification_handler(INITIALIZED, types.NotificationParams, on_initialized)
             self._server = lowlevel
             return server
 
@@ -245,6 +257,18 @@ class RootsService:
             if scope.era == "2026-07-28":
                 return _rounds.known_roots(scope, self.key, self.limits)
             return self._handshake.snapshot(Link2(scope.ctx))
+
+    def ever_listed(self, ctx: Any = None) -> bool:
+        """Handshake era: whether this connection's client has ever answered ``roots/list`` with at least one root
+        (its roots are fetched at ``notifications/initialized``, so this is true from its first answer, before any
+        tool call). 2026-07-28: always ``False`` (no connection to remember it)."""
+        if not MCP_V2:
+            return self._handshake.ever_listed(self._link(ctx))
+        else:
+            scope = self._scope(ctx)
+            if scope.era == "2026-07-28":
+                return False
+            return self._handshake.ever_listed(Link2(scope.ctx))
 
     def on_change(self, callback: _ChangeT) -> _ChangeT:
         """Register ``async def callback(change)``, awaited when a connection's roots change (usable as a decorator).
