@@ -47,6 +47,9 @@ endpoint: stateless 2026-07-28 requests and stateful handshake-era sessions (sti
 load balancer: rootbound docs deploy). Handshake-era sessions are capped (--max-sessions, default 256); one idle
 for --session-idle-timeout seconds (default 600) is closed and its id answers 404; one opened by initialize but
 never used again is reaped after --init-timeout seconds (default 10), and is the first to make room at the cap.
+A slow client cannot hold connections: a request's headers, then its body, must each arrive within
+--request-read-timeout seconds (default 30; else 408), and at --max-connections open connections (default half
+the fd limit) a new one closes the longest-stalled connection still sending its request, or is answered 503.
 
 Limits: every effective root is held open (a descriptor) while its client's roots are current. A client declaring
 more than --max-roots roots (default 256) gets a tool error instead of being served; a new set of roots is also
@@ -191,6 +194,21 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         type=_positive_seconds,
         default=10.0,
         help="reap an HTTP session not used again this long after initialize (default 10)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        metavar="N",
+        type=_positive_int,
+        default=None,
+        help="open HTTP connections; at the cap a new one closes the longest-stalled connection still sending its "
+        "request, or is answered 503 (default: half the fd limit, 64 to 4096)",
+    )
+    serve.add_argument(
+        "--request-read-timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=30.0,
+        help="an HTTP request's headers, and then its body, must each arrive within this (else 408; default 30)",
     )
     serve.add_argument(
         "--log-level",
@@ -364,6 +382,7 @@ def run(args: argparse.Namespace) -> int:
     if args.http:
         host, port = args.http
         from rootbound.workspace._sessions import SessionLimits
+        from rootbound.workspace._slow_clients import ConnectionLimits
         from rootbound.workspace.http import serve_http
 
         # One startup line, once listening (bound and sandboxed): the URL, auth, sandbox, then the policy.
@@ -378,6 +397,7 @@ def run(args: argparse.Namespace) -> int:
             token_verifier=verifier,
             policy=rest,
             sessions=sessions,
+            connections=ConnectionLimits(args.max_connections or 0, args.request_read_timeout),
         )
     from rootbound.workspace.sandbox import SandboxError
     from rootbound.workspace.stdio import serve_stdio

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rootbound.workspace._answer_budget import AnswerMeter
 from rootbound.workspace._deep_json import DepthGuard
 from rootbound.workspace._sessions import SessionGuard, SessionLimits, session_manager
+from rootbound.workspace._slow_clients import ConnectionLimits, guarded_protocol
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
@@ -98,6 +99,7 @@ def serve_http(
     token_verifier: TokenVerifier | None = None,
     policy: str = "",
     sessions: SessionLimits | None = None,
+    connections: ConnectionLimits | None = None,
 ) -> int:
     """Serve until stopped; ``policy`` (what clients will be allowed) ends the one startup line."""
     import os
@@ -126,8 +128,14 @@ def serve_http(
     hosts += list(extra_hosts)
     app = http_app(server, allowed_hosts=hosts, token_verifier=token_verifier, sessions=sessions)
     # log_config=None: uvicorn's records reach the root logger's rate-limited handler instead of its own.
+    # The guarded h11 protocol: a connection cap and read deadlines a stalled client cannot outlast (issue 33 #3).
     config = uvicorn.Config(
-        app, log_level="warning", log_config=None, lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE
+        app,
+        log_level="warning",
+        log_config=None,
+        lifespan="on",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        http=guarded_protocol(connections or ConnectionLimits()),
     )
     web = uvicorn.Server(config)
     status = "off"
