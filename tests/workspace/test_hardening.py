@@ -201,19 +201,25 @@ async def test_item6_initialize_flood_does_not_lock_out_real_clients(tmp_path: P
 
 
 @pytest.mark.anyio
-async def test_item6_taken_up_sessions_count_against_the_cap_and_idle_out(tmp_path: Path) -> None:
+async def test_item6_taken_up_sessions_make_room_for_a_new_client_and_idle_out(tmp_path: Path) -> None:
+    """Issue 33 #4: a full table of taken-up sessions no longer answers 503: the least recently useful one makes
+    room (its id then answers 404), and sessions still idle out."""
     args = [str(tmp_path), "--max-sessions", "2", "--session-idle-timeout", "1.5", "--init-timeout", "30"]
     with http_serve(args) as url, httpx2.Client(timeout=10) as http:
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        sessions = []
         for _ in range(2):
             session = _bare_initialize(http, url)
             headers = {"accept": ACCEPT, "mcp-protocol-version": "2025-11-25", "mcp-session-id": session}
             assert http.post(url, json=note, headers=headers).status_code == 202
-        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}
-        third = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
-        assert http.post(url, json=third, headers={"accept": ACCEPT}).status_code == 503  # full of real sessions
-        await anyio.sleep(2.5)  # both idle out
-        assert http.post(url, json=third, headers={"accept": ACCEPT}).status_code == 200
+            sessions.append(headers)
+        third = _bare_initialize(http, url)  # 200: room was made
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        assert http.post(url, json=ping, headers=sessions[0]).status_code == 404  # the least recently useful went
+        assert http.post(url, json=ping, headers=sessions[1]).status_code == 200
+        await anyio.sleep(2.5)  # all idle out
+        headers = {"accept": ACCEPT, "mcp-protocol-version": "2025-11-25", "mcp-session-id": third}
+        assert http.post(url, json=ping, headers=headers).status_code == 404
 
 
 def serve_url(url: str, *, mode: str, provider: RootsProvider) -> Any:

@@ -1,12 +1,17 @@
-"""Handshake-era HTTP sessions: a cap, an idle timeout, and quick reaping of sessions never taken up.
+"""Handshake-era HTTP sessions: a cap, an idle timeout, quick reaping of sessions never taken up, and room for a
+new client when the table is full.
 
-The SDK's session manager keeps every session an ``initialize`` POST opens until it idles out (30 minutes) and
-refuses new ones with 503 at 10,000: a client sending bare ``initialize`` requests fills the table in seconds and
-locks every real client out for half an hour. Here a session counts as *taken up* once a second request names
-it (a real client's ``notifications/initialized`` does, right after the handshake); until then it is *pending*
-and is reaped after :attr:`SessionLimits.init_timeout`. When the table is full, the oldest pending session makes
-room for a new ``initialize`` before anyone gets a 503; a full table of taken-up sessions still answers 503 until
-one idles out (:attr:`SessionLimits.idle_timeout`) or is deleted.
+The SDK's session manager keeps every session an ``initialize`` POST opens until it idles out and refuses new ones
+with 503 at its cap: a client sending bare ``initialize`` requests, or keeping many sessions alive with a ``ping``
+each every few seconds, locks every real client out. Here a session counts as *taken up* once a second request
+names it (a real client's ``notifications/initialized`` does, right after the handshake); until then it is
+*pending* and is reaped after :attr:`SessionLimits.init_timeout`. A taken-up session remembers when it was last
+*useful*: a request other than ``ping`` or a notification (a tool call, a listing). When the table is full, a new
+``initialize`` first takes the place of the oldest pending session, else of the least recently useful taken-up
+session, preferring one with no request in flight, and, where requests are authenticated, one of the principal
+holding the most sessions (so one token's sessions never push out another's while it holds more). A kept-alive
+but idle session therefore never keeps a new client out (issue 33 #4); its client's next request gets 404, which
+tells it to start a new session.
 
 The SDK exposes no hook for this: this module is the only place that reaches into the session manager's private
 table (``_server_instances``) and its ``_discard_session``; ``tests/workspace/test_hardening.py`` pins both.
@@ -15,6 +20,7 @@ table (``_server_instances``) and its ``_discard_session``; ``tests/workspace/te
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 from collections import OrderedDict
@@ -65,13 +71,51 @@ def session_manager(server: Any, limits: SessionLimits, **kwargs: Any) -> Stream
     )
 
 
+_IDLE_METHODS: Final = (b"ping",)
+_PEEK: Final = 4096  # bytes: pings and notifications are small; a larger body is a request that does something
+
+
+def useful(body: bytes) -> bool:
+    """Whether a POST body is a request that does something: not a lone ``ping`` or notification."""
+    if len(body) > _PEEK:
+        return True
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return True  # the SDK answers it; it is not a keep-alive
+    if not isinstance(message, dict):
+        return True  # a batch, or garbage: not a keep-alive either
+    method = message.get("method")
+    if not isinstance(method, str):
+        return False  # a response (to our roots/list): the client answering, not using
+    return "id" in message and method.encode() not in _IDLE_METHODS
+
+
+@dataclass
+class _Seen:
+    """A taken-up session: whose, when it last did something, how many of its POSTs are in flight."""
+
+    principal: str | None
+    useful_at: float
+    in_flight: int = 0
+
+
+def _principal(scope: Scope) -> str | None:
+    token = getattr(scope.get("user"), "access_token", None)
+    client_id = getattr(token, "client_id", None)
+    return client_id if isinstance(client_id, str) else None
+
+
 class SessionGuard:
-    """ASGI app in front of the session manager: notes which sessions were never taken up and reaps them."""
+    """ASGI app in front of the session manager: notes which sessions were taken up and when each was last useful,
+    reaps those never taken up, and makes room at the cap."""
 
     def __init__(self, manager: StreamableHTTPSessionManager, limits: SessionLimits) -> None:
         self._manager = manager
         self._limits = limits
         self._pending: OrderedDict[str, float] = OrderedDict()  # session id -> when it was opened, oldest first
+        self._seen: dict[str, _Seen] = {}
+        self.evicted = 0
 
     @property
     def pending(self) -> int:
@@ -83,11 +127,10 @@ class SessionGuard:
             return
         named = next((value for key, value in scope["headers"] if key == _HEADER), None)
         if named is not None:
-            self._pending.pop(named.decode("latin-1"), None)  # named by a second request: taken up
-            await self._manager.asgi_app(scope, receive, send)
+            await self._named(named.decode("latin-1"), scope, receive, send)
             return
         if scope.get("method") == "POST" and self._open() >= self._limits.max_sessions:
-            await self._reap(oldest=1)
+            await self._make_room()
 
         async def noting_send(message: Message) -> None:
             if message["type"] == "http.response.start" and message.get("status", 500) < 400:
@@ -97,6 +140,35 @@ class SessionGuard:
             await send(message)
 
         await self._manager.asgi_app(scope, receive, noting_send)
+
+    async def _named(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+        now = time.monotonic()
+        opened = self._pending.pop(session_id, None)  # named by a second request: taken up
+        seen = self._seen.get(session_id)
+        if seen is None and (opened is not None or session_id in self._table()):
+            seen = self._seen[session_id] = _Seen(_principal(scope), opened if opened is not None else now)
+        if seen is None or scope.get("method") != "POST":
+            await self._manager.asgi_app(scope, receive, send)
+            if session_id not in self._table():
+                self._seen.pop(session_id, None)  # deleted (DELETE), or gone: forget it
+            return
+        first = await receive()
+        if first.get("type") == "http.request" and useful(first.get("body", b"")):
+            seen.useful_at = now
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return first
+            return await receive()
+
+        seen.in_flight += 1
+        try:
+            await self._manager.asgi_app(scope, replay, send)
+        finally:
+            seen.in_flight -= 1
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -116,13 +188,37 @@ class SessionGuard:
             stale = sum(1 for opened in self._pending.values() if opened <= cutoff)
             if stale:
                 await self._reap(oldest=stale)
+            table = self._table()
+            for gone in [session_id for session_id in self._seen if session_id not in table]:
+                del self._seen[gone]  # idled out or crashed: nothing to make room from
+
+    def _table(self) -> dict[str, Any]:
+        table: dict[str, Any] = self._manager._server_instances
+        return table
 
     def _open(self) -> int:
-        table: dict[str, Any] = self._manager._server_instances
-        return len(table)
+        return len(self._table())
 
-    async def _reap(self, *, oldest: int) -> None:
-        table: dict[str, Any] = self._manager._server_instances
+    async def _make_room(self) -> None:
+        if await self._reap(oldest=1):
+            return
+        table = self._table()
+        candidates = [(session_id, seen) for session_id, seen in self._seen.items() if session_id in table]
+        if not candidates:
+            return  # sessions we never saw taken up (none in practice): the SDK answers 503
+        held: dict[str | None, int] = {}
+        for _session_id, seen in candidates:
+            held[seen.principal] = held.get(seen.principal, 0) + 1
+        session_id, _seen = min(
+            candidates, key=lambda item: (-held[item[1].principal], item[1].in_flight > 0, item[1].useful_at)
+        )
+        del self._seen[session_id]
+        await self._manager._discard_session(session_id, table[session_id])
+        self.evicted += 1
+        logger.info("the session table was full: closed the least recently useful session for a new client")
+
+    async def _reap(self, *, oldest: int) -> int:
+        table = self._table()
         reaped = 0
         while self._pending and reaped < oldest:
             session_id, _opened = self._pending.popitem(last=False)
@@ -133,3 +229,4 @@ class SessionGuard:
             reaped += 1
         if reaped:
             logger.info("reaped %d session(s) never taken up after initialize", reaped)
+        return reaped
