@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rootbound.workspace._answer_budget import AnswerMeter
 from rootbound.workspace._deep_json import DepthGuard
+from rootbound.workspace._host_check import ExactHosts
 from rootbound.workspace._sessions import SessionGuard, SessionLimits, session_manager
 from rootbound.workspace._slow_clients import ConnectionLimits, guarded_protocol
 
@@ -54,11 +55,10 @@ def http_app(
     from starlette.routing import Route
 
     hosts = list(allowed_hosts)
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=hosts,
-        allowed_origins=[f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts],
-    )
+    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
+    # Host and Origin are checked by ExactHosts below (whole values, not the SDK's prefixes); the SDK keeps its
+    # Content-Type check.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     limits = sessions or SessionLimits()  # issue 16 #6: cap, idle timeout, uninitialised sessions reaped
     manager = session_manager(server, limits, security_settings=security)
     guard = SessionGuard(manager, limits)
@@ -69,7 +69,9 @@ def http_app(
             yield
 
     # DepthGuard: issue 16 #12; AnswerMeter: answers being sent count against the answer budget (issue 24 #4)
-    endpoint = AnswerMeter(DepthGuard(guard, max_body=DEFAULT_MAX_REQUEST_BODY_SIZE))
+    endpoint = ExactHosts(
+        AnswerMeter(DepthGuard(guard, max_body=DEFAULT_MAX_REQUEST_BODY_SIZE)), hosts=hosts, origins=origins
+    )
     routes = [Route("/mcp", endpoint=endpoint), *public_routes]
     app = Starlette(routes=routes, lifespan=lifespan)
     if token_verifier is None:
