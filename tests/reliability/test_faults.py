@@ -7,7 +7,7 @@ Already covered elsewhere (not repeated here): a ``roots/list`` timeout becomes 
 (``test_server.py::test_roots_list_timeout_is_a_tool_error_and_server_keeps_serving``); 10,000 notifications in
 memory give one or two refreshes (``tests/mcp/both/test_server_wire.py::
 test_list_changed_storm_in_memory_refreshes_at_most_twice``, on both SDK majors); 10,000 in-memory connections
-leave no cache entry (``…::test_10000_connections_leave_no_cache_entries``); a root
+leave no cache entry (``…::test_churned_connections_leave_no_cache_entries``); a root
 replaced by a symlink is denied (``test_serve.py::test_root_replaced_by_a_symlink_is_denied_not_followed``).
 """
 

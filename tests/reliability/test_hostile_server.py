@@ -154,8 +154,9 @@ def report(era: str, fresh: dict[str, int], warm: dict[str, int], after: dict[st
 async def test_legacy_soak_over_stdio_keeps_serving_with_bounded_rss() -> None:
     cases = [case for case in LEGACY_CASES if case.wire]
     encoded = {case.name: case.encoded() for case in cases}
-    with anyio.fail_after(80):
-        async with stdio_peer() as peer:
+    with anyio.fail_after(300):
+        # A roots timeout no loaded machine reaches: the 10 MB answers take seconds to parse there (issue 33 #7).
+        async with stdio_peer("--timeout", "120") as peer:
             await peer.initialize()
             fresh = await peer.probe()
 
@@ -186,7 +187,8 @@ async def test_legacy_soak_over_stdio_keeps_serving_with_bounded_rss() -> None:
     assert after["rss_kib"] - warm["rss_kib"] < RSS_BOUND_KIB
     assert after["rss_kib"] - fresh["rss_kib"] < 2 * RSS_BOUND_KIB
     assert after["cache_size"] == 1  # this live connection's entry only
-    assert after["fetches"] == len(cases) + SOAK_ROUNDS + 1  # a failed fetch never fills the cache
+    # A failed fetch never fills the cache; the first fetch is the warm-up at initialized, left unanswered here.
+    assert after["fetches"] == 1 + len(cases) + SOAK_ROUNDS + 1
 
 
 async def test_legacy_unparseable_answers_over_stdio_time_out_and_the_connection_carries_on() -> None:

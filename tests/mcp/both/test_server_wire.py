@@ -4,6 +4,7 @@ notification storms, and connection churn."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import anyio
@@ -105,10 +106,13 @@ async def test_list_changed_storm_over_a_real_pipe_refreshes_at_most_twice(kind:
     assert roots.calls == figures["fetches"]
 
 
-CONNECTIONS = 10_000
+CONNECTIONS = int(os.environ.get("ROOTBOUND_CHURN_CONNECTIONS", "2000"))
+"""2,000 in the suite: enough to show entries dying with their connections, and it fits a loaded machine (10,000
+took over the suite's 120 s there: issue 33 #7); ``ROOTBOUND_CHURN_CONNECTIONS=10000`` runs the soak."""
 
 
-async def test_10000_connections_leave_no_cache_entries() -> None:
+@pytest.mark.timeout(900)
+async def test_churned_connections_leave_no_cache_entries() -> None:
     service = RootsService(warn_deprecated=False)
     server, _ = build("lowlevel", service)
     answer = answer_with({"roots": [A]})
@@ -121,7 +125,7 @@ async def test_10000_connections_leave_no_cache_entries() -> None:
             peak = max(peak, service.cache_size)
 
     started = anyio.current_time()
-    with anyio.fail_after(400):
+    with anyio.fail_after(600):
         for _ in range(CONNECTIONS // 100):
             async with anyio.create_task_group() as tg:
                 for _ in range(100):
