@@ -36,7 +36,16 @@ from rootbound.confine import landlock as ll
 from rootbound.confine.syscalls import name_thread
 from rootbound.core.errors import FileOperationFailed, ServerBusy
 
-__all__ = ["GRANTED", "WRITE_RIGHTS", "WriteDomain", "WriteThreads", "leave_behind", "on_write_worker", "write_threads"]
+__all__ = [
+    "GRANTED",
+    "WRITE_RIGHTS",
+    "WriteDomain",
+    "WriteThreads",
+    "leave_behind",
+    "on_write_worker",
+    "write_threads",
+    "write_wall",
+]
 
 T = TypeVar("T")
 
@@ -76,6 +85,14 @@ GRANTED: Final = (
 )
 
 _local = threading.local()  # .domain: the WriteDomain whose worker this is; .leftovers: the call's (see below)
+
+
+def write_wall() -> str:
+    """What holds this process's writes beneath their roots, in words (``serve``'s start-up line and ``list_roots``)."""
+    abi = ll.abi_version()
+    if abi >= 1:
+        return f"the kernel (Landlock ABI {abi}: each root set's writes run on threads restricted to its roots)"
+    return "checks before and after each syscall, undoing what lands outside (this kernel has no Landlock)"
 
 
 def on_write_worker() -> bool:

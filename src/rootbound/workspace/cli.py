@@ -232,6 +232,10 @@ def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
     else:
         roots = "the client's roots (/ refused); none declared: tools answer -32021"
     mode = "writable (edit, write, create, move, delete)" if args.writable else "read-only"
+    if args.writable:
+        from rootbound.confine.write_domain import write_wall
+
+        mode += f", writes held beneath the roots by {write_wall()}"
     transport = "Streamable HTTP" if args.http else "stdio"
     return (
         f"{transport}; roots: {roots}; {mode}; reads up to {args.max_read} bytes; "

@@ -122,6 +122,7 @@ _ROOTS_OUT = _output(
         "why": {"type": "string", "description": "Why these roots (or none) are served, when it is not plain."},
         "note": _STR,
         "sandbox": _STR,
+        "writes": {"type": "string", "description": "What holds writes beneath the roots (with --writable)."},
     },
     ["roots", "refused", "source"],
 )

@@ -26,6 +26,7 @@ from rootbound.confine.search.agent_grep import GrepLimits, grep_tree
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
 from rootbound.confine.search.safe_regex import compile_bytes, line_local
+from rootbound.confine.write_domain import write_wall
 from rootbound.core.errors import LimitExceeded, OutsideRoots, RootsError
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.workspace._listing import BAD_CURSOR, MAX_CURSOR, MAX_PAGE, SORTS, Order, list_page, next_cursor
@@ -185,6 +186,10 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
     if sandbox:  # the kernel wall under the boundary (docs/security.md, "Defence in depth")
         lines.append(f"sandbox: {sandbox}")
         structured["sandbox"] = str(sandbox)
+    if not fs.read_only:  # issue 33 #1: which wall this root set's writes have, never a silent fallback
+        wall = write_wall()
+        lines.append(f"writes: held beneath these roots by {wall}")
+        structured["writes"] = wall
     lines.append(f"source: {source}")
     return ToolOutput("\n".join(lines), structured)
 
