@@ -68,7 +68,8 @@ def test_serve_refuses_look_alike_hosts_and_origins(tmp_path: Path) -> None:
             headers = {"host": host, "accept": accept, "mcp-protocol-version": "2025-11-25"}
             if origin is not None:
                 headers["origin"] = origin
-            return http.post(url, json=ping, headers=headers).status_code
+            code: int = http.post(url, json=ping, headers=headers).status_code
+            return code
 
         assert status(f"127.0.0.1:{port}@evil.example") == 421
         assert status(f"127.0.0.1:{port}.evil.example") == 421
