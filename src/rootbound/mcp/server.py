@@ -101,6 +101,9 @@ class RootsService:
     background refresh after ``list_changed``. ``key``: the ``inputRequests`` key (stable, leaks no code).
     ``state_security``: the SDK's ``RequestStateSecurity`` (or a list of keys, newest first, for rotation and for
     several instances serving rounds of one call); only used if the server has no ``RequestStateBoundary`` yet.
+    ``warm``: handshake era, ask the client's roots as soon as it sends ``notifications/initialized`` (in the
+    background, never waited on by a call), so the first calls find them cached and :meth:`ever_listed` is true from
+    the client's first answer; ``rootbound serve`` does (mcp 2.x only).
     """
 
     def __init__(
@@ -113,6 +116,7 @@ class RootsService:
         limits: RootLimits = DEFAULT_LIMITS,
         state_security: RequestStateSecurity | Sequence[bytes | str] | None = None,
         warn_deprecated: bool = True,
+        warm: bool = False,
     ) -> None:
         if timeout <= 0 or debounce < 0:
             raise ValueError("timeout must be positive and debounce non-negative")
@@ -122,10 +126,13 @@ class RootsService:
         self.key = key
         self.limits = limits
         self.warn_deprecated = warn_deprecated
+        self.warm = warm
         self._state_security: Any = None
         if not MCP_V2:
             if state_security is not None:
                 raise RequiresMcp2("RootsService(state_security=...)")
+            if warm:
+                raise RequiresMcp2("RootsService(warm=True)")
         elif state_security is None or isinstance(state_security, RequestStateSecurity):
             self._state_security = state_security
         else:
@@ -186,6 +193,16 @@ class RootsService:
                     await previous.handler(ctx, params)
 
             lowlevel.add_notification_handler(LIST_CHANGED, types.NotificationParams, on_list_changed)
+            if self.warm:
+                self._warm_at_initialized(lowlevel)
+            self._server = lowlevel
+            return server
+
+    def _warm_at_initialized(self, lowlevel: Any) -> None:
+        """``warm``: ask ``roots/list`` when the client says it is initialized, chaining any existing handler."""
+        if not MCP_V2:
+            raise RequiresMcp2("RootsService(warm=True)")
+        else:
             initialized = lowlevel.get_notification_handler(INITIALIZED)
 
             async def on_initialized(ctx: ServerRequestContext[Any, Any], params: types.NotificationParams) -> None:
@@ -195,8 +212,6 @@ class RootsService:
                         await initialized.handler(ctx, params)
 
             lowlevel.add_notification_handler(INITIALIZED, types.NotificationParams, on_initialized)
-            self._server = lowlevel
-            return server
 
     # ------------------------------------------------------------------------------------------- public API
 

@@ -446,6 +446,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots))
     service = RootsService(
         fallback=allow,
+        warm=True,  # issue 33 #5: "has listed a root" from the client's first answer, roots cached for first calls
         timeout=config.roots_timeout,
         state_security=RequestStateSecurity(keys=list(config.state_keys)) if config.state_keys else None,
     )
