@@ -131,6 +131,9 @@ _ROOTS_OUT = _output(
         "why": {"type": "string", "description": "Why these roots (or none) are served, when it is not plain."},
         "note": _STR,
         "sandbox": _STR,
+        "located": _output(
+            {"served": _BOOL, "path": _STR, "root": {"type": ["string", "null"]}, "reason": _STR}, ["served"]
+        ),
     },
     ["roots", "refused", "source"],
 )
@@ -232,8 +235,9 @@ TOOLS: Final = (
         "List roots",
         "The directories and files this server may access: the client's roots intersected with the operator's "
         "directories. Relative paths in every other tool are relative to the first root listed. Roots the server "
-        "refused are listed with the reason; when nothing is left it says why and how to fix it.",
-        _object({}, []),
+        "refused are listed with the reason; when nothing is left it says why and how to fix it. With path: "
+        "also whether that path is served, and by which root.",
+        _object({"path": {**_PATH, "description": "A path to check (optional). " + _PATH_TEXT}}, []),
         _ROOTS_OUT,
         quick=True,
     ),
@@ -403,9 +407,9 @@ TOOLS: Final = (
         "Find projects",
         "Directories inside the roots that hold a project marker: "
         + ", ".join(PROJECT_MARKERS)
-        + f". Looks {PROJECT_DEPTH} levels deep and does not enter {', '.join(PROJECT_PRUNED)}; at most 500, with a "
-        "marker when more exist.",
-        _object({}, []),
+        + f". Looks {PROJECT_DEPTH} levels deep below path (default: every root) and does not enter "
+        f"{', '.join(PROJECT_PRUNED)}; at most 500, with a marker when more exist.",
+        _object({"path": _DIR}, []),
         _PROJECTS_OUT,
         walks=True,
     ),
