@@ -7,6 +7,9 @@
 #   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
 #   .deps/frameworks   agent frameworks, one venv each (pip, pinned by tests/judges/frameworks/requirements/*.txt):
 #                      pydantic-ai, fastmcp, openai-agents, langchain-mcp-adapters, mcp-use (tests/judges/frameworks)
+#   .deps/converters-mcp1, .deps/converters-mcp2
+#                      agent frameworks' MCP schema converters, one venv per mcp major (scripts/setup-converters.sh;
+#                      pinned by tests/judges/converters/requirements/mcp*.txt)
 #   .deps/mcp1         the latest mcp 1.x with this checkout (-e .), for the tests that run on both SDK majors (pinned by
 #                      tests/mcp/v1/requirements.txt; `make pytest-mcp1`)
 #   ripgrep            Debian package, the judge of the ignore-aware walk (tests/judges/test_ripgrep_ignore.py)
@@ -174,6 +177,8 @@ mcp1_venv() {
     echo "$want" >"$dst/.installed"
 }
 mcp1_venv &
+framework_pids+=($!)
+"$ROOT/scripts/setup-converters.sh" &
 framework_pids+=($!)
 
 for pid in "${framework_pids[@]}"; do

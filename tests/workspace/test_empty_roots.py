@@ -2,9 +2,10 @@
 
 ``rootbound serve DIR``: a client that declares roots but has never listed one is served the DIR (mcp-use answers
 ``[]`` whenever its user set no roots); once it has listed a root, an empty list withdraws everything at once; a
-stateless 2026-07-28 HTTP request cannot tell the two apart and serves nothing; ``--strict-empty-roots`` always
-serves nothing; without DIRs there is nothing to fall back on. ``list_roots`` says which, and how to fix it, in
-every case. Real ``rootbound serve`` subprocesses, real SDK clients.
+stateless 2026-07-28 HTTP request cannot tell the two apart and is served the DIR (issue 35: the DIRs are the
+wall, roots only narrow them); ``--strict-empty-roots`` always serves nothing; without DIRs there is nothing to
+fall back on. ``list_roots`` says which, and how to fix it, in every case.
+Real ``rootbound serve`` subprocesses, real SDK clients.
 """
 
 from __future__ import annotations
@@ -74,16 +75,28 @@ async def test_emptied_after_listing_withdraws_at_once(work: Path, transport: st
     assert text.splitlines()[-1] == "source: client"
 
 
-async def test_stateless_http_serves_nothing_and_says_why(work: Path) -> None:
+async def test_stateless_http_serves_the_dirs_and_says_which_rule(work: Path) -> None:
     provider = RootsProvider([])
     with anyio.fail_after(60):
         async with serve("http", [str(work)], mode="2026-07-28", provider=provider) as client:
+            assert await _read(client, work / "app" / "notes.md") == (False, SECRET_LINE)
+            error, roots = await text_of(client, "list_roots")
+    assert not error
+    assert roots.splitlines()[0] == f"{work.as_uri()} dir"
+    assert "a stateless HTTP request (2026-07-28) cannot show whether it ever listed any" in roots
+    assert "(the rule for stateless HTTP; --strict-empty-roots refuses it instead)" in roots
+    assert roots.splitlines()[-1] == "source: operator directories"
+
+
+async def test_stateless_http_strict_flag_still_refuses(work: Path) -> None:
+    provider = RootsProvider([])
+    with anyio.fail_after(60):
+        async with serve("http", ["--strict-empty-roots", str(work)], mode="2026-07-28", provider=provider) as client:
             error, text = await _read(client, work / "app" / "notes.md")
             assert error and TOKEN not in text
             error, roots = await text_of(client, "list_roots")
     assert not error
-    assert "over stateless HTTP (2026-07-28) the server cannot tell a client without a workspace" in roots
-    assert "connect without declaring the roots capability" in roots
+    assert "runs with --strict-empty-roots" in roots
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -37,14 +37,50 @@ def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+NULL = {"type": "null"}
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
 def test_every_optional_property_is_nullable_and_no_required_one_is(spec: Any) -> None:
+    """In the form every converter takes (issue 35): ``anyOf: [{T...}, null]`` with one type each, never a list of
+    types, never ``null`` in an enum."""
     for node in _objects(spec.input_schema):
         for name, prop in node["properties"].items():
-            kinds = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
-            assert ("null" in kinds) is (name not in node["required"]), (spec.name, name, prop)
-            if "enum" in prop and name not in node["required"]:
-                assert None in prop["enum"], (spec.name, name)  # an enum must list null to accept it
+            if name in node["required"]:
+                assert isinstance(prop["type"], str), (spec.name, name, prop)
+                continue
+            assert set(prop) <= {"anyOf", "description"}, (spec.name, name, prop)
+            value, null = prop["anyOf"]
+            assert null == NULL and isinstance(value["type"], str), (spec.name, name, prop)
+            assert None not in value.get("enum", []), (spec.name, name)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
+def test_no_boolean_schemas_and_no_type_lists_anywhere(spec: Any) -> None:
+    """google-genai's converter fails on ``additionalProperties: false``; three others on ``"type": [...]``."""
+    stack: list[Any] = [spec.input_schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            assert "additionalProperties" not in node, spec.name
+            assert not isinstance(node.get("type"), list), (spec.name, node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
+def test_unknown_arguments_are_still_refused_with_the_accepted_names(spec: Any) -> None:
+    check = checker(spec.input_schema)
+    schema = spec.input_schema
+    minimal = {name: _sample(schema["properties"][name]) for name in schema["required"]}
+    accepted = ", ".join(schema["properties"]) or "none"
+    with pytest.raises(InvalidArguments) as refused:
+        check({**minimal, "bogus_option": 1})
+    assert (
+        str(refused.value) == f"invalid arguments: unexpected argument in arguments; the accepted ones are: {accepted}"
+    )
+    assert "bogus" not in str(refused.value)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
@@ -60,13 +96,28 @@ def test_null_accepted_for_every_option_refused_for_every_required_argument(spec
 
 
 def _sample(prop: dict[str, Any]) -> Any:
-    kind = prop["type"] if isinstance(prop["type"], str) else prop["type"][0]
+    prop = prop["anyOf"][0] if "anyOf" in prop else prop
+    kind = prop["type"]
     if kind == "array":
         item = prop["items"]
         if item.get("type") == "object":
             return [{name: _sample(item["properties"][name]) for name in item["required"]}]
         return ["x"]
     return {"string": "x", "integer": 1, "boolean": True}[kind]
+
+
+def test_a_wrong_option_is_described_by_its_type_and_limit_not_by_the_anyof() -> None:
+    check = checker(next(spec for spec in SPECS if spec.name == "read_file").input_schema)
+    with pytest.raises(InvalidArguments, match=r"^invalid arguments: argument 'head' is less than 1$"):
+        check({"path": "a", "head": 0})
+    with pytest.raises(InvalidArguments, match=r"^invalid arguments: argument 'head' must be of type integer or null$"):
+        check({"path": "a", "head": "3"})
+    check_listing = checker(next(spec for spec in SPECS if spec.name == "list_directory").input_schema)
+    with pytest.raises(
+        InvalidArguments, match=r"^invalid arguments: argument 'sort_by' is not one of: name, size, modified$"
+    ):
+        check_listing({"path": "a", "sort_by": "owner"})
+    check_listing({"path": "a", "sort_by": None})
 
 
 def test_without_nulls_drops_them_at_every_level() -> None:

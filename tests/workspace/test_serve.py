@@ -136,9 +136,11 @@ async def test_root_policy_table(tree: Path, dirs: str, client: str, expected: s
         async with serve("stdio", args, mode=mode, provider=provider) as session:
             if expected == -32021:
                 with pytest.raises(MCPError) as info:
-                    await session.call_tool("list_roots", {})
+                    await session.call_tool("read_file", {"path": str(work / "app" / "x")})
                 assert info.value.code == -32021
                 assert "rootbound serve DIR" in info.value.message  # says how to fix it
+                error, text = await text_of(session, "list_roots")  # answers, with the same fix (issue 35)
+                assert not error and "rootbound serve DIR" in text
                 return
             error, text = await text_of(session, "list_roots")
     assert not error

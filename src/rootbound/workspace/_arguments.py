@@ -1,10 +1,12 @@
 """Tool arguments checked against the tool's declared input schema before any of them is used.
 
-The schemas already say what a tool accepts (``additionalProperties: false``, ``maxLength`` on ``write_file``'s
-content, ``minimum`` on offsets); nothing enforced them, so a 20 MiB body passed a 16 MiB limit and
+The schemas already say what a tool accepts (``maxLength`` on ``write_file``'s content, ``minimum`` on offsets);
+nothing enforced them, so a 20 MiB body passed a 16 MiB limit and
 ``offset=2**63`` reached ``os.pread`` ("Python int too large to convert to C long"). Here every call is checked
 with ``jsonschema`` (already a dependency of the ``mcp`` SDK), and integers are held to the signed 64-bit range
-every OS call takes.
+every OS call takes. The published schemas leave objects open and spell "or null" as ``anyOf`` (the form every
+common converter takes, :func:`rootbound.workspace.specs._object`); the check closes every object, so an unknown
+argument is refused here with the names the object takes (:func:`checking_form`).
 
 Messages never echo the client's values or unknown argument names: only names the schema declares, and the
 limit the schema states.
@@ -18,7 +20,7 @@ from typing import Any, Final, cast
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-__all__ = ["MAX_INT", "InvalidArguments", "checker", "without_nulls"]
+__all__ = ["MAX_INT", "InvalidArguments", "checker", "checking_form", "without_nulls"]
 
 MAX_INT: Final = 2**63 - 1
 
@@ -29,6 +31,7 @@ class InvalidArguments(ValueError):
 
 def checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], None]:
     """A check for ``schema`` (compiled once): raises :class:`InvalidArguments` for the first violation."""
+    schema = checking_form(schema)
     Draft202012Validator.check_schema(schema)
     validator = Draft202012Validator(schema)
     declared = _declared_names(schema)
@@ -40,6 +43,32 @@ def checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], None]:
         _check_ints(arguments)
 
     return check
+
+
+def checking_form(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The published input schema as the server checks it: every object with properties closed
+    (``additionalProperties: false`` unless it says otherwise), and every ``anyOf: [X, {"type": "null"}]`` read as
+    ``X`` whose type also takes ``null`` (and whose enum lists it): the same values, and a violation is then
+    described by its type or limit rather than as "not valid under any of the given schemas"."""
+    node = dict(schema)
+    options = node.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        (other,) = [option for option in options if option != {"type": "null"}]
+        if isinstance(other, Mapping) and isinstance(other.get("type"), str):
+            del node["anyOf"]
+            node = {**other, **node, "type": [other["type"], "null"]}
+            if isinstance(other.get("enum"), list):
+                node["enum"] = [*other["enum"], None]
+    properties = node.get("properties")
+    if isinstance(properties, Mapping):
+        node["properties"] = {
+            name: checking_form(value) if isinstance(value, Mapping) else value for name, value in properties.items()
+        }
+        node.setdefault("additionalProperties", False)
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        node["items"] = checking_form(items)
+    return node
 
 
 def _declared_names(schema: Mapping[str, Any]) -> Mapping[str, str]:
@@ -84,10 +113,17 @@ def _describe(error: ValidationError, declared: Mapping[str, str]) -> str:
         "minimum": f"is less than {limit}",
         "maxItems": f"has more than {limit} items",
         "minItems": f"has fewer than {limit} items",
-        "enum": f"is not one of: {', '.join(map(str, limit)) if isinstance(limit, list) else 'the allowed values'}",
+        "enum": f"is not one of: {_choices(limit)}",
         "pattern": f"does not match the pattern {limit}",
     }
     return f"invalid arguments: {where} {phrases.get(str(keyword), 'is not valid')}"
+
+
+def _choices(limit: Any) -> str:
+    """An enum's values as a model reads them (``null``, which every option takes, is left out)."""
+    if not isinstance(limit, list):
+        return "the allowed values"
+    return ", ".join(str(value) for value in limit if value is not None)
 
 
 def _unexpected(error: ValidationError, declared: Mapping[str, str], where: str) -> str:

@@ -27,8 +27,11 @@ Root policy (DIRs are the operator's allowlist; a client root is a claim, not a 
 
 A client that declares roots but lists none has no workspace yet: it is served the DIRs until it lists a root
 (per connection; over stdio, per process). Once it has listed one, an empty list withdraws everything at once.
-A stateless 2026-07-28 HTTP request cannot show which it is, so there an empty list serves nothing; so does
-every empty list with --strict-empty-roots.
+A stateless 2026-07-28 HTTP request cannot show which it is, so there an empty list is served the DIRs (roots
+narrow, the DIRs are the wall); with --strict-empty-roots every empty list serves nothing.
+
+A client whose roots/list fails (answers with an error) is refused; --ignore-client-roots serves it the DIRs:
+with it the client is never asked for roots and every client gets exactly the DIRs (it needs DIRs).
 
 No DIRs: client roots are confined to the home directory of the user running the server (a client root of
 file:///etc is refused, / is narrowed to the home directory). --trust-client-roots lifts this: client roots are
@@ -154,6 +157,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="with no DIRs, accept client roots anywhere but / (default: confined to your home directory)",
     )
     serve.add_argument(
+        "--ignore-client-roots",
+        action="store_true",
+        help="serve the DIRs to every client and never ask for its roots (for a client whose roots/list fails); "
+        "needs DIRs",
+    )
+    serve.add_argument(
         "--strict-empty-roots",
         action="store_true",
         help="an empty roots list always means no access (default: a client that has never listed a root is "
@@ -226,6 +235,8 @@ def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
     if dirs and not args.dirs:
         roots = f"client roots ∩ your home directory [{dirs[0]}] (--trust-client-roots lifts this); none declared: "
         roots += "tools answer -32021"
+    elif dirs and args.ignore_client_roots:
+        roots = f"the DIRs [{', '.join(map(str, dirs))}] (--ignore-client-roots: client roots are never asked for)"
     elif dirs:
         shown = ", ".join(f"{d}{'' if d.is_dir() else ' (a file)'}" for d in dirs)
         roots = f"client roots ∩ DIRs [{shown}], or the DIRs when the client declares none"
@@ -341,6 +352,8 @@ def run(args: argparse.Namespace) -> int:
         keys = tuple(part.strip().encode() for part in value.split(",") if part.strip())
         if any(len(key) < 32 for key in keys):
             return _fail("each requestState key must be at least 32 bytes")
+    if args.ignore_client_roots and not dirs:
+        return _fail("--ignore-client-roots serves the DIRs whatever the client's roots: give DIRs")
     confine_only = False
     if not dirs and not args.trust_client_roots:
         home = _home()
@@ -374,6 +387,7 @@ def run(args: argparse.Namespace) -> int:
         max_roots=args.max_roots,
         sandbox=sandbox.describe(),
         strict_empty_roots=args.strict_empty_roots,
+        ignore_client_roots=args.ignore_client_roots,
         one_client=not args.http,
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),

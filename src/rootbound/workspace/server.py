@@ -12,7 +12,8 @@ none                         no                           none: tools answer ``-
 ===========================  ===========================  ==========================================
 
 A client that declares roots but lists none is read by :class:`EmptyRoots`: the DIRs until it has listed a root,
-nothing once it has (and always nothing over stateless 2026-07-28 HTTP, or with ``--strict-empty-roots``).
+nothing once it has; always the DIRs over stateless 2026-07-28 HTTP (nothing there to remember), and always nothing
+with ``--strict-empty-roots``.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ from rootbound import __version__
 from rootbound.confine.boundary import Boundary, Dropped
 from rootbound.confine.local_disks import keep_mountinfo_open
 from rootbound.confine.rooted_fs import RootedFS
-from rootbound.core.errors import MISSING_REQUIRED_CLIENT_CAPABILITY
+from rootbound.core.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
+from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR
 from rootbound.mcp._sdk_server import connection_of
 from rootbound.workspace._answer_budget import ANSWERS, too_big
 from rootbound.workspace._arguments import without_nulls
@@ -66,10 +68,22 @@ RECENT_ROOTS = 256
 """At most this many roots in them together: each root holds descriptors (``--max-roots`` is per snapshot)."""
 INLINE_MAX_READ = 4 * 1024 * 1024
 """Reads check no budget: with a ``--max-read`` above this (the media cap), they stay on worker threads."""
+NO_DIRS_FIX = (
+    'give the server the folder to serve: rootbound serve DIR (in the host\'s MCP config: "args": ["serve", '
+    '"/path/to/project"]), or enable roots in the client'
+)
 NO_CAPABILITY_HELP = (
     "This server was started without directories, so it serves only the client's roots, and this client "
-    "declares none. Fix: enable roots in the client (add the folder to work on), or start the server with one: "
-    "rootbound serve DIR"
+    f"declares none. Fix: {NO_DIRS_FIX}"
+)
+ROOTS_LIST_FAILED = (
+    "the client failed to list its roots (its roots/list answered with an error), so nothing is served. Fix: "
+    "fix the client's roots, or start the server with --ignore-client-roots to serve its directories whatever "
+    "the client's roots are: rootbound serve --ignore-client-roots DIR"
+)
+IGNORED_ROOTS_WHY = (
+    "the server runs with --ignore-client-roots: it serves the operator's directories and never asks the client "
+    "for roots"
 )
 
 INSTRUCTIONS = (
@@ -95,6 +109,9 @@ class WorkspaceConfig:
     """The DIRs only confine client roots (no-DIR mode's implicit home directory): never a fallback."""
     max_walks: int = field(default_factory=default_max_walks)
     """Tree walks (grep, search, listings) that may run at once across all sessions (``--max-walks``)."""
+    ignore_client_roots: bool = False
+    """Serve the DIRs to every client and never ask for its roots (``--ignore-client-roots``): for a client whose
+    ``roots/list`` fails; the DIRs are still the wall."""
     strict_empty_roots: bool = False
     """An empty roots list always means no access (``--strict-empty-roots``), even from a client that never
     listed a root; by default such a client is served the DIRs (:class:`EmptyRoots`)."""
@@ -313,8 +330,9 @@ class EmptyRoots:
     declares no roots. Once it has listed a root, an empty list withdraws everything at once (the stale- and
     withdrawn-roots guarantees; ``rootbound audit``'s ``empty-roots`` class). "Ever listed" is remembered per
     connection in the handshake era, and per process over stdio in 2026-07-28 (one client, no connection); a
-    stateless 2026-07-28 HTTP request carries nothing to remember, so there an empty list serves nothing (fail
-    closed). ``strict``: an empty list always serves nothing. Without DIRs there is nothing to fall back on.
+    stateless 2026-07-28 HTTP request carries nothing to remember (a request with an empty list cannot be told from
+    one that never had any), so there an empty list is served the DIRs: roots narrow, the DIRs are the wall (issue
+    35). ``strict``: an empty list always serves nothing. Without DIRs there is nothing to fall back on.
     """
 
     KEY: Final = "rootbound.serve.listed_roots"
@@ -360,12 +378,11 @@ class EmptyRoots:
             )
         if modern and not self.one_client:
             return Situation(
-                roots,
-                "client",
-                "the client declares roots but lists none, and over stateless HTTP (2026-07-28) the server cannot "
-                "tell a client without a workspace from one that withdrew it",
-                "add a folder in the client (a root), or connect without declaring the roots capability to be "
-                "served the server's directories",
+                self.fallback,
+                "operator directories",
+                "the client lists no roots, and a stateless HTTP request (2026-07-28) cannot show whether it ever "
+                "listed any: an empty list is served the operator's directories (the rule for stateless HTTP; "
+                "--strict-empty-roots refuses it instead)",
             )
         return Situation(
             self.fallback,
@@ -446,7 +463,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots))
     service = RootsService(
         fallback=allow,
-        warm=True,  # issue 33 #5: "has listed a root" from the client's first answer, roots cached for first calls
+        warm=not config.ignore_client_roots,  # issue 33 #5: "listed" from the first answer, cached for first calls
         timeout=config.roots_timeout,
         state_security=RequestStateSecurity(keys=list(config.state_keys)) if config.state_keys else None,
     )
@@ -461,6 +478,25 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     inline = config.inline_quick_calls and config.limits.max_read <= INLINE_MAX_READ
     walks = anyio.CapacityLimiter(config.max_walks)  # arrival order; the wait counts against the call's deadline
 
+    async def situation_of(ctx: ServerRequestContext[Any, Any], tool: str, modern: bool) -> Situation | str:
+        """The roots this call is served with, or a tool error's text saying how to get some (issue 35)."""
+        if config.ignore_client_roots and service.fallback is not None:
+            return Situation(service.fallback, "operator directories", IGNORED_ROOTS_WHY)
+        try:
+            roots = await service.roots(ctx)
+        except MCPError as error:
+            if error.code != MISSING_REQUIRED_CLIENT_CAPABILITY or service.fallback is not None:
+                raise
+            if tool == "list_roots":  # the first call a user tries answers, with the fix
+                why = "the client declares no roots and the server was started without directories"
+                return Situation(RootSet.of([]), "none", why, NO_DIRS_FIX)
+            raise MCPError(error.code, f"{error.message}. {NO_CAPABILITY_HELP}", error.data) from None
+        except RootsUnavailable as error:
+            if error.reason != ANSWERED_WITH_ERROR:
+                raise
+            return ROOTS_LIST_FAILED
+        return empty_roots.settle(ctx, roots, modern=modern)
+
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
@@ -468,17 +504,13 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         modern = era_of(ctx.protocol_version) == "2026-07-28"
         if params.name not in names:
             return _error(unknown_tool(params.name), modern=modern)
-        try:
-            roots = await service.roots(ctx)
-        except MCPError as error:
-            if error.code == MISSING_REQUIRED_CLIENT_CAPABILITY and not config.dirs:
-                raise MCPError(error.code, f"{error.message}. {NO_CAPABILITY_HELP}", error.data) from None
-            raise
-        situation = empty_roots.settle(ctx, roots, modern=modern)
+        situation = await situation_of(ctx, params.name, modern)
+        if isinstance(situation, str):
+            return _error(situation, modern=modern)
         roots = situation.roots
         if not modern and roots is not service.fallback:
             SessionSnapshot.serve(ctx, held, roots)  # released when the session ends, not when collected
-        arguments = without_nulls(params.arguments or {})  # null means absent (schemas: [T, "null"])
+        arguments = without_nulls(params.arguments or {})  # null means absent (the schemas: anyOf [T, null])
         budget = Budget(config.limits.deadline)
         answers = ANSWERS.ledger()  # issue 24 #4: room for a large answer, reserved by the tool, given back below
 

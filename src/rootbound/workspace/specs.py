@@ -56,20 +56,29 @@ class ToolSpec:
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """An input object. Every optional property also takes ``null``, read as absent, and says so
-    (``"type": [T, "null"]``): converters that make every property required (openai-agents' strict mode) and
-    adapters that fill every field (LangChain's) send ``null`` for what a call does not use."""
+    """An input object, in the form every common MCP schema converter takes (issue 35; the converter matrix in
+    ``tests/judges/converters`` checks it).
+
+    Every optional property also takes ``null``, read as absent: converters that make every property required
+    (openai-agents' strict mode) and adapters that fill every field (LangChain's) send ``null`` for what a call
+    does not use. It is spelled ``anyOf: [{T...}, {"type": "null"}]``, not ``"type": [T, "null"]`` (Semantic
+    Kernel, autogen-ext and dspy fail on a list of types), and ``null`` is not added to an enum (google-genai keeps
+    it there, and Gemini refuses it). No ``additionalProperties: false``: google-genai's MCP converter fails on a
+    boolean there, and openai-agents' strict mode adds it itself. Unknown arguments are refused all the same: the
+    server checks every call against this schema with every object closed
+    (:func:`rootbound.workspace._arguments.checker`), with a message naming the accepted ones.
+    """
     shaped = {name: schema if name in required else _nullable(schema) for name, schema in properties.items()}
-    return {"type": "object", "properties": shaped, "required": required, "additionalProperties": False}
+    return {"type": "object", "properties": shaped, "required": required}
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    kind = schema.get("type")
-    if not isinstance(kind, str):
+    """``schema`` or ``null``; the description stays beside the ``anyOf``, where converters look for it."""
+    if not isinstance(schema.get("type"), str):
         return schema
-    shaped = {**schema, "type": [kind, "null"]}
-    if "enum" in schema:
-        shaped["enum"] = [*schema["enum"], None]  # an enum lists every accepted value, null included
+    shaped: dict[str, Any] = {"anyOf": [{k: v for k, v in schema.items() if k != "description"}, {"type": "null"}]}
+    if "description" in schema:
+        shaped["description"] = schema["description"]
     return shaped
 
 
@@ -123,6 +132,9 @@ _ROOTS_OUT = _output(
         "note": _STR,
         "sandbox": _STR,
         "writes": {"type": "string", "description": "What holds writes beneath the roots (with --writable)."},
+        "located": _output(
+            {"served": _BOOL, "path": _STR, "root": {"type": ["string", "null"]}, "reason": _STR}, ["served"]
+        ),
     },
     ["roots", "refused", "source"],
 )
@@ -224,8 +236,9 @@ TOOLS: Final = (
         "List roots",
         "The directories and files this server may access: the client's roots intersected with the operator's "
         "directories. Relative paths in every other tool are relative to the first root listed. Roots the server "
-        "refused are listed with the reason; when nothing is left it says why and how to fix it.",
-        _object({}, []),
+        "refused are listed with the reason; when nothing is left it says why and how to fix it. With path: "
+        "also whether that path is served, and by which root.",
+        _object({"path": {**_PATH, "description": "A path to check (optional). " + _PATH_TEXT}}, []),
         _ROOTS_OUT,
         quick=True,
     ),
@@ -395,9 +408,9 @@ TOOLS: Final = (
         "Find projects",
         "Directories inside the roots that hold a project marker: "
         + ", ".join(PROJECT_MARKERS)
-        + f". Looks {PROJECT_DEPTH} levels deep and does not enter {', '.join(PROJECT_PRUNED)}; at most 500, with a "
-        "marker when more exist.",
-        _object({}, []),
+        + f". Looks {PROJECT_DEPTH} levels deep below path (default: every root) and does not enter "
+        f"{', '.join(PROJECT_PRUNED)}; at most 500, with a marker when more exist.",
+        _object({"path": _DIR}, []),
         _PROJECTS_OUT,
         walks=True,
     ),

@@ -172,7 +172,7 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
             "no root the client declared could be used: see the reasons above"
             if refused
             else said or "the client declared no roots"
-            if source == "client"
+            if source in ("client", "none")  # "none": no DIRs and no client roots (workspace/server.py)
             else "the operator's directories are gone"
         )
         fix = context.get("fix")
@@ -186,12 +186,27 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
     if sandbox:  # the kernel wall under the boundary (docs/security.md, "Defence in depth")
         lines.append(f"sandbox: {sandbox}")
         structured["sandbox"] = str(sandbox)
+    located = str_arg(args, "path", required=False)
+    if located is not None:
+        lines.append(_locate(fs, located, structured))
     if not fs.read_only:  # issue 33 #1: which wall this root set's writes have, never a silent fallback
         wall = write_wall()
         lines.append(f"writes: held beneath these roots by {wall}")
         structured["writes"] = wall
     lines.append(f"source: {source}")
     return ToolOutput("\n".join(lines), structured)
+
+
+def _locate(fs: RootedFS, path: str, structured: dict[str, Any]) -> str:
+    """list_roots' ``path``: the root that serves it, or the denial (its reason class), never the input echoed."""
+    try:
+        found = fs.boundary.resolve(path, must_exist=False)
+    except RootsError as error:
+        structured["located"] = {"served": False, "reason": describe(error)}
+        return f"path: not served: {describe(error)}"
+    root = next((r for r in fs.boundary if found == r.path or r.path in found.parents), None)
+    structured["located"] = {"served": True, "path": str(found), "root": root.uri if root else None}
+    return f"path: {escape(str(found))} is served" + (f", in root {root.uri}" if root else "")
 
 
 _SUFFIX: Final = {"dir": "/", "symlink": "@"}
@@ -478,10 +493,10 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
     projects: dict[Path, list[str]] = {}
     markers = frozenset(PROJECT_MARKERS)
     more = False
-    for root in _searched_roots(fs, context):
+    for start in _targets(fs, str_arg(args, "path", required=False), context):
         if more:
             continue
-        for entry in fs.walk(root.path, max_depth=PROJECT_DEPTH, prune=PROJECT_PRUNED):
+        for entry in fs.walk(start, max_depth=PROJECT_DEPTH, prune=PROJECT_PRUNED):
             if entry.path.name in markers:
                 if entry.path.parent not in projects and len(projects) >= limits.max_results:
                     more = True

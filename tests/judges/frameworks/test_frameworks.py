@@ -156,13 +156,16 @@ def _judge(cell: Cell, cfg: dict[str, Any], report: dict[str, Any], writable: bo
     assert TOKEN_B in report["after_change_new"]["text"] and not report["after_change_new"]["is_error"]
     _refused(report["after_change_old"], TOKEN_A)
     assert cfg["b"] in report["after_change_roots"]["text"] and cfg["a"] not in report["after_change_roots"]["text"]
-    _refused(report["withdrawn_read"], TOKEN_B)
     if cell.transport == "http" and cell.era == "2026-07-28":
-        # Nothing in a stateless request tells "no workspace" from "withdrawn": an empty list serves nothing.
+        # Nothing in a stateless request tells "no workspace" from "withdrawn": an empty list is served the DIR
+        # (issue 35: roots narrow, the DIR is the wall), and list_roots says which rule applied.
+        assert TOKEN_B in report["withdrawn_read"]["text"], report["withdrawn_read"]
         assert "stateless HTTP" in report["withdrawn_roots"]["text"]
-        _refused(report["empty_first_read"], TOKEN_A)
+        assert TOKEN_A in report["empty_first_read"]["text"], report["empty_first_read"]
         assert "stateless HTTP" in report["empty_first_roots"]["text"]
+        assert "operator directories" in report["empty_first_roots"]["text"]
     else:
+        _refused(report["withdrawn_read"], TOKEN_B)
         assert "withdrew every root" in report["withdrawn_roots"]["text"]
         assert TOKEN_A in report["empty_first_read"]["text"], report["empty_first_read"]
         assert "operator directories" in report["empty_first_roots"]["text"]
