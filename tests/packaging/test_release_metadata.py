@@ -19,7 +19,7 @@ import pytest
 
 from rootbound import __version__
 from rootbound.cli import build_parser
-from tests.packaging.conftest import INSTALLERS, Dist, installed
+from tests.helpers.built_dist import INSTALLERS, Dist, installed
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -114,6 +114,7 @@ def test_the_bundle_manifest_names_the_same_project() -> None:
     assert "version" not in manifest  # scripts/build_bundle.py writes the wheel's
 
 
+@pytest.mark.timeout(300)  # may be the first user of the session's sdist and wheel
 def test_twine_check_passes_on_the_sdist_and_wheel(dist: Dist) -> None:
     done = subprocess.run(
         [str(installed(INSTALLERS / "twine")), "check", "--strict", str(dist.sdist), str(dist.wheel)],
@@ -126,6 +127,7 @@ def test_twine_check_passes_on_the_sdist_and_wheel(dist: Dist) -> None:
     assert done.stdout.count("PASSED") == 2
 
 
+@pytest.mark.timeout(300)
 def test_the_wheel_carries_the_version_and_urls(dist: Dist) -> None:
     with zipfile.ZipFile(dist.wheel) as archive:
         (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]

@@ -1,5 +1,6 @@
-"""The packaging judges' shared pieces: the sdist and wheel built once per session by ``python -m build`` (the wheel
-from the sdist, as PyPI users get it), and the tools scripts/setup-packaging-deps.sh installs into .deps."""
+"""The sdist and wheel built once per session by ``python -m build`` (the wheel from the sdist, as PyPI users get
+it), for every test that needs an installable rootbound (tests/packaging, tests/docs/test_installed_docs.py), and
+the tools scripts/setup-packaging-deps.sh installs into .deps. Loaded as a plugin by tests/conftest.py."""
 
 from __future__ import annotations
 
