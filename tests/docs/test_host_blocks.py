@@ -130,3 +130,4 @@ async def test_the_command_lines_run(tmp_path: Path, launcher: tuple[str, ...], 
     assert "read_file" in served.tools and "write_file" not in served.tools
     assert "a line inside the DIR" in served.inside
     assert served.outside_refused
+    assert served.server_version == __version__

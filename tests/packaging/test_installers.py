@@ -1,5 +1,7 @@
 """The built wheel installed the way the README says, into environments that have nothing else (issue 38): its
-``pipx install`` line (pipx's pip backend, the one a pipx without uv uses) and its ``uvx --from`` line, each then
+``pipx install`` line, as written (pipx 1.18 installs through uv when uv is beside it, as in .deps/installers: a pipx
+without uv uses pip, whose resolution of rootbound's requirements the .deps/mcp1 and framework venvs exercise) and
+its ``uvx --from`` line, each then
 started as a host starts it, answering ``tools/list`` and a read inside the folder. The README's ``/home/me/projects``
 becomes a temporary folder and its ``./dist/...whl`` the session's wheel; nothing else changes."""
 
@@ -64,11 +66,11 @@ def pipx_installed(tmp_path: Path, dist: Dist) -> tuple[Path, dict[str, str], Pa
         PIPX_HOME=str(pipx / "home"),
         PIPX_BIN_DIR=str(pipx / "bin"),
         PIPX_MAN_DIR=str(pipx / "man"),
-        # pip's cache, as the user's own pip would have it warm
+        # the user's caches (pip's, uv's), warm after a first install
         XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache")),
     )
     argv = as_here(readme_install("pipx"), dist.wheel, workspace)
-    command = [str(installed(INSTALLERS / "pipx")), *argv, "--backend", "pip", "--python", str(BASE_PYTHON)]
+    command = [str(installed(INSTALLERS / "pipx")), *argv, "--python", str(BASE_PYTHON)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=280, env=env, check=False)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     script = pipx / "bin" / "rootbound"
@@ -83,6 +85,7 @@ async def test_pipx_install_of_the_wheel_serves(
     script, env, workspace = pipx_installed
     served = await serve_and_read(str(script), ["serve", str(workspace)], workspace, env=env, cwd=tmp_path)
     assert "read_file" in served.tools and "a line inside the DIR" in served.inside and served.outside_refused
+    assert served.server_version == __version__
 
 
 async def test_uvx_from_the_wheel_serves(tmp_path: Path, dist: Dist) -> None:

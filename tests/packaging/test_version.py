@@ -17,7 +17,6 @@ from mcp.client.stdio import StdioServerParameters
 from mcp import Client
 from rootbound import __version__
 from rootbound.workspace import WorkspaceConfig, build_workspace_server
-from tests.packaging.served import make_workspace, serve_and_read
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,13 +52,10 @@ async def test_workspace_server_info_carries_it(tmp_path: Path, mode: Literal["l
     assert (info.name, info.version) == ("rootbound-workspace", __version__)
 
 
-async def test_serve_over_stdio_reports_it(tmp_path: Path) -> None:
-    workspace = make_workspace(tmp_path)
-    served = await serve_and_read(sys.executable, ["-m", "rootbound", "serve", str(workspace)], workspace)
-    assert served.server_version == __version__
-
-
 async def test_serve_reports_it_in_the_modern_era(tmp_path: Path) -> None:
+    """``rootbound serve`` as a subprocess in 2026-07-28 (the handshake era's serverInfo is checked wherever a test
+    starts the server as a user would: tests/docs/test_host_blocks.py, tests/packaging/test_bundle.py and
+    test_installers.py)."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "rootbound", "serve", str(tmp_path)])
     with anyio.fail_after(60):
         async with Client(params) as client:
