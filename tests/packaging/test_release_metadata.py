@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,13 @@ def test_twine_check_passes_on_the_sdist_and_wheel(dist: Dist) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("PASSED") == 2
+
+
+@pytest.mark.timeout(300)
+def test_the_sdist_carries_the_changelog(dist: Dist) -> None:
+    with tarfile.open(dist.sdist) as archive:
+        names = archive.getnames()
+    assert f"rootbound-{__version__}/CHANGELOG.md" in names
 
 
 @pytest.mark.timeout(300)
