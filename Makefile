@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
 
-.PHONY: demo test lint typecheck pytest check-mcp1 test-deps install clean
+.PHONY: demo test lint typecheck pytest check-mcp1 test-deps install clean wheel bundle
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ install: $(STAMP)
 demo: $(RUNTIME)
 	$(BIN)/python -m rootbound.demo
 
-PY_DIRS := $(wildcard src tests bench examples)
+PY_DIRS := $(wildcard src tests bench examples scripts packaging)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(PY_DIRS)
@@ -64,6 +64,18 @@ pytest: $(STAMP) test-deps
 # its own summary line.
 test: lint typecheck
 	$(MAKE) --no-print-directory -j2 pytest check-mcp1
+
+# The wheel users install (pipx install dist/rootbound-*.whl, uvx --from ...), and the MCP Bundle built from it
+# (dist/rootbound-VERSION.mcpb, Claude Desktop's one-click format; scripts/build_bundle.py says what it carries).
+DIST := dist
+
+wheel: $(STAMP)
+	rm -f $(DIST)/rootbound-*.whl
+	$(BIN)/python -m pip wheel --no-deps --quiet --disable-pip-version-check -w $(DIST) .
+
+bundle: wheel
+	bash scripts/setup-packaging-deps.sh
+	$(BIN)/python scripts/build_bundle.py $(DIST)/rootbound-*.whl $(DIST)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -184,3 +184,7 @@ framework_pids+=($!)
 for pid in "${framework_pids[@]}"; do
     wait "$pid" || exit 1
 done
+
+# --- packaging judges (issue 38): .deps/mcpb (the MCP Bundle CLI, npm) and .deps/installers (pipx, uv, build, twine),
+# in a script of their own so they can be installed and tested alone.
+bash "$ROOT/scripts/setup-packaging-deps.sh"

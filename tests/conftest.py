@@ -6,6 +6,8 @@ import importlib.metadata
 
 import pytest
 
+pytest_plugins = ["tests.helpers.built_dist"]  # the session's sdist and wheel (the `dist` fixture)
+
 
 @pytest.fixture
 def anyio_backend() -> str:

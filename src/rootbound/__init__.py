@@ -44,6 +44,8 @@ from rootbound.core.roots import Era, Root, RootLike, RootLimits, RootsChange, R
 from rootbound.core.uri import canonical_uri, path_to_uri, uri_to_path
 from rootbound.text.edit import Edit, EditAmbiguous, EditError, EditNotFound, FileChanged, InvalidEdit
 
+# The one place the version is written: pyproject.toml reads it (dynamic), `rootbound --version`, serverInfo and the
+# audit report show it; CHANGELOG.md says what each version added and the versioning policy.
 __version__ = "0.1.0"
 
 __all__ = [

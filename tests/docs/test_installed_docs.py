@@ -14,6 +14,7 @@ import pytest
 
 from rootbound.workspace.cli import SERVE_HELP
 from rootbound.workspace.docs_pages import docs_dir
+from tests.helpers.built_dist import Dist
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,18 +45,11 @@ def test_docs_from_a_checkout() -> None:
     assert missing.returncode == 2 and "no such page" in missing.stderr and "passwd" not in missing.stderr
 
 
-@pytest.mark.timeout(300)
-def test_docs_from_a_built_wheel(tmp_path: Path) -> None:
-    """The wheel pip builds from this checkout carries the pages; installed alone into a bare venv, ``rootbound
-    docs`` and ``rootbound serve --help`` work from anywhere and point only to pages it has."""
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(REPO)],
-        capture_output=True,
-        text=True,
-        timeout=280,
-    )
-    assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("rootbound-*.whl")
+@pytest.mark.timeout(300)  # the first user of the session's sdist and wheel builds them
+def test_docs_from_a_built_wheel(tmp_path: Path, dist: Dist) -> None:
+    """The wheel built from this checkout (the session's, from its sdist) carries the pages; installed alone into a
+    bare venv, ``rootbound docs`` and ``rootbound serve --help`` work from anywhere and point only to pages it has."""
+    wheel = dist.wheel
     env = tmp_path / "venv"
     venv.create(env, with_pip=False)
     (site,) = env.glob("lib/python3*/site-packages")
