@@ -41,8 +41,9 @@ def closed_by_server(conns: list[socket.socket]) -> int:
     """How many of ``conns`` the server has closed (readable with EOF, or reset)."""
     closed = 0
     for conn in conns:
-        readable, _, _ = select.select([conn], [], [], 0)
-        if not readable:
+        poller = select.poll()  # not select(): the flood's fds are past FD_SETSIZE
+        poller.register(conn, select.POLLIN | select.POLLHUP | select.POLLERR)
+        if not poller.poll(0):
             continue
         try:
             data = conn.recv(4096, socket.MSG_PEEK)
