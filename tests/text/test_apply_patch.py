@@ -267,7 +267,7 @@ def test_missing_context_names_hunk_patch_line_and_the_near_miss() -> None:
         patch_text(text, op)
     message = caught.value.message
     assert message == (
-        "Update File at patch line 2, hunk 2 (patch line 6): its lines were not found below line 1 of the file; "
+        "hunk 2 (patch line 6): its lines were not found below line 1 of the file; "
         "the nearest is at file line 3, which agrees up to patch line 8 and then expects patch line 9 (file line 5 "
         "differs): read_file shows the current text"
     )

@@ -42,6 +42,7 @@ def test_specs_and_annotations() -> None:
     hints = {spec.name: spec.annotations for spec in WRITE_TOOLS}
     assert {name: (h["readOnlyHint"], h["destructiveHint"], h["idempotentHint"]) for name, h in hints.items()} == {
         "edit_file": (False, True, False),
+        "apply_patch": (False, True, False),
         "write_file": (False, True, True),
         "create_directory": (False, False, True),
         "move_file": (False, True, False),

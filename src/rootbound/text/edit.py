@@ -33,6 +33,7 @@ __all__ = [
     "AppliedEdit",
     "Edit",
     "EditAmbiguous",
+    "EditCountMismatch",
     "EditError",
     "EditNotFound",
     "EditResult",
@@ -106,6 +107,20 @@ class EditAmbiguous(EditError):
         self.count = count
 
 
+class EditCountMismatch(EditError):
+    """An edit with ``expected`` (``expected_replacements``) found the old text another number of times."""
+
+    def __init__(self, index: int, expected: int, lines: Sequence[int]) -> None:
+        found = len(lines)
+        message = (
+            f"edits[{index}]: old text found {found} times, at lines {_listed(lines)}, but expected_replacements "
+            f"is {expected}; nothing was replaced: pass the count found, or quote more lines to pick fewer"
+        )
+        super().__init__("count mismatch", message, index=index, lines=list(dict.fromkeys(lines))[:MAX_LISTED_LINES])
+        self.expected = expected
+        self.found = found
+
+
 class FileChanged(RootsError):
     """A precondition (``expected_hash``, ``expected_mtime``) failed: the file changed since the caller read it."""
 
@@ -128,11 +143,13 @@ def _listed(lines: Sequence[int]) -> str:
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace ``old`` by ``new``: ``old`` must match exactly once, or every match with ``replace_all``."""
+    """Replace ``old`` by ``new``: ``old`` must match exactly once, or every match with ``replace_all``, or
+    exactly ``expected`` times (every one replaced; another count is :class:`EditCountMismatch`)."""
 
     old: str
     new: str
     replace_all: bool = False
+    expected: int | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +224,17 @@ def _to_style(text: str, style: str | None) -> str:
 
 
 def _apply_one(text: str, index: int, edit: Edit) -> tuple[str, tuple[int, ...], tuple[Tolerance, ...]]:
+    if edit.expected is None:
+        return _apply_matched(text, index, edit)
+    if isinstance(edit.expected, bool) or not isinstance(edit.expected, int) or edit.expected < 1:
+        raise InvalidEdit(f"edits[{index}]: expected_replacements must be a positive integer", index=index)
+    after, lines, tolerances = _apply_matched(text, index, Edit(edit.old, edit.new, replace_all=True))
+    if len(lines) != edit.expected:
+        raise EditCountMismatch(index, edit.expected, lines)
+    return after, lines, tolerances
+
+
+def _apply_matched(text: str, index: int, edit: Edit) -> tuple[str, tuple[int, ...], tuple[Tolerance, ...]]:
     style = newline_style(text)
     new = _to_style(edit.new, style)
     done = _exact(text, index, edit.old, new, edit.replace_all)

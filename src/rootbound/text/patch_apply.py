@@ -16,7 +16,7 @@ of three), so it is pure code with its own tests, matched in the same tiers as `
 * ``*** End of File``: the hunk's lines must be the file's last lines.
 * As in Codex, an updated file ends with a line ending.
 
-Errors name the operation, the hunk and the patch line expected, and the nearest near-miss in the file by line
+Errors name the hunk and the patch line expected, and the nearest near-miss in the file by line
 number; never the text of either.
 """
 
@@ -80,7 +80,7 @@ def patch_text(text: str, op: FileOp) -> PatchedText:
     matches: list[HunkMatch] = []
     added = removed = 0
     for index, hunk in enumerate(op.hunks, 1):
-        where = f"{op.label}, hunk {index}"
+        where = f"hunk {index}"
         for anchor, number in hunk.anchors:
             found = _anchor(lines, anchor, cursor)
             if found is None:
