@@ -95,8 +95,12 @@ def test_large_diff_is_cut_with_a_marker(fs: RootedFS, root: Path) -> None:
         ("edit_file", {"path": "src/a.py", "edits": []}, "argument 'edits' must be a list of 1 to 100 edits"),
         ("edit_file", {"path": "src/a.py", "edits": [{"old_text": "x"}] * 101}, "list of 1 to 100 edits"),
         ("edit_file", {"path": "src/a.py", "edits": ["x"]}, "edits[0] must be an object with old_text and new_text"),
-        ("edit_file", {"path": "src/a.py", "edits": [{"old_text": "", "new_text": "y"}]}, "edits[0]: old_text"),
-        ("edit_file", {"path": "src/a.py", "edits": [{"old": "x", "new": "y"}]}, "edits[0]: old_text"),
+        (
+            "edit_file",
+            {"path": "src/a.py", "edits": [{"old_text": "", "new_text": "y"}]},
+            "edits[0]: the old text must be",
+        ),
+        ("edit_file", {"path": "src/a.py", "edits": [{"old": "x", "new": "y"}]}, "edits[0]: the old text must be"),
         (
             "edit_file",
             {"path": "src/a.py", "edits": [{"old_text": "x", "new_text": "y", "replace_all": "yes"}]},

@@ -82,7 +82,8 @@ class PatchOpFailed(RootsError):
         self.error = error
         self.path = path
         self.kept: tuple[Path, ...] = ()
-        """Files not put back because another writer changed them after they were published (see docs)."""
+        """Files not put back (another writer changed them after they were published, or their directory left the
+        roots before the undo): each one's previous content stays beside it under a temp name (see docs)."""
 
 
 @dataclass(frozen=True)

@@ -399,8 +399,9 @@ def apply_patch(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: 
         why = explain("apply_patch", failure.error)
         if failure.kept:
             raise ToolError(
-                f"failed, and {len(failure.kept)} files another writer changed after this patch wrote them were left "
-                f"as that writer left them (the rest was undone): {where}: {why}"
+                f"failed, and {len(failure.kept)} files could not be put back (another writer changed them, or their "
+                f"directory left the roots): their previous content is kept beside them as .rootbound-*.tmp; the "
+                f"rest was undone: {where}: {why}"
             ) from None
         raise ToolError(f"nothing changed: {where}: {why}") from None
     return render_patch(outcome, limits)
