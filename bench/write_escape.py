@@ -3,13 +3,13 @@
 Run: ``.venv/bin/python bench/write_escape.py [--attempts N] [--quick]``.
 
 Each attempt makes a fresh directory ``d`` at depth 1 or 1,500 below the root, starts one operation in it (write,
-mkdir, delete, move in, move out, edit), and a separate *mover process* renames ``d`` out of the root at a random
-moment during the operation (one move per attempt). Right after its rename the mover looks at the operation's
-target in the moved directory; an attempt **landed outside** when the operation's effect was not there yet at
-that instant and is there once the operation has returned (its syscall ran after ``d`` had left the root, and
-nothing undid it). An effect that lands between the rename and the mover's look is not counted, so the figures
-are a lower bound; a write undone after landing (the fallback without Landlock) is not counted either: it is
-described, with its window, in ``docs/threats.md``.
+mkdir, delete, move in, move out, edit, and an ``apply_patch`` of two files: an Add File and an Update File), and a
+separate *mover process* renames ``d`` out of the root at a random moment during the operation (one move per
+attempt). Right after its rename the mover looks at the operation's target in the moved directory; an attempt
+**landed outside** when the operation's effect was not there yet at that instant and is there once the operation has
+returned (its syscall ran after ``d`` had left the root, and nothing undid it). An effect that lands between the
+rename and the mover's look is not counted, so the figures are a lower bound; a write undone after landing (the
+fallback without Landlock) is not counted either: it is described, with its window, in ``docs/threats.md``.
 
 Configurations, side by side in one run:
 
@@ -42,8 +42,9 @@ import anyio
 from rootbound import Boundary, Edit, Root, RootedFS, RootsError
 from rootbound.confine import landlock
 from rootbound.confine.write_ops import WriteOps
+from rootbound.text.patch_grammar import parse_patch
 
-OPS = ("write", "mkdir", "delete", "move in", "move out", "edit")
+OPS = ("write", "mkdir", "delete", "move in", "move out", "edit", "patch")
 ORIGINAL = "original line\n"
 EDITED = "edited line\n"
 
@@ -164,6 +165,13 @@ def plan(op: str, rel: str, n: int) -> Plan:
         source, destination = f"out{n}", f"{rel}/out"
         return Plan(lambda fs: fs.move(source, destination), "move_file",
                     {"source": source, "destination": destination}, "out", lambda s: s != "-")  # fmt: skip
+    if op == "patch":  # apply_patch: an Add File and an Update File in d; the mover looks at the added file
+        text = "\n".join(["*** Begin Patch", f"*** Add File: {rel}/patched", "+patched",
+                          f"*** Update File: {rel}/edit.txt", "@@", f"-{ORIGINAL.strip()}", f"+{EDITED.strip()}",
+                          "*** End Patch"])  # fmt: skip
+        parsed = parse_patch(text)
+        return Plan(lambda fs: fs.apply_patch(parsed), "apply_patch", {"patch": text},
+                    "patched", lambda s: s != "-")  # fmt: skip
     path, edits = f"{rel}/edit.txt", [Edit(ORIGINAL, EDITED)]
     return Plan(lambda fs: fs.edit_file(path, edits), "edit_file",
                 {"path": path, "edits": [{"old_text": ORIGINAL, "new_text": EDITED}]},

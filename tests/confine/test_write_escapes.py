@@ -16,9 +16,29 @@ import pytest
 
 from rootbound import EditOutcome, RootedFS, RootsError
 from rootbound.text.edit import Edit
+from rootbound.text.patch_grammar import parse_patch
 from tests.confine.test_escapes import CASES, RESOLVERS, Case, Env, build, leaks, make_env, snapshot
 
+
+def patched(fs: RootedFS, *body: str, dry_run: bool = False) -> Path:
+    """``apply_patch`` of one operation; its file's path (a move's destination), after checking the dry run's
+    before and after texts carry nothing from outside."""
+    outcome = fs.apply_patch(parse_patch("\n".join(["*** Begin Patch", *body, "*** End Patch"])), dry_run=dry_run)
+    (file,) = outcome.files
+    assert not leaks((file.before, file.after)), "apply_patch returned outside data"
+    return file.destination or file.path
+
+
+def name(candidate: object) -> str:
+    return str(candidate)  # a patch names paths as text: a PurePath candidate becomes its string
+
+
 WRITE_OPS: dict[str, Callable[[RootedFS, object], object]] = {
+    "patch_add": lambda fs, c: patched(fs, f"*** Add File: {name(c)}", "+pwned"),
+    "patch_update": lambda fs, c: patched(fs, f"*** Update File: {name(c)}", "@@", "+pwned"),
+    "patch_delete": lambda fs, c: patched(fs, f"*** Delete File: {name(c)}"),
+    "patch_move_from": lambda fs, c: patched(fs, f"*** Update File: {name(c)}", "*** Move to: moved", "@@", "+p"),
+    "patch_move_to": lambda fs, c: patched(fs, "*** Update File: notes.txt", f"*** Move to: {name(c)}", "@@", "+p"),
     "edit": lambda fs, c: fs.edit_file(c, [Edit("SECRET", "pwned")]),
     "edit_dry_run": lambda fs, c: fs.edit_file(c, [Edit("SECRET", "pwned")], dry_run=True),
     "write_parents": lambda fs, c: fs.write_bytes(c, b"pwned", create_parents=True),

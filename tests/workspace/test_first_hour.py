@@ -143,19 +143,19 @@ def test_read_media_file_on_an_unknown_binary_says_what_can_be_done(fs: RootedFS
     )
 
 
-def test_top_level_replace_all_says_where_it_belongs() -> None:
+def test_a_misplaced_edit_argument_says_where_it_belongs() -> None:
     (edit,) = [spec for spec in WRITE_TOOLS if spec.name == "edit_file"]
     check = checker(edit.input_schema)
     with pytest.raises(InvalidArguments) as info:
-        check({"path": "a", "edits": [{"old_text": "a", "new_text": "b"}], "replace_all": True})
+        check({"path": "a", "edits": [{"old_text": "a", "new_text": "b"}], "old_text": "a"})
     assert str(info.value) == (
-        "invalid arguments: unexpected argument 'replace_all' in arguments: it belongs in each item of 'edits'"
+        "invalid arguments: unexpected argument 'old_text' in arguments: it belongs in each item of 'edits'"
     )
     with pytest.raises(InvalidArguments) as info:
         check({"path": "a", "edits": [{"old_text": "a", "new_text": "b", "sneaky": 1}]})
     assert str(info.value) == (
         "invalid arguments: unexpected argument in argument 'edits.0'; the accepted ones are: old_text, new_text, "
-        "replace_all"
+        "old_string, new_string, replace_all, expected_replacements"
     )
 
 

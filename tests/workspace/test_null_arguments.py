@@ -23,11 +23,19 @@ pytestmark = pytest.mark.anyio
 SPECS = tool_specs(writable=True)
 
 
+def _kinds(prop: dict[str, Any]) -> list[str]:
+    """The JSON types a property takes, spelled ``"type": T``, ``"type": [T, "null"]`` or ``anyOf`` of those."""
+    if "anyOf" in prop:
+        return [kind for branch in prop["anyOf"] for kind in _kinds(branch)]
+    return prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+
+
 def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
     """Every object schema in an input schema (the top level and the items of arrays of objects)."""
     found, stack = [], [schema]
     while stack:
         node = stack.pop()
+        stack.extend(node.get("anyOf", []))
         if node.get("type") == "object":
             found.append(node)
             stack.extend(node["properties"].values())

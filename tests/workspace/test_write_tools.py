@@ -42,6 +42,7 @@ def test_specs_and_annotations() -> None:
     hints = {spec.name: spec.annotations for spec in WRITE_TOOLS}
     assert {name: (h["readOnlyHint"], h["destructiveHint"], h["idempotentHint"]) for name, h in hints.items()} == {
         "edit_file": (False, True, False),
+        "apply_patch": (False, True, False),
         "write_file": (False, True, True),
         "create_directory": (False, False, True),
         "move_file": (False, True, False),
@@ -94,8 +95,12 @@ def test_large_diff_is_cut_with_a_marker(fs: RootedFS, root: Path) -> None:
         ("edit_file", {"path": "src/a.py", "edits": []}, "argument 'edits' must be a list of 1 to 100 edits"),
         ("edit_file", {"path": "src/a.py", "edits": [{"old_text": "x"}] * 101}, "list of 1 to 100 edits"),
         ("edit_file", {"path": "src/a.py", "edits": ["x"]}, "edits[0] must be an object with old_text and new_text"),
-        ("edit_file", {"path": "src/a.py", "edits": [{"old_text": "", "new_text": "y"}]}, "edits[0]: old_text"),
-        ("edit_file", {"path": "src/a.py", "edits": [{"old": "x", "new": "y"}]}, "edits[0]: old_text"),
+        (
+            "edit_file",
+            {"path": "src/a.py", "edits": [{"old_text": "", "new_text": "y"}]},
+            "edits[0]: the old text must be",
+        ),
+        ("edit_file", {"path": "src/a.py", "edits": [{"old": "x", "new": "y"}]}, "edits[0]: the old text must be"),
         (
             "edit_file",
             {"path": "src/a.py", "edits": [{"old_text": "x", "new_text": "y", "replace_all": "yes"}]},

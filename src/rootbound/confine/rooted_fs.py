@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
 from rootbound.confine.boundary import LIST, LSTAT, READ, STAT, Boundary, Handle, Intent, Resolver
+from rootbound.confine.patch_ops import PatchOps
 from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_fd
 from rootbound.confine.resolvers import DIR_READ, O_PATH, ResolverKind, pick_resolver
 from rootbound.confine.resolvers import READ as _READ_FLAGS
@@ -45,7 +46,6 @@ from rootbound.confine.search.grep_scan import (
     GrepResult,
 )
 from rootbound.confine.search.tree_walk import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ENTRIES, scan
-from rootbound.confine.write_ops import WriteOps
 from rootbound.core.errors import LimitExceeded, NotText
 
 __all__ = [
@@ -101,7 +101,7 @@ def _kind(entry: os.DirEntry[str]) -> EntryKind:
     return "other"
 
 
-class RootedFS(WriteOps):
+class RootedFS(PatchOps):
     """Confined file operations on a :class:`~rootbound.Boundary` (which stays owned by the caller).
 
     Paths are what :meth:`Boundary.resolve` accepts (relative to the first root, absolute, or ``file:`` URIs).

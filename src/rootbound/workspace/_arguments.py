@@ -39,7 +39,7 @@ def checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], None]:
     def check(arguments: Mapping[str, Any]) -> None:
         error = next(validator.iter_errors(arguments), None)
         if error is not None:
-            raise InvalidArguments(_describe(error, declared))
+            raise InvalidArguments(_describe(_within_nullable(error), declared))
         _check_ints(arguments)
 
     return check
@@ -83,11 +83,26 @@ def _declared_names(schema: Mapping[str, Any]) -> Mapping[str, str]:
             for name, value in properties.items():
                 names.setdefault(name, home)
                 if isinstance(value, Mapping):
+                    for branch in value.get("anyOf", ()):  # an optional argument: {anyOf: [SCHEMA, null]}
+                        if isinstance(branch, Mapping) and isinstance(branch.get("items"), Mapping):
+                            value = branch
                     items = value.get("items")
                     if isinstance(items, Mapping):
                         stack.append((items, f"each item of '{name}'"))
                     stack.append((value, f"'{name}'"))
     return names
+
+
+def _within_nullable(error: ValidationError) -> ValidationError:
+    """For an optional argument spelled ``anyOf: [SCHEMA, {"type": "null"}]``: the failure within ``SCHEMA`` (what
+    is wrong with the value sent), not the bare "matches none of the alternatives"."""
+    while error.validator == "anyOf" and error.context:
+        branches = cast(Any, error.validator_value)
+        real = [e for e in error.context if branches[e.relative_schema_path[0]] != {"type": "null"}]
+        if not real:
+            break
+        error = real[0]
+    return error
 
 
 def _where(path: Any, declared: Mapping[str, str]) -> str:

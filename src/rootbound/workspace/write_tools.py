@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from rootbound.confine.patch_ops import PatchOpFailed
 from rootbound.confine.rooted_fs import RootedFS
 from rootbound.core.errors import PathExists
 from rootbound.text.edit import Edit, content_hash
+from rootbound.text.patch_grammar import MAX_FILES, MAX_HUNKS, MAX_PATCH_CHARS, parse_patch
 from rootbound.workspace.calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
+from rootbound.workspace.error_fixes import explain
+from rootbound.workspace.patch_answer import render_patch
 from rootbound.workspace.render import bounded, escape, fitting
 from rootbound.workspace.specs import (  # one set of schema pieces for every tool
     _INT,
@@ -35,21 +39,34 @@ _BOOL = {"type": "boolean"}
 _SHA256 = {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}
 _TOLERANCE = {"type": "string", "enum": ["line-endings", "trailing-whitespace", "indentation"]}
 
+
+_OLD = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_TEXT,
+    "description": "Text to replace, quoted from the file with enough lines around it to be unique.",
+}
+_NEW = {"type": "string", "maxLength": MAX_TEXT, "description": "The replacement (may be empty)."}
+_REPLACE_ALL = {
+    "type": "boolean",
+    "description": "Replace every occurrence instead of requiring exactly one (default false).",
+}
+_EXPECTED_COUNT = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 10_000,
+    "description": "Replace every occurrence, and refuse unless there are exactly this many (default: exactly 1).",
+}
 _EDIT = _object(
     {
-        "old_text": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": MAX_TEXT,
-            "description": "Text to replace, quoted from the file with enough lines around it to be unique.",
-        },
-        "new_text": {"type": "string", "maxLength": MAX_TEXT, "description": "The replacement."},
-        "replace_all": {
-            "type": "boolean",
-            "description": "Replace every occurrence instead of requiring exactly one (default false).",
-        },
+        "old_text": _OLD,
+        "new_text": _NEW,
+        "old_string": {**_OLD, "description": "Same as old_text."},
+        "new_string": {**_NEW, "description": "Same as new_text."},
+        "replace_all": _REPLACE_ALL,
+        "expected_replacements": _EXPECTED_COUNT,
     },
-    ["old_text", "new_text"],
+    [],
 )
 _EDIT_OUT = _output(
     {
@@ -76,14 +93,29 @@ WRITE_TOOLS: Final = (
     ToolSpec(
         "edit_file",
         "Edit a file",
-        "Replace text in one file: each edit's old_text must match exactly once (or set replace_all), edits apply "
-        "in order, all or nothing, and the answer is a unified diff. Matching tolerates CRLF/LF differences, "
-        "trailing whitespace and a block quoted at another indentation, and says when it did. Use dry_run to "
-        "preview the diff; pass expected_sha256 (from an earlier answer) to refuse if the file changed since.",
+        "Replace text in one file. Either old_string + new_string (one replacement), or edits: a list of "
+        "{old_text, new_text} (old_string/new_string also accepted) applied in order, all or nothing. The old text "
+        "must occur exactly once, unless replace_all (every occurrence) or expected_replacements=N (exactly N, "
+        "all replaced). Matching tolerates CRLF/LF differences, trailing whitespace and a block quoted at another "
+        "indentation, and says when it did; the answer is a unified diff. dry_run previews it; expected_sha256 "
+        "(from an earlier answer) refuses if the file changed since.",
         _object(
             {
                 "path": _PATH,
-                "edits": {"type": "array", "items": _EDIT, "minItems": 1, "maxItems": MAX_EDITS},
+                "old_string": {**_OLD, "description": "Text to replace (with new_string; instead of edits)."},
+                "new_string": {**_NEW, "description": "Its replacement (may be empty)."},
+                "replace_all": {**_REPLACE_ALL, "description": "With old_string: replace every occurrence."},
+                "expected_replacements": {
+                    **_EXPECTED_COUNT,
+                    "description": "With old_string: exactly this many occurrences, all replaced.",
+                },
+                "edits": {
+                    "type": "array",
+                    "items": _EDIT,
+                    "minItems": 1,
+                    "maxItems": MAX_EDITS,
+                    "description": "Several replacements, in order (instead of old_string/new_string).",
+                },
                 "dry_run": {"type": "boolean", "description": "Return the diff without writing (default false)."},
                 "expected_sha256": {
                     **_SHA256,
@@ -94,9 +126,65 @@ WRITE_TOOLS: Final = (
                     "description": "Refuse unless the file's modification time (ns) is this.",
                 },
             },
-            ["path", "edits"],
+            ["path"],
         ),
         _EDIT_OUT,
+        writes=True,
+        idempotent=False,
+    ),
+    ToolSpec(
+        "apply_patch",
+        "Apply a patch",
+        "Create, update, move and delete files with one patch in the apply_patch format: '*** Begin Patch', then "
+        "per file '*** Add File: PATH' (every line '+'), '*** Delete File: PATH', or '*** Update File: PATH' "
+        "(optionally '*** Move to: NEW_PATH') with hunks: '@@' (optionally '@@ ' + a line such as a def or class "
+        "header), then lines prefixed ' ' (context, about 3 before and after), '-' (remove), '+' (add); "
+        "'*** End of File' if a hunk ends the file; finally '*** End Patch'. Paths are relative to the first "
+        "root or absolute within the roots. All or nothing: if any file or hunk fails, no file changes. "
+        "Context matching tolerates trailing whitespace and a consistent indentation shift, and says so. "
+        "dry_run shows the diff without writing.",
+        _object(
+            {
+                "patch": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_PATCH_CHARS,
+                    "description": (
+                        f"The whole patch, '*** Begin Patch' to '*** End Patch'; at most {MAX_FILES} files and "
+                        f"{MAX_HUNKS} hunks per file."
+                    ),
+                },
+                "dry_run": {
+                    "type": "boolean",
+                    "description": "Show what would change without writing (default false).",
+                },
+            },
+            ["patch"],
+        ),
+        _output(
+            {
+                "written": _BOOL,
+                "dry_run": _BOOL,
+                "files": {
+                    "type": "array",
+                    "items": _output(
+                        {
+                            "action": {"type": "string", "enum": ["added", "updated", "moved", "deleted"]},
+                            "path": _STR,
+                            "destination": _STR,
+                            "added": _INT,
+                            "removed": _INT,
+                            "replaced": _BOOL,
+                            "tolerances": {"type": "array", "items": _TOLERANCE},
+                        },
+                        ["action", "path", "added", "removed"],
+                    ),
+                },
+                "diff": _STR,
+                "diff_truncated": _BOOL,
+            },
+            ["written", "dry_run", "files"],
+        ),
         writes=True,
         idempotent=False,
     ),
@@ -163,20 +251,45 @@ WRITE_TOOLS: Final = (
 
 
 def _edits(args: Mapping[str, Any]) -> list[Edit]:
+    """The edits of a call: ``old_string``/``new_string`` at the top level (Claude Code's and Gemini CLI's form),
+    or ``edits`` whose items use ``old_text``/``new_text`` or ``old_string``/``new_string``."""
     raw = args.get("edits")
+    single = any(name in args for name in ("old_string", "new_string"))
+    if single:
+        if raw is not None:
+            raise ToolError("send either old_string and new_string or edits, not both")
+        return [_edit(args, "old_string", "new_string", "arguments")]
+    if "replace_all" in args or "expected_replacements" in args:
+        raise ToolError(
+            "top-level replace_all and expected_replacements go with old_string and new_string; "
+            "with edits, put them in each edit"
+        )
     if not isinstance(raw, list) or not raw or len(raw) > MAX_EDITS:
-        raise ToolError(f"argument 'edits' must be a list of 1 to {MAX_EDITS} edits")
+        raise ToolError(f"argument 'edits' must be a list of 1 to {MAX_EDITS} edits, or send old_string and new_string")
     edits = []
     for index, item in enumerate(raw):
         if not isinstance(item, Mapping):
             raise ToolError(f"edits[{index}] must be an object with old_text and new_text")
-        old, new, every = item.get("old_text"), item.get("new_text"), item.get("replace_all", False)
-        if not isinstance(old, str) or not old or not isinstance(new, str):
-            raise ToolError(f"edits[{index}]: old_text must be a non-empty string and new_text a string")
-        if not isinstance(every, bool):
-            raise ToolError(f"edits[{index}]: replace_all must be a boolean")
-        edits.append(Edit(old, new, every))
+        both = "old_text" in item or "new_text" in item
+        if both and ("old_string" in item or "new_string" in item):
+            raise ToolError(f"edits[{index}]: use old_text/new_text or old_string/new_string, not both")
+        names = ("old_text", "new_text") if both or "old_string" not in item else ("old_string", "new_string")
+        edits.append(_edit(item, *names, f"edits[{index}]"))
     return edits
+
+
+def _edit(item: Mapping[str, Any], old_name: str, new_name: str, where: str) -> Edit:
+    old, new = item.get(old_name), item.get(new_name)
+    if not isinstance(old, str) or not old or not isinstance(new, str):
+        raise ToolError(f"{where}: the old text must be a non-empty string and the new text a string")
+    every, count = item.get("replace_all", False), item.get("expected_replacements")
+    if not isinstance(every, bool):
+        raise ToolError(f"{where}: replace_all must be a boolean")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        raise ToolError(f"{where}: expected_replacements must be a positive integer")
+    if every and count is not None:
+        raise ToolError(f"{where}: replace_all and expected_replacements exclude each other: send one")
+    return Edit(old, new, every, count)
 
 
 def edit_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
@@ -258,8 +371,30 @@ def delete_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: 
     return ToolOutput(f"deleted {escape(str(removed))}", {"path": str(removed)})
 
 
+def apply_patch(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    text = args.get("patch")
+    if not isinstance(text, str) or not text:
+        raise ToolError("argument 'patch' must be a non-empty string")
+    dry_run = bool_arg(args, "dry_run")
+    patch = parse_patch(text)
+    try:
+        outcome = fs.apply_patch(patch, dry_run=dry_run)
+    except PatchOpFailed as failure:
+        where = failure.op.label + (f" ({escape(str(failure.path))})" if failure.path is not None else "")
+        why = explain("apply_patch", failure.error)
+        if failure.kept:
+            raise ToolError(
+                f"failed, and {len(failure.kept)} files could not be put back (another writer changed them, or their "
+                f"directory left the roots): their previous content is kept beside them as .rootbound-*.tmp; the "
+                f"rest was undone: {where}: {why}"
+            ) from None
+        raise ToolError(f"nothing changed: {where}: {why}") from None
+    return render_patch(outcome, limits)
+
+
 WRITE_IMPLEMENTATIONS: Final = {
     "edit_file": edit_file,
+    "apply_patch": apply_patch,
     "write_file": write_file,
     "create_directory": create_directory,
     "move_file": move_file,
