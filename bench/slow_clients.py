@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import select
 import socket
 import statistics
 import subprocess
@@ -34,28 +33,31 @@ from _serve_url import served_url
 from mcp import Client
 from rootbound.mcp import RootsProvider
 
-HEAD = b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n{"
+HEAD = (
+    b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:%d\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n"
+    b"accept: application/json, text/event-stream\r\n\r\n{"
+)
 
 
 def closed_by_server(conns: list[socket.socket]) -> int:
-    """How many of ``conns`` the server has closed (readable with EOF, or reset)."""
+    """How many of ``conns`` the server has closed (whatever it answered first: 408, 503, or nothing)."""
     closed = 0
     for conn in conns:
-        poller = select.poll()  # not select(): the flood's fds are past FD_SETSIZE
-        poller.register(conn, select.POLLIN | select.POLLHUP | select.POLLERR)
-        if not poller.poll(0):
-            continue
+        conn.setblocking(False)
         try:
-            data = conn.recv(4096, socket.MSG_PEEK)
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    closed += 1  # EOF after whatever it sent
+                    break
+        except BlockingIOError:
+            pass  # still open
         except OSError:
-            closed += 1
-            continue
-        if not data or data.startswith(b"HTTP/1.1 408") or data.startswith(b"HTTP/1.1 503"):
-            closed += 1
+            closed += 1  # reset
     return closed
 
 
-def run(src: str | None, flood: int, watch: float) -> list[str]:
+def run(src: str | None, flood: int, watch: float, extra: list[str]) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         (base / "v.txt").write_text("victim\n")
@@ -63,7 +65,7 @@ def run(src: str | None, flood: int, watch: float) -> list[str]:
         if src:
             env["PYTHONPATH"] = src
         process = subprocess.Popen(
-            [sys.executable, "-m", "rootbound", "serve", str(base), "--http", "127.0.0.1:0"],
+            [sys.executable, "-m", "rootbound", "serve", str(base), "--http", "127.0.0.1:0", *extra],
             env=env,
             stderr=subprocess.PIPE,
             text=True,
@@ -115,7 +117,7 @@ def run(src: str | None, flood: int, watch: float) -> list[str]:
                         for _ in range(flood):
                             try:
                                 conn = socket.create_connection(("127.0.0.1", port), timeout=5)
-                                conn.sendall(HEAD)
+                                conn.sendall(HEAD % port)
                                 conns.append(conn)
                             except OSError:
                                 break  # refused or reset at once: the server is shedding them
@@ -164,6 +166,7 @@ def main() -> None:
     parser.add_argument("--flood", type=int, default=2000)
     parser.add_argument("--watch", type=float, default=40.0)
     parser.add_argument("--baseline", metavar="SRC", help="another source tree's src directory, run side by side")
+    parser.add_argument("--serve-arg", action="append", default=[], help="passed to this tree's serve (repeatable)")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.flood + 512)), hard))
@@ -171,8 +174,9 @@ def main() -> None:
     if args.baseline:
         variants.append((f"baseline {args.baseline}", args.baseline))
     for name, src in variants:
-        print(f"{args.flood} stalled bodies, {name}:", flush=True)
-        print("\n".join(run(src, args.flood, args.watch)), flush=True)
+        extra = [] if src else args.serve_arg
+        print(f"{args.flood} stalled bodies, {name} {' '.join(extra)}:", flush=True)
+        print("\n".join(run(src, args.flood, args.watch, extra)), flush=True)
 
 
 if __name__ == "__main__":

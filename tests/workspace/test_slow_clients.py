@@ -141,7 +141,8 @@ def test_stalled_bodies_leave_a_victim_served_and_fds_bounded(tmp_path: Path) ->
                 Client(streamable_http_client(url, http_client=http), mode="legacy", **provider.client_kwargs()) as c,
             ):
                 answers.append(await text_of(c, "read_file", path="v.txt"))
-                stalled = await anyio.to_thread.run_sync(lambda: [_connect(port, STALLED_HEAD) for _ in range(flood)])
+                head = STALLED_HEAD.replace(b"host: 127.0.0.1", b"host: 127.0.0.1:%d" % port)  # past the host check
+                stalled = await anyio.to_thread.run_sync(lambda: [_connect(port, head) for _ in range(flood)])
                 await anyio.sleep(1.5)  # past the stall grace: the flood is now what makes room
                 answers.append(await text_of(c, "read_file", path="v.txt"))
                 fds = proc_counts(process.pid)[1]
