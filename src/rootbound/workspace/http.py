@@ -88,6 +88,8 @@ def http_app(
 
 
 SHUTDOWN_GRACE = 2
+ACCEPT_BATCH = 128
+"""The listen backlog, which is also how many connections asyncio accepts in one go (see serve_http)."""
 """Seconds SIGTERM/SIGINT leave in-flight requests to finish before the process exits regardless."""
 
 
@@ -138,6 +140,9 @@ def serve_http(
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
         http=guarded_protocol(connections or ConnectionLimits()),
+        # asyncio accepts up to `backlog` connections per wake-up before any is refused or closed: a small batch
+        # keeps a burst from taking thousands of fds at once (the rest wait in the kernel's queue, not our table).
+        backlog=ACCEPT_BATCH,
     )
     web = uvicorn.Server(config)
     status = "off"
