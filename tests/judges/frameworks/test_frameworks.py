@@ -128,6 +128,7 @@ EXPECTED = {  # tool -> what its main use must show (text, or structured content
     "grep": TOKEN_A,
     "find_projects": "pyproject.toml",
     "edit_file": "edited",
+    "apply_patch": "new.txt",
 }
 
 

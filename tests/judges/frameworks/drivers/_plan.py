@@ -29,7 +29,7 @@ READ_TOOLS = (
     "grep",
     "find_projects",
 )
-WRITE_TOOLS = ("write_file", "edit_file", "create_directory", "move_file", "delete_file")
+WRITE_TOOLS = ("write_file", "edit_file", "apply_patch", "create_directory", "move_file", "delete_file")
 
 
 @dataclass
@@ -63,6 +63,11 @@ def uri(path: str) -> str:
     return "file://" + path
 
 
+def _patch(path: str) -> str:
+    """A Codex-format patch that changes the edited line again."""
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n-edited text\n+patched text\n*** End Patch\n"
+
+
 def main_calls(cfg: dict[str, Any], root: str) -> list[tuple[str, dict[str, Any]]]:
     """Each tool's main use, inside ``root`` (the declared root, or the DIR)."""
     calls: list[tuple[str, dict[str, Any]]] = [
@@ -81,6 +86,7 @@ def main_calls(cfg: dict[str, Any], root: str) -> list[tuple[str, dict[str, Any]
         calls += [
             ("write_file", {"path": f"{root}/new.txt", "content": "fresh text\n"}),
             ("edit_file", {"path": f"{root}/new.txt", "edits": [{"old_text": "fresh", "new_text": "edited"}]}),
+            ("apply_patch", {"patch": _patch(f"{root}/new.txt")}),
             ("create_directory", {"path": f"{root}/made"}),
             ("move_file", {"source": f"{root}/new.txt", "destination": f"{root}/made/moved.txt"}),
             ("delete_file", {"path": f"{root}/made/moved.txt"}),
