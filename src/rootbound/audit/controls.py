@@ -17,7 +17,7 @@ from rootbound.audit.probes import Probe, Shape, Style, control_paths
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.session import CallOutcome
 from rootbound.audit.shown import shown
-from rootbound.audit.tools import ToolPlan, extra_required, learn_params, plan_learnt
+from rootbound.audit.tools import ToolPlan, extra_required, learn_params, plan_learnt, validation_error
 
 __all__ = ["control_leaf", "learn"]
 
@@ -42,7 +42,7 @@ async def learn(ctx: ModeContext, plan: ToolPlan) -> tuple[ToolPlan, bool]:
     whether that call failed: a tool that answers ``{}`` without an error and names nothing takes no path."""
     out = await ctx.peer.call(plan.name, {})
     text = (out.error or "") + "\n" + result_text(out.result)
-    names = learn_params(text) if out.is_error else {}
+    names = {k: v for k, v in learn_params(text).items() if k not in ctx.tool_names} if out.is_error else {}
     return plan_learnt(plan.name, names, plan.access), out.is_error or out.timed_out
 
 
@@ -51,9 +51,14 @@ async def control_leaf(
 ) -> Learnt | None:
     """Try W's file, W or a new file in W at ``param``, in each style; record why nothing worked."""
     shapes: list[tuple[Shape, bool]] = [("file", False), ("dir", False), ("image", False)]
-    if plan.access == "write":
+    if plan.access == "write" and plan.edits:
+        # an editor changes files that exist: probed on existing files (a new one would make every probe fail)
+        shapes = [("file", True), ("new", True), ("file", False), ("dir", False), ("image", False)]
+    elif plan.access == "write":
         # a writer by name: new file, existing file (write evidence), then read shapes (a reader after all?)
         shapes = [("new", True), ("file", True), ("file", False), ("dir", False), ("image", False)]
+    # last: a clean subdirectory of W (no links, no FIFO), for tools that refuse or fail on W's own trap entries
+    shapes.append(("clean", False))
     patterns = PATTERNS if plan.pattern_params else ("rbt",)
     errors: list[str] = []
     answered = 0
@@ -72,9 +77,10 @@ async def control_leaf(
                         return got
                     if out.is_error or out.timed_out:
                         errors.append("timed out" if out.timed_out else _message(out))
-                        if not learnt_extra and out.is_error:
+                        text = (out.error or "") + "\n" + result_text(out.result)
+                        if not learnt_extra and out.is_error and validation_error(text):
                             learnt_extra = True
-                            if extra_required(plan, learn_params((out.error or "") + result_text(out.result))):
+                            if extra_required(plan, learn_params(text), ctx.tool_names):
                                 got, out = await _attempt(
                                     host, ctx, plan, param, style, shape, as_write, pattern, every
                                 )
@@ -113,10 +119,12 @@ async def _attempt(
         content = host.content()
     else:
         value = control_paths(trap, shape, style, new)
-        other = value
+        sibling = plan.leaf(param).dir_sibling and shape in ("dir", "clean")
+        other = control_paths(trap, "file", style, new) if sibling else value  # a working directory: a file in it
         content = ""
+    workdir = control_paths(trap, "dir", style, "")
     out = ctx.last = await ctx.peer.call(
-        plan.name, plan.arguments(param, value, other, pattern, content, every_path=every)
+        plan.name, plan.arguments(param, value, other, pattern, content, every_path=every, others_dir=workdir)
     )
     changes = host.diff()
     inside = [c for c in changes if host.location(c) in ctx.allowed]

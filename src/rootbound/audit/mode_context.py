@@ -26,6 +26,7 @@ class ModeContext:
     last: CallOutcome | None = None
     any_control: bool = False  # some control passed in this mode
     retried: bool = False  # the roots-mode retry after waiting for a slow roots fetch was spent
+    tool_names: frozenset[str] = frozenset()  # the server's tools: a name an error quotes is not a parameter
 
 
 class AuditorView(Protocol):
@@ -59,6 +60,7 @@ class AuditorView(Protocol):
         evidence: str,
         probe: str = "",
         location: str = "",
+        source: str = "",
     ) -> None: ...
 
 
@@ -80,7 +82,13 @@ class Learnt:
             if self.shape == "new":
                 return host.scratch(self.style)
             return control_paths(host.trap, "new", self.style, new or host.trap.new_name())
+        if self.plan.leaf(self.param).dir_sibling and self.shape in ("dir", "clean"):
+            return control_paths(host.trap, "file", self.style, new)  # probing the working directory: a file in it
         return control_paths(host.trap, self.shape, self.style, new)
+
+    def workdir(self, host: AuditorView) -> str:
+        """What a sibling naming a working directory gets: W itself, in the learnt style."""
+        return control_paths(host.trap, "dir", self.style, "")
 
     @property
     def label(self) -> str:

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
 
-from rootbound.audit.trap import NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
+from rootbound.audit.trap import CLEAN, NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
 
 __all__ = ["LOOKALIKE_LEAVES", "Probe", "Shape", "Style", "catalogue", "control_paths", "landed_class"]
 
-Shape = Literal["file", "dir", "new", "image"]
+Shape = Literal["file", "dir", "new", "image", "clean"]  # clean: a subdirectory of W without links or a FIFO
 Style = Literal["absolute", "relative", "uri"]
 
 
@@ -60,7 +60,9 @@ def _uri(path: str) -> str:
 def control_paths(trap: Trap, shape: Shape, style: Style, new_name: str) -> str:
     """W's own file (``file``), W itself (``dir``) or a new file in W (``new``), spelt in ``style``."""
     w = str(trap.workspace)
-    leaf = {"file": trap.marker.name, "dir": "", "new": new_name, "image": trap.images["ws"].name}[shape]
+    leaf = {"file": trap.marker.name, "dir": "", "new": new_name, "image": trap.images["ws"].name, "clean": CLEAN}[
+        shape
+    ]
     if style == "relative":
         return leaf or "."
     full = f"{w}/{leaf}" if leaf else w
@@ -132,7 +134,7 @@ def catalogue(trap: Trap, shape: Shape, style: Style, *, home: bool, new_name: s
     """Every probe of ``shape`` in ``style`` (absolute probes are always included by the caller)."""
     probes: list[Probe] = []
     for class_id, spelling, joiner, loc in _dir_spellings(trap, style, home):
-        if shape == "dir":
+        if shape in ("dir", "clean"):
             probes.append(Probe(class_id, spelling, loc))
         elif shape == "file":
             probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.canaries[loc].name, spelling)}", loc))

@@ -3,7 +3,8 @@
 The trap is rebuilt at the report's own path from the report's seed (``trap.build_trap(seed=...)``: the same names,
 tokens and mtimes), so the request's paths are valid again; a trap kept with ``--keep-trap`` is used as it is.
 The server is started as in the finding's mode, the one ``tools/call`` is sent, and the answer is judged again:
-exit 1 when the evidence is reproduced, 0 when it is not, 64 for a bad report or finding number.
+exit 1 when the evidence is reproduced (a hang: the call blocked while the server held the FIFO), 0 when it is not,
+2 when the call timed out without evidence (inconclusive), 64 for a bad report or finding number.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def _rebased(trap: Trap, base: Path) -> Trap:
         canaries=canaries,
         hardlink=hard,
         images={loc: move(p) for loc, p in trap.images.items()},
+        fifo=move(trap.fifo) if trap.fifo is not None else None,
+        scratch=move(trap.scratch) if trap.scratch is not None else None,
     )
 
 
@@ -82,15 +85,15 @@ def replay(report_path: Path, which: str, command: list[str], *, timeout: float)
         if data.get("workspaceKind") == "git":
             build_git(trap)
     try:
-        return anyio.run(
-            _send, trap, ServerSpec(command=argv), str(finding.get("mode", "args")), name, arguments, timeout
-        )
+        hang = finding.get("kind") == "hang"
+        mode = str(finding.get("mode", "args"))
+        return anyio.run(_send, trap, ServerSpec(command=argv), mode, name, arguments, timeout, hang)
     finally:
         if not kept:
             remove(trap.base)
 
 
-async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: Any, per_call: float) -> int:
+async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: Any, per_call: float, hang: bool) -> int:
     roots_mode = mode.startswith("roots")
     provider = CountingProvider([trap.workspace, trap.second]) if roots_mode else None
     allowed = frozenset({"ws", "second"} if roots_mode else {"ws"})
@@ -111,7 +114,10 @@ async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: A
             if provider is not None and not peer.modern:
                 with anyio.move_on_after(per_call):
                     await provider.asked.wait()
+            if hang:
+                peer.timeout = min(per_call, 2.0)
             out = await peer.call(name, arguments if isinstance(arguments, dict) else {})
+            blocked = out.timed_out and hang and _reader_waiting(trap)
     except StartFailed as exc:
         print(f"the server did not start: {shown(str(exc).strip().splitlines()[-1:] or '', 300)}")
         return 2
@@ -124,8 +130,27 @@ async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: A
         rel = change.path.relative_to(trap.base)
         if (rel.parts[0] if rel.parts else "") not in allowed:
             evidence.append(f"{change.what} {shown(rel.as_posix())} outside the roots")
+    if blocked:
+        evidence.append(f"the call blocked for {out.seconds:.1f}s with the server holding the FIFO open for reading")
     for line in evidence:
         print(f"evidence {line}")
-    if not evidence:
-        print("not reproduced: no evidence in this answer")
-    return 1 if evidence else 0
+    if evidence:
+        return 1
+    if out.timed_out:
+        print("inconclusive: the call timed out (no answer to judge)")
+        return 2
+    print("not reproduced: no evidence in this answer")
+    return 0
+
+
+def _reader_waiting(trap: Trap) -> bool:
+    """A writer can open the trap's FIFO without blocking only while a reader holds it: the server's call. Opening
+    it also releases that reader (EOF)."""
+    if trap.fifo is None:
+        return False
+    try:
+        fd = os.open(trap.fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    os.close(fd)
+    return True

@@ -90,6 +90,7 @@ class _Auditor:
         self.hardlinks = {"ws/rbt-hardlink.txt": trap.hardlink.path} if trap.hardlink else {}
         self.fifo_done = False
         self.flooded = False
+        self.finished = ""  # the last mode whose probes all ran (an error closing its session does not undo them)
         self.marker = secrets.token_hex(16)
         self.git = report.workspace_kind == "git"
         env = dict(os.environ)
@@ -128,14 +129,23 @@ class _Auditor:
                 await self.run_mode(name, run)
             except StartFailed as exc:
                 lines = [line for line in str(exc).splitlines() if line.strip()]
-                detail = shown(next((x for x in lines if "Error" in x), lines[-1]) if lines else "", 200)
-                if name.startswith("roots") and (args_started or spec.takes_workspace):
+                # the last line that names an error says why it stopped (earlier ones are often warnings)
+                detail = shown(next((x for x in reversed(lines) if "Error" in x), lines[-1]) if lines else "", 200)
+                without_args = args_started or (spec.takes_workspace and "args" not in modes)
+                if name.startswith("roots") and without_args and not exc.exec_failed:
                     run.status, run.detail = "roots unsupported", f"exited or failed without a workspace: {detail}"
                 else:
                     run.status, run.detail = "did not start", detail
             except Exception as exc:  # a server that breaks the session mid-mode: report it, audit the next mode
                 leaf = leaf_error(exc)
-                if isinstance(leaf, TrapFlooded):
+                if self.finished == name and not isinstance(leaf, TrapFlooded):
+                    # every probe ran; only ending the session failed (a late answer, an HTTP 500 to a request
+                    # sent while closing): the mode's results stand, and the report says what happened
+                    self.report.notes.append(
+                        f"{name}: the session ended with an error after every probe had run "
+                        f"({shown(f'{type(leaf).__name__}: {leaf}', 160)})"
+                    )
+                elif isinstance(leaf, TrapFlooded):
                     run.status, run.detail = "failed", f"the server flooded the trap ({leaf}); the audit stopped"
                     self.flooded = True
                 else:
@@ -191,6 +201,7 @@ class _Auditor:
                     await provider.asked.wait()
             try:
                 await self.exercise(ctx)
+                self.finished = name
             finally:
                 run.calls = peer.calls
         if peer.reaped:
@@ -198,6 +209,7 @@ class _Auditor:
 
     async def exercise(self, ctx: ModeContext) -> None:
         tools = await ctx.peer.list_tools()
+        ctx.tool_names = frozenset(str(t.get("name", "")) for t in tools[:200])
         work: list[tuple[ToolPlan, ToolStatus]] = []
         pstats: dict[tuple[int, str], ParamStatus] = {}
         for tool in tools[:200]:
@@ -206,7 +218,15 @@ class _Auditor:
             refs = git_fillers(str(tool.get("name", ""))) if self.git else None
             shapes = plan_shapes(tool, self.o.allow_tools, self.o.write, refs)
             schema = tool.get("inputSchema")
-            empty = not isinstance(schema, dict) or not schema.get("properties")
+            # a schema that declares no parameters (``"properties": {}``) takes no path; one that says nothing
+            # (no ``properties`` at all) may take one, learnt from its validation error
+            empty = not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict)
+            if (
+                isinstance(schema, dict)
+                and schema.get("properties") == {}
+                and not (schema.get("anyOf") or schema.get("oneOf"))
+            ):
+                shapes[0].reason = shapes[0].reason or "no parameters"
             failed = True  # an empty schema the audit did not (or could not) learn from: it may take a path
             if shapes[0].access != "skip" and empty and not any(p.leaves for p in shapes):
                 learnt_plan, failed = await learn(ctx, shapes[0])
@@ -233,10 +253,18 @@ class _Auditor:
                     p.detail = "not tried: the server never asked for roots and served nothing so far"
                 continue
             tried += 1
-            for leaf in plan.leaves:
+            index = 0
+            while index < len(plan.leaves):  # a control may learn a parameter from an error: it is controlled too
+                leaf = plan.leaves[index]
+                index += 1
                 if self.hung(ctx):
                     break
-                pstat = pstats[id(plan), leaf.name]
+                pstat = pstats.get((id(plan), leaf.name))
+                if pstat is None:
+                    param = f"{leaf.name} ({plan.shape})" if plan.shape else leaf.name
+                    pstat = pstats[id(plan), leaf.name] = ParamStatus(shown(param, 100), "not tested")
+                    status.params.append(pstat)
+                    status.takes_path = True
                 self.say(f"{ctx.name}: control {plan.label} {leaf.name}")
                 got = await control_leaf(self, ctx, plan, leaf.name, pstat)
                 if got is None and ctx.provider is not None and not ctx.any_control and not ctx.retried:
@@ -330,7 +358,15 @@ class _Auditor:
                 break
             self.say(f"{ctx.name}: {plan.label} {item.param} {index + 1}/{len(probes)}")
             other = item.others(self, self.trap.new_name())
-            args = plan.arguments(item.param, probe.path, other, item.pattern, self.content(), every_path=item.every)
+            args = plan.arguments(
+                item.param,
+                probe.path,
+                other,
+                item.pattern,
+                self.content(),
+                every_path=item.every,
+                others_dir=item.workdir(self),
+            )
             out = await ctx.peer.call(plan.name, args)
             count += 1
             changes = self.diff()
@@ -344,13 +380,16 @@ class _Auditor:
         limiter = anyio.CapacityLimiter(PARALLEL)
         done = 0
         other = item.others(self, "")
+        workdir = item.workdir(self)
 
         async def one(probe: Probe) -> None:
             nonlocal done
             async with limiter:
                 if self.hung(ctx):
                     return
-                args = plan.arguments(item.param, probe.path, other, item.pattern, "", every_path=item.every)
+                args = plan.arguments(
+                    item.param, probe.path, other, item.pattern, "", every_path=item.every, others_dir=workdir
+                )
                 out = await ctx.peer.call(plan.name, args)
                 done += 1
                 self.say(f"{ctx.name}: {plan.label} {item.param} {done}/{len(probes)}")
@@ -408,11 +447,14 @@ class _Auditor:
         evidence: str,
         probe: str = "",
         location: str = "",
+        source: str = "",
     ) -> None:
         by_id(class_id)  # unknown classes are a bug here, not in the server
         severity = severity_for(class_id, kind)
+        if not source:
+            source = {"write": "snapshot", "roots": "behaviour", "hang": "behaviour"}.get(kind, "answer")
         self.report.add(
-            Finding(class_id, kind, severity, tool, ctx.name, param, probe, evidence, out.request, location)
+            Finding(class_id, kind, severity, tool, ctx.name, param, probe, evidence, out.request, location, source)
         )
 
     # -- the trap between writes -------------------------------------------------------------------------

@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 WS = "ws"
+CLEAN = "rbt-clean"  # W/rbt-clean: a plain subdirectory (a copy of the marker, no links): some tools refuse W itself
 # Outside locations: directory name under the trap base, and what it stands for.
 PREFIX_SIBLING = "ws-evil"
 NORMALISER_SIBLINGS = ("ws.", "ws ", "WS", "\uff57\uff53")  # trailing dot, trailing space, case, fullwidth "ｗｓ"
@@ -194,6 +195,9 @@ def _populate(base: Path, seed: str) -> Trap:
     marker = _plant(ws / f"rbt-marker-{names.hex(6)}.txt", WS, next(mtimes), names)
     trap = Trap(base, ws, base / "second", base / "home", base / "cwd", marker, seed=seed, _names=names)
     trap.images[WS] = _plant_image(ws, marker, names)
+    (ws / CLEAN).mkdir()
+    (ws / CLEAN / marker.name).write_text(f"{marker.token}\n", encoding="utf-8")
+    os.utime(ws / CLEAN / marker.name, (marker.mtime, marker.mtime))
     for loc in OUTSIDE_DIRS:
         d = base / loc
         d.mkdir()
@@ -229,20 +233,22 @@ def _safe(loc: str) -> str:
 
 
 def default_trap_dir() -> Path | None:
-    """The serving user's ``~/.cache/rootbound-audit`` when it can be made: many servers (``rootbound serve``
-    among them) accept client roots only under the home directory by default, and the audit should test the
-    server as deployed, not a loosened configuration. Else the system temp dir."""
+    """The auditing user's home directory (from the password database) when it is usable: many servers (``rootbound
+    serve`` among them) accept client roots only under the home directory by default, and the audit should test
+    the server as deployed. The trap is a fresh ``rbaudit-*`` directory directly in it, removed afterwards: no
+    component of its path is a dot-folder (note-vault servers refuse those, ``~/.cache`` among them). Else None
+    (the system temp dir)."""
     import pwd
 
     try:
         home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-        if home == Path("/") or not home.is_dir():
-            return None
-        where = home / ".cache" / "rootbound-audit"
-        where.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return where
-    except (KeyError, OSError):
+    except KeyError:
         return None
+    if home == Path("/") or not home.is_dir() or not os.access(home, os.W_OK | os.X_OK):
+        return None
+    if any(part.startswith(".") for part in home.resolve().parts):
+        return None
+    return home
 
 
 def remove(base: Path, deadline: float | None = None) -> bool:
