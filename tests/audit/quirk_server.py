@@ -113,6 +113,17 @@ elif CASE == "readonly-shell":  # item 8: read-only by annotation, runs a shell;
     ]
 elif CASE == "fifo":  # a correct reader that opens without O_NONBLOCK: a FIFO blocks it
     TOOLS = [tool("read_file", {"path": _S})]
+elif CASE == "grants":  # item 3: the roots plus directories it always allows ($QUIRK_GRANTS, colon-separated)
+    ROOTS += [os.path.realpath(d) for d in os.environ.get("QUIRK_GRANTS", "").split(":") if d]
+    TOOLS = [tool("read_file", {"path": _S})]
+elif CASE == "pdf-info":  # item 4: PDFs only, answers metadata no canary carries; a lexical check (follows links)
+    TOOLS = [tool("pdf_info", {"path": _S})]
+elif CASE == "widen":  # item 6: a tool that sets the server's own allowed directories, unchecked
+    TOOLS = [
+        tool("configure", {"allowed_roots": {"type": "array", "items": _S}}),
+        tool("set_working_dir", {"path": _S}),
+        tool("read_file", {"path": _S}),
+    ]
 elif CASE == "start-errors":  # item 8: several error lines on stderr, the last one says why
     sys.stderr.write("Error: a first, unimportant warning\nloading...\nRuntimeError: the real reason it stopped\n")
     sys.exit(1)
@@ -181,6 +192,25 @@ def call(name: str, args: dict[str, Any]) -> str:
                         raise Refused("refusing a directory with links that leave it")
                 names.append(os.path.relpath(full, top))
         return "\n".join(sorted(names))
+    if name == "configure":
+        ROOTS[:] = [os.path.realpath(str(d)) for d in args.get("allowed_roots") or []][:1] if not FIXED else ROOTS
+        return "configured"
+    if name == "set_working_dir":
+        if FIXED:
+            checked(str(args["path"]))
+        else:
+            ROOTS.append(os.path.realpath(str(args["path"])))
+        return "ok"
+    if name == "pdf_info":
+        path = str(args["path"])
+        if not path.endswith(".pdf"):
+            raise Refused("only PDF files are supported")
+        full = os.path.normpath(path if os.path.isabs(path) else os.path.join(ROOTS[0], path))
+        if not FIXED and not any(full == r or full.startswith(r + "/") for r in ROOTS):
+            raise Refused("access denied")  # lexical: a link inside the root is followed by the open below
+        with open(checked(full) if FIXED else full, "rb") as fh:
+            data = fh.read()
+        return f"PDF {data[:8].decode('latin-1')!r}, {data.count(b'/Type /Page ')} page(s)"
     if name in ("read_file", "inspect", "git_clone", "git_pull", "git_remote_add"):
         return read(checked(str(args.get("path") or args.get("repo_path"))), block=CASE == "fifo")
     raise Refused(f"unknown tool {name}")

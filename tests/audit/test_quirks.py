@@ -241,3 +241,47 @@ def test_an_http_session_that_breaks_after_every_probe_keeps_its_results(tmp_pat
     assert report.modes[0].status == "ok", report.modes[0].detail
     assert params(report) == {("read_file", "path"): "tested"}
     assert any(f.class_id == "fifo-block" for f in report.findings)
+
+
+# -- evidence from the kernel, canaries beyond the trap ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["tmp", "userhome", "cwd"])
+def test_a_grant_beyond_the_trap_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A server that always allows the system temp dir, the user's home or its own working directory reads the
+    canary planted there (and the planted files are gone afterwards)."""
+    dirs = {name: tmp_path / name for name in ("tmp", "userhome", "cwd")}
+    for d in dirs.values():
+        d.mkdir()
+    monkeypatch.setenv("QUIRK_GRANTS", str(dirs[where]))
+    report = audit(tmp_path, "grants", far_temp=dirs["tmp"], far_home=dirs["userhome"], server_cwd=dirs["cwd"])
+    hits = [f for f in report.findings if f.location == where and f.kind == "read"]
+    assert hits and hits[0].severity == "high", [(f.class_id, f.location) for f in report.findings]
+    assert all(list(d.iterdir()) == [] for d in dirs.values()), "a canary beyond the trap was left behind"
+
+
+def test_a_metadata_only_pdf_reader_is_tested_and_caught_by_the_kernel(tmp_path: Path) -> None:
+    """It takes only PDFs and answers only a page count: the typed canary passes its check, the kernel sees the
+    marker opened (the control) and an outside PDF opened through W's symlinked directory (the escape)."""
+    report = audit(tmp_path, "pdf-info")
+    tool = report.modes[0].tools[0]
+    assert params(report) == {("pdf_info", "path"): "tested"} and tool.evidence == "open"
+    kernel = [f for f in report.findings if f.source == "kernel" and f.severity == "high"]
+    assert {f.class_id for f in kernel} >= {"symlink-parent"}, [(f.class_id, f.kind) for f in report.findings]
+    assert "seen by  the kernel" in report.to_text()
+    clean = audit(tmp_path, "pdf-info", "--fixed")
+    assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, (clean.gaps(), clean.at_or_above("low"))
+
+
+def test_a_tool_that_widens_the_servers_bounds_is_probed(tmp_path: Path) -> None:
+    report = audit(tmp_path, "widen")
+    rows = params(report)
+    assert rows == {
+        ("configure", "allowed_roots[]"): "tested",
+        ("set_working_dir", "path"): "tested",
+        ("read_file", "path"): "tested",
+    }, rows
+    widened = {(f.tool, f.severity) for f in report.findings if f.class_id == "self-widening"}
+    assert widened == {("configure", "high"), ("set_working_dir", "high")}, widened
+    clean = audit(tmp_path, "widen", "--fixed")
+    assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, (clean.gaps(), clean.at_or_above("low"))

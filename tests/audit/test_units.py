@@ -124,7 +124,7 @@ def test_catalogue_covers_every_probe_class(trap: Trap) -> None:
         for style in styles
         for p in catalogue(trap, shape, style, home=True, new_name="n")
     }
-    runtime_only = {"fifo-block", "stale-roots", "empty-roots", "ignores-roots"}
+    runtime_only = {"fifo-block", "stale-roots", "empty-roots", "ignores-roots", "self-widening"}
     assert probe_classes | runtime_only == {c.id for c in CLASSES}
     for probe in catalogue(trap, "file", "absolute", home=True):
         assert str(trap.base) in probe.path or not probe.path.startswith("/")  # every target inside the trap

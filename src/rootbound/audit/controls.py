@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 
 from rootbound.audit.judge import control_evidence, result_text
+from rootbound.audit.kernel_watch import IN_ACCESS, KernelEvent
 from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
-from rootbound.audit.probes import Probe, Shape, Style, control_paths
+from rootbound.audit.probes import TYPED_SHAPES, Probe, Shape, Style, control_paths
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.session import CallOutcome
 from rootbound.audit.shown import shown
 from rootbound.audit.tools import ToolPlan, extra_required, learn_params, plan_learnt, validation_error
+from rootbound.audit.trap import CLEAN, Trap
 
 __all__ = ["control_leaf", "learn"]
 
@@ -50,13 +52,14 @@ async def control_leaf(
     host: AuditorView, ctx: ModeContext, plan: ToolPlan, param: str, status: ParamStatus
 ) -> Learnt | None:
     """Try W's file, W or a new file in W at ``param``, in each style; record why nothing worked."""
-    shapes: list[tuple[Shape, bool]] = [("file", False), ("dir", False), ("image", False)]
+    typed: list[tuple[Shape, bool]] = [(shape, False) for shape in TYPED_SHAPES]
+    shapes: list[tuple[Shape, bool]] = [("file", False), ("dir", False), *typed]
     if plan.access == "write" and plan.edits:
         # an editor changes files that exist: probed on existing files (a new one would make every probe fail)
-        shapes = [("file", True), ("new", True), ("file", False), ("dir", False), ("image", False)]
+        shapes = [("file", True), ("new", True), ("file", False), ("dir", False), *typed]
     elif plan.access == "write":
         # a writer by name: new file, existing file (write evidence), then read shapes (a reader after all?)
-        shapes = [("new", True), ("file", True), ("file", False), ("dir", False), ("image", False)]
+        shapes = [("new", True), ("file", True), ("file", False), ("dir", False), *typed]
     # last: a clean subdirectory of W (no links, no FIFO), for tools that refuse or fail on W's own trap entries
     shapes.append(("clean", False))
     patterns = PATTERNS if plan.pattern_params else ("rbt",)
@@ -98,6 +101,19 @@ async def control_leaf(
     return None
 
 
+def _opened_marker(trap: Trap, events: list[KernelEvent], shape: Shape) -> bool:
+    """The parameter reached the file system: the kernel saw the server open (or read) the very entry of W the
+    control named (W itself is only counted when it was read: a listing)."""
+    names = {"file": trap.marker.name, "clean": CLEAN, "dir": ""}
+    name = trap.typed[shape]["ws"].name if shape in TYPED_SHAPES else names.get(shape)
+    if name is None:
+        return False
+    return any(
+        ev.location == "ws" and ev.name == name and (name or ev.mask & IN_ACCESS) and ev.kind != "write"
+        for ev in events
+    )
+
+
 async def _attempt(
     host: AuditorView,
     ctx: ModeContext,
@@ -123,14 +139,18 @@ async def _attempt(
         other = control_paths(trap, "file", style, new) if sibling else value  # a working directory: a file in it
         content = ""
     workdir = control_paths(trap, "dir", style, "")
+    host.window_open()
     out = ctx.last = await ctx.peer.call(
         plan.name, plan.arguments(param, value, other, pattern, content, every_path=every, others_dir=workdir)
     )
-    changes = host.diff()
-    inside = [c for c in changes if host.location(c) in ctx.allowed]
+    events = host.window_close()
     # A control can itself escape (a recursive listing that follows W's links out, a write through a link).
     label = "control"
+    changes = host.diff()
+    inside = [c for c in changes if host.location(c) in ctx.allowed]
     host.judge_write(ctx, plan.name, param, label, Probe("symlink-parent", value, "far"), out, changes)
+    changed = {host.location(c) for c in changes}
+    host.judge_kernel(ctx, plan.name, param, Probe("symlink-parent", value, "far"), out, events, skip=changed)
     host.restore(changes)
     if inside:
         if not host.o.write:
@@ -139,7 +159,9 @@ async def _attempt(
         return Learnt(writer, param, style, shape, "write", pattern, every), out
     if as_write:
         return None, out
-    kind = control_evidence(trap, out.request, out.result, out.is_error)
+    kind: str | None = control_evidence(trap, out.request, out.result, out.is_error)
+    if kind is None and _opened_marker(trap, events, shape):
+        kind = "open"  # nothing recognisable came back, but the kernel saw the server open W's marker
     if kind is None:
         return None, out
     reader = plan if plan.access == "read" else dataclasses.replace(plan, access="read")

@@ -15,9 +15,21 @@ from urllib.parse import quote
 
 from rootbound.audit.trap import CLEAN, NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
 
-__all__ = ["LOOKALIKE_LEAVES", "Probe", "Shape", "Style", "catalogue", "control_paths", "landed_class"]
+__all__ = [
+    "LOOKALIKE_LEAVES",
+    "TYPED_SHAPES",
+    "Probe",
+    "Shape",
+    "Style",
+    "catalogue",
+    "control_paths",
+    "landed_class",
+]
 
-Shape = Literal["file", "dir", "new", "image", "clean"]  # clean: a subdirectory of W without links or a FIFO
+# file: W's text marker; image, pdf, docx, md, json: W's marker of that type (tools that take only one type);
+# dir: W; clean: a subdirectory of W without links or a FIFO; new: a file to create
+Shape = Literal["file", "dir", "new", "image", "pdf", "docx", "md", "json", "clean"]
+TYPED_SHAPES: tuple[Shape, ...] = ("image", "pdf", "docx", "md", "json")
 Style = Literal["absolute", "relative", "uri"]
 
 
@@ -60,9 +72,10 @@ def _uri(path: str) -> str:
 def control_paths(trap: Trap, shape: Shape, style: Style, new_name: str) -> str:
     """W's own file (``file``), W itself (``dir``) or a new file in W (``new``), spelt in ``style``."""
     w = str(trap.workspace)
-    leaf = {"file": trap.marker.name, "dir": "", "new": new_name, "image": trap.images["ws"].name, "clean": CLEAN}[
-        shape
-    ]
+    if shape in TYPED_SHAPES:
+        leaf = trap.typed[shape]["ws"].name
+    else:
+        leaf = {"file": trap.marker.name, "dir": "", "new": new_name, "clean": CLEAN}[shape]
     if style == "relative":
         return leaf or "."
     full = f"{w}/{leaf}" if leaf else w
@@ -96,6 +109,8 @@ def _dir_spellings(trap: Trap, style: Style, home: bool) -> list[tuple[str, str,
             ("file-uri", f"file://rootbound-audit.invalid{quote(a)}/far", "/", "far"),
             ("file-uri", f"file://{quote(w)}/..%2Ffar", "/", "far"),
             ("outside-absolute", _uri(f"{a}/far"), "/", "far"),
+            # beyond the trap: the system temp dir, the user's home, the server's own cwd (granted without asking)
+            *[("outside-absolute", str(where), "/", loc) for loc, where in sorted(trap.extra_dirs.items())],
         ]
         if home:
             out.append(("tilde", "~", "/", "home"))
@@ -138,8 +153,10 @@ def catalogue(trap: Trap, shape: Shape, style: Style, *, home: bool, new_name: s
             probes.append(Probe(class_id, spelling, loc))
         elif shape == "file":
             probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.canaries[loc].name, spelling)}", loc))
-        elif shape == "image":
-            probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.images[loc].name, spelling)}", loc))
+        elif shape in TYPED_SHAPES:
+            typed = trap.typed[shape].get(loc)
+            if typed is not None:
+                probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(typed.name, spelling)}", loc))
         else:
             probes.append(Probe(class_id, f"{spelling}{joiner}{new_name}", loc))
     w = str(trap.workspace)

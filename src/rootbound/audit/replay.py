@@ -54,7 +54,7 @@ def _rebased(trap: Trap, base: Path) -> Trap:
         marker=marker,
         canaries=canaries,
         hardlink=hard,
-        images={loc: move(p) for loc, p in trap.images.items()},
+        typed={shape: {loc: move(p) for loc, p in files.items()} for shape, files in trap.typed.items()},
         fifo=move(trap.fifo) if trap.fifo is not None else None,
         scratch=move(trap.scratch) if trap.scratch is not None else None,
     )

@@ -153,7 +153,12 @@ class Report:
         not share the prefix (``WS``, ``ｗｓ``) stays its own finding. Server-wide behaviours are one finding per
         mode. The representative of a group is its first probe in sorted order: the same set, the same report.
         """
-        raw = sorted(self.findings, key=lambda f: (f.mode, *f.key, f.tool, f.param, f.location, f.probe, f.evidence))
+        # the representative of a group is the plainest proof: an answer before the snapshot before the kernel
+        rank = {"answer": 0, "snapshot": 1, "behaviour": 2, "kernel": 3}
+        raw = sorted(
+            self.findings,
+            key=lambda f: (f.mode, *f.key, f.tool, f.param, rank.get(f.source, 4), f.location, f.probe, f.evidence),
+        )
         raw = self._fold_ignored_roots(raw)
         present = {(f.mode, f.tool, f.param, f.kind, f.class_id) for f in raw}
         tools_with = {(f.mode, f.tool, f.class_id) for f in raw}

@@ -10,6 +10,7 @@ workspace and a second root given as MCP roots over the handshake era) and ``roo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import subprocess
@@ -24,8 +25,10 @@ import anyio
 
 from rootbound.audit.classes import by_id, severity_for
 from rootbound.audit.controls import control_leaf, learn
+from rootbound.audit.far_canaries import plant_far, remove_far
 from rootbound.audit.git_trap import build_git, git_fillers, index_unchanged, looks_like_git
-from rootbound.audit.judge import judge
+from rootbound.audit.judge import judge, kernel_evidence
+from rootbound.audit.kernel_watch import KernelEvent, KernelWatch
 from rootbound.audit.mode_context import Learnt, ModeContext
 from rootbound.audit.probes import Probe, catalogue, landed_class
 from rootbound.audit.report import Finding, ModeRun, ParamStatus, Report, ToolStatus
@@ -44,6 +47,7 @@ from rootbound.audit.shown import shown
 from rootbound.audit.tools import ToolPlan, plan_shapes
 from rootbound.audit.trap import (
     MAX_ENTRIES,
+    OUTSIDE_DIRS,
     Change,
     Snapshot,
     Trap,
@@ -52,6 +56,7 @@ from rootbound.audit.trap import (
     default_trap_dir,
     remove,
 )
+from rootbound.audit.widening import probe_widening, widens
 
 __all__ = ["AuditOptions", "run_audit"]
 
@@ -77,11 +82,16 @@ class AuditOptions:
     seed: str | None = None  # rebuild a reported trap (--replay)
     workspace_kind: WorkspaceKind = "auto"  # git: W and the outside directories are repositories
     max_entries: int = MAX_ENTRIES  # a trap holding more (the server flooded it) stops the audit
+    server_cwd: Path | None = None  # where the server runs (default: where the audit runs; a canary is planted)
+    far_temp: Path | None = None  # where the temp-dir canary goes (default: the system temp dir)
+    far_home: Path | None = None  # where the home canary goes (default: the user's home)
     progress: Callable[[str], None] | None = None
 
 
 class _Auditor:
-    def __init__(self, options: AuditOptions, trap: Trap, report: Report, stderr: StderrSink) -> None:
+    def __init__(
+        self, options: AuditOptions, trap: Trap, report: Report, stderr: StderrSink, watch: KernelWatch | None
+    ) -> None:
         self.o = options
         self.trap = trap
         self.report = report
@@ -90,6 +100,8 @@ class _Auditor:
         self.hardlinks = {"ws/rbt-hardlink.txt": trap.hardlink.path} if trap.hardlink else {}
         self.fifo_done = False
         self.flooded = False
+        self.cwd_created: set[Path] = set()  # rbt- files write probes created in the server's cwd (removed at the end)
+        self.watch = watch
         self.finished = ""  # the last mode whose probes all ran (an error closing its session does not undo them)
         self.marker = secrets.token_hex(16)
         self.git = report.workspace_kind == "git"
@@ -161,6 +173,20 @@ class _Auditor:
                 self.report.modes.append(ModeRun("roots-2026", "not applicable", detail="see roots mode"))
                 break
 
+    def background_note(self) -> None:
+        """What the server touched outside any call (at start, or in the background): reported, not attributed."""
+        assert self.watch is not None
+        self.watch.begin()
+        seen = kernel_evidence(self.trap, self.watch.background, frozenset({"ws", "second"}))
+        if seen:
+            self.report.notes.append(
+                "outside any call (at start or in the background) "
+                + "; ".join(ev.detail for ev in seen[:5])
+                + (f"; and {len(seen) - 5} more" if len(seen) > 5 else "")
+            )
+        if self.watch.overflowed:
+            self.report.notes.append("the kernel's event queue overflowed: some kernel evidence may be missing")
+
     def after_mode(self) -> None:
         killed = reap_marked(self.marker)
         if killed:
@@ -211,6 +237,7 @@ class _Auditor:
         tools = await ctx.peer.list_tools()
         ctx.tool_names = frozenset(str(t.get("name", "")) for t in tools[:200])
         work: list[tuple[ToolPlan, ToolStatus]] = []
+        widening: list[tuple[ToolPlan, list[ParamStatus]]] = []
         pstats: dict[tuple[int, str], ParamStatus] = {}
         for tool in tools[:200]:
             status = ToolStatus(shown(tool.get("name", ""), 120), "skip")
@@ -234,6 +261,14 @@ class _Auditor:
             status.access = shapes[0].access
             status.note = shapes[0].reason
             status.takes_path = any(p.leaves for p in shapes) or (empty and failed)
+            if widens(tool) and shapes[0].leaves and not shapes[0].reason.startswith("looks like exec"):
+                # it moves the server's own bounds: probed last (the server keeps the widened state)
+                plan = dataclasses.replace(shapes[0], access="write", reason="")
+                status.access, status.note = "widen", "changes the server's own bounds: probed last"
+                rows = [ParamStatus(shown(leaf.name, 100), "not tested", "probed last") for leaf in plan.leaves]
+                status.params += rows
+                widening.append((plan, rows))
+                continue
             for plan in shapes:
                 for leaf in plan.leaves:
                     param = f"{leaf.name} ({plan.shape})" if plan.shape else leaf.name
@@ -313,15 +348,23 @@ class _Auditor:
                 break
             pstat.probes = await self.probe_leaf(ctx, item)
             status.probes += pstat.probes
+        # the roots probes read the second root (allowed, then removed) and W: judged by their answers only
+        self.window_open()
         if not self.fifo_done and not self.hung(ctx):
             await fifo(self, ctx, items)
         if ctx.provider is not None and ctx.run.status == "ok" and not self.hung(ctx):
             await stale_roots(self, ctx, items)
         if ctx.provider is not None and ctx.run.status == "ok" and not self.hung(ctx):
             await empty_roots(self, ctx, items)
+        self.settle()
+        if widening and not self.hung(ctx):
+            await probe_widening(self, ctx, widening, items)
         if self.hung(ctx):
             ctx.run.status = "hung"
             ctx.run.detail = "calls stopped answering; the server was killed"
+
+    def findings_of(self, mode: str) -> list[Finding]:
+        return [f for f in self.report.findings if f.mode == mode]
 
     def hung(self, ctx: ModeContext) -> bool:
         return ctx.peer.timeouts_in_a_row >= 2
@@ -367,10 +410,14 @@ class _Auditor:
                 every_path=item.every,
                 others_dir=item.workdir(self),
             )
+            self.window_open()
             out = await ctx.peer.call(plan.name, args)
+            events = self.window_close()
             count += 1
             changes = self.diff()
             self.judge_write(ctx, plan.name, item.param, probe.class_id, probe, out, changes)
+            # what it read where it also wrote is part of that write
+            self.judge_kernel(ctx, plan.name, item.param, probe, out, events, skip={self.location(c) for c in changes})
             self.restore(changes)
         return count
 
@@ -381,6 +428,8 @@ class _Auditor:
         done = 0
         other = item.others(self, "")
         workdir = item.workdir(self)
+
+        explained: set[str] = set()  # locations the answers already proved (the kernel adds nothing there)
 
         async def one(probe: Probe) -> None:
             nonlocal done
@@ -393,11 +442,25 @@ class _Auditor:
                 out = await ctx.peer.call(plan.name, args)
                 done += 1
                 self.say(f"{ctx.name}: {plan.label} {item.param} {done}/{len(probes)}")
-                self.judge_read(ctx, plan.name, item.param, probe, out)
+                explained.update(self.judge_read(ctx, plan.name, item.param, probe, out))
 
+        self.window_open()
         async with anyio.create_task_group() as group:
             for probe in probes:
                 group.start_soon(one, probe)
+        batch = kernel_evidence(self.trap, self.window_close(), frozenset(ctx.allowed))
+        if any(ev.location not in explained for ev in batch):
+            # the kernel saw the server touch an outside canary that no answer showed: the probes ran four at a
+            # time, so each one runs again alone, in its own window, to say which spelling did it
+            for probe in probes:
+                if self.hung(ctx):
+                    break
+                args = plan.arguments(
+                    item.param, probe.path, other, item.pattern, "", every_path=item.every, others_dir=workdir
+                )
+                self.window_open()
+                out = await ctx.peer.call(plan.name, args)
+                self.judge_kernel(ctx, plan.name, item.param, probe, out, self.window_close(), skip=explained)
         # a "read" tool that changed the trap after all: judge and undo it (its control showed no change)
         changes = self.diff()
         if changes:
@@ -406,11 +469,56 @@ class _Auditor:
             )
             self.restore(changes)
 
-    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> None:
+    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> set[str]:
+        """Findings from the answer; returns the locations it proved."""
         found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed))
         for ev in found:
             class_id = landed_class(probe, ev.location)
             self.finding(ctx, class_id, ev.kind, tool, param, out, ev.detail, probe.path, ev.location)
+        return {ev.location for ev in found}
+
+    def judge_kernel(
+        self,
+        ctx: ModeContext,
+        tool: str,
+        param: str,
+        probe: Probe,
+        out: CallOutcome,
+        events: list[KernelEvent],
+        *,
+        skip: set[str] | frozenset[str] = frozenset(),
+    ) -> None:
+        """Findings from what the kernel saw during one call (locations in ``skip`` were proved by an answer)."""
+        for ev in kernel_evidence(self.trap, events, frozenset(ctx.allowed)):
+            if ev.location in skip:
+                continue
+            class_id = landed_class(probe, ev.location)
+            self.finding(ctx, class_id, ev.kind, tool, param, out, ev.detail, probe.path, ev.location, "kernel")
+        self.created_in_cwd(events)
+
+    # -- the kernel's view: one window per call ----------------------------------------------------------------
+
+    def window_open(self) -> None:
+        if self.watch is not None:
+            self.watch.begin()
+
+    def window_close(self) -> list[KernelEvent]:
+        return self.watch.end() if self.watch is not None else []
+
+    def settle(self) -> None:
+        """Discard the events the audit itself caused (its snapshots and restores read every canary)."""
+        if self.watch is not None:
+            self.watch.settle()
+
+    def created_in_cwd(self, events: list[KernelEvent]) -> None:
+        """Files a write probe created in the server's cwd (outside the trap, so no snapshot restores them): the
+        audit's own ``rbt-`` names only, removed at once."""
+        if "cwd" not in self.trap.extra_dirs:
+            return
+        planted = {p.name for p in self.trap.planted}
+        for ev in events:
+            if ev.location == "cwd" and ev.kind == "write" and ev.name.startswith("rbt-") and ev.name not in planted:
+                self.cwd_created.add(self.trap.cwd / ev.name)
 
     def judge_write(
         self, ctx: ModeContext, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
@@ -465,6 +573,7 @@ class _Auditor:
 
     def diff(self) -> list[Change]:
         changes = self.baseline.diff(Snapshot.take(self.trap.base, limit=self.o.max_entries))
+        self.settle()  # the snapshot read every canary: not the server's doing
         if self.report.workspace_kind == "git":
             # git refreshes a repository's index on a read (status, diff): the index alone is not a write; a
             # write (add, commit, branch) also creates objects or refs, which still count
@@ -484,9 +593,46 @@ class _Auditor:
     def restore(self, changes: list[Change]) -> None:
         if changes:
             self.baseline.restore(changes, self.hardlinks)
+        self.settle()
 
     def restore_all(self) -> None:
         self.restore(self.diff())
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home()
+    except (KeyError, RuntimeError):
+        return None
+
+
+def _server_cwd(options: AuditOptions, trap: Trap) -> Path | None:
+    """The server runs where the audit runs (``python my_server.py`` finds its script; ``python -m pkg`` its
+    package), with a canary planted there; a directory the audit cannot write to keeps the trap's own ``cwd``."""
+    where = options.server_cwd if options.server_cwd is not None else Path.cwd()
+    if not os.access(where, os.W_OK | os.X_OK) or where.resolve() == Path("/"):
+        return None
+    return where.resolve()
+
+
+def _watch(trap: Trap, report: Report) -> KernelWatch | None:
+    """inotify on every outside directory (and W, the trap base, the canaries beyond the trap)."""
+    try:
+        watch = KernelWatch()
+    except OSError as exc:
+        report.notes.append(f"no kernel evidence: inotify unavailable ({exc.strerror or exc}); answers only")
+        return None
+    try:
+        watch.add(trap.base, "trap")
+        watch.add(trap.workspace, "ws")
+        for loc in OUTSIDE_DIRS:
+            if loc != "cwd" or trap.cwd == trap.base / "cwd":
+                watch.add(trap.base / loc, loc)
+        for loc, where in trap.extra_dirs.items():
+            watch.add(where, loc)
+    except OSError as exc:
+        report.notes.append(f"kernel evidence partial: inotify refused a watch ({exc.strerror or exc})")
+    return watch
 
 
 async def run_audit(options: AuditOptions) -> Report:
@@ -515,7 +661,11 @@ async def run_audit(options: AuditOptions) -> Report:
         os.close(fd)
     stderr = StderrSink(log_path)
     report.stderr_log = log_path
-    auditor = _Auditor(options, trap, report, stderr)
+    report.notes += plant_far(
+        trap, server_cwd=_server_cwd(options, trap), temp_dir=options.far_temp, home=options.far_home or _home()
+    )
+    watch = _watch(trap, report)
+    auditor = _Auditor(options, trap, report, stderr, watch)
     try:
         with StdoutNoise() as noise:
             with anyio.move_on_after(options.budget) as scope:
@@ -532,6 +682,11 @@ async def run_audit(options: AuditOptions) -> Report:
         killed = reap_marked(auditor.marker)
         if killed:
             report.notes.append(f"killed {killed} process(es) the server left running outside its group")
+        if watch is not None:
+            auditor.background_note()
+            watch.close()
+        if not remove_far(trap, sorted(auditor.cwd_created)):
+            report.notes.append("a canary beyond the trap (temp dir, home or the server's cwd) could not be removed")
         if options.keep_trap:
             report.trap_kept = True
         elif not remove(trap.base, deadline=max(deadline, time.monotonic() + 2.0)):

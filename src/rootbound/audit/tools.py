@@ -295,6 +295,9 @@ def _word_list(name: str) -> list[str]:
     return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
 
 
+word_list = _word_list
+
+
 def _words(name: str) -> set[str]:
     return set(_word_list(name))
 

@@ -29,13 +29,13 @@ import hmac
 import os
 import secrets
 import stat
-import struct
 import tempfile
 import time
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from rootbound.audit.canary_files import TYPED
 
 __all__ = [
     "MAX_ENTRIES",
@@ -103,7 +103,12 @@ class Trap:
     dangling_target: Path | None = None
     fifo: Path | None = None
     scratch: Path | None = None
-    images: dict[str, Path] = field(default_factory=dict)  # location -> a PNG carrying that location's token
+    # shape ("image", "pdf", "docx", "md", "json") -> location -> a file of that type carrying the location's token
+    typed: dict[str, dict[str, Path]] = field(default_factory=dict)
+    # outside directories beyond the trap base (the system temp dir, the user's home, the server's cwd): location
+    # -> directory; what the audit planted there (removed with the trap, :func:`remove_trap`)
+    extra_dirs: dict[str, Path] = field(default_factory=dict)
+    planted: list[Path] = field(default_factory=list)
     seed: str = ""  # rebuilds this trap, names, tokens and mtimes alike (``build_trap(seed=...)``)
     _names: _Names | None = None
 
@@ -138,29 +143,20 @@ class _Names:
         return int(self.hex(8), 16) % n
 
 
-def png(text: str) -> bytes:
-    """A valid 1x1 PNG whose ``tEXt`` chunk holds ``text``: an image tool that returns it base64-encoded shows the
-    token to the judge (which decodes base64), so media-only tools get a control and evidence too."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    pixels = zlib.compress(b"\x00\x00")
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"tEXt", b"Comment\x00" + text.encode())
-        + chunk(b"IDAT", pixels)
-        + chunk(b"IEND", b"")
-    )
+def _plant_typed(directory: Path, canary: Canary, names: _Names) -> dict[str, Path]:
+    """One file of each type in :data:`TYPED`, holding the canary's token, with its mtime."""
+    out: dict[str, Path] = {}
+    for shape, (ext, make) in TYPED.items():
+        path = directory / f"rbt-{_safe(canary.location)}-{shape}-{names.hex(6)}.{ext}"
+        path.write_bytes(make(canary.token))
+        os.utime(path, (canary.mtime, canary.mtime))
+        out[shape] = path
+    return out
 
 
-def _plant_image(directory: Path, canary: Canary, names: _Names) -> Path:
-    path = directory / f"rbt-{_safe(canary.location)}-image-{names.hex(6)}.png"
-    path.write_bytes(png(canary.token))
-    os.utime(path, (canary.mtime, canary.mtime))
-    return path
+def _file(trap: Trap, loc: str, files: dict[str, Path]) -> None:
+    for shape, path in files.items():
+        trap.typed.setdefault(shape, {})[loc] = path
 
 
 def _plant(path: Path, location: str, mtime: int, names: _Names) -> Canary:
@@ -168,6 +164,33 @@ def _plant(path: Path, location: str, mtime: int, names: _Names) -> Canary:
     path.write_text(f"{token}\n", encoding="utf-8")
     os.utime(path, (mtime, mtime))
     return Canary(path, location, token, mtime)
+
+
+def plant_canary(trap: Trap, directory: Path, location: str) -> list[Path]:
+    """A token file and a listing-only entry in ``directory`` for ``location`` (names from the trap's seed);
+    returns the paths planted. Raises OSError (nothing is left half planted)."""
+    names = trap._names if trap._names is not None else _Names(secrets.token_hex(16))
+    mtime = _MTIME_BASE + 300_000_000 + names.below(100_000_000)
+    path = directory / f"rbt-{_safe(location)}-{names.hex(6)}.txt"
+    entry = directory / f"rbt-entry-{names.hex(6)}.txt"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    planted: list[Path] = []
+    try:
+        token = f"rbt-token-{names.hex(12)}"
+        for where, text in ((path, f"{token}\n"), (entry, "listing-only\n")):
+            fd = os.open(where, flags, 0o600)
+            planted.append(where)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        os.utime(path, (mtime, mtime))
+    except OSError:
+        for where in planted:
+            with contextlib.suppress(OSError):
+                os.unlink(where)
+        raise
+    trap.canaries[location] = Canary(path, location, token, mtime)
+    trap.entries[location] = entry.name
+    return planted
 
 
 def build_trap(parent: Path | None = None, *, seed: str | None = None, base: Path | None = None) -> Trap:
@@ -194,7 +217,7 @@ def _populate(base: Path, seed: str) -> Trap:
     (ws / "sub").mkdir()
     marker = _plant(ws / f"rbt-marker-{names.hex(6)}.txt", WS, next(mtimes), names)
     trap = Trap(base, ws, base / "second", base / "home", base / "cwd", marker, seed=seed, _names=names)
-    trap.images[WS] = _plant_image(ws, marker, names)
+    _file(trap, WS, _plant_typed(ws, marker, names))
     (ws / CLEAN).mkdir()
     (ws / CLEAN / marker.name).write_text(f"{marker.token}\n", encoding="utf-8")
     os.utime(ws / CLEAN / marker.name, (marker.mtime, marker.mtime))
@@ -202,7 +225,7 @@ def _populate(base: Path, seed: str) -> Trap:
         d = base / loc
         d.mkdir()
         trap.canaries[loc] = _plant(d / f"rbt-{_safe(loc)}-{names.hex(6)}.txt", loc, next(mtimes), names)
-        trap.images[loc] = _plant_image(d, trap.canaries[loc], names)
+        _file(trap, loc, _plant_typed(d, trap.canaries[loc], names))
         entry = f"rbt-entry-{names.hex(6)}.txt"
         (d / entry).write_text("listing-only\n", encoding="utf-8")
         trap.entries[loc] = entry
