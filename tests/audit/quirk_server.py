@@ -124,6 +124,8 @@ elif CASE == "widen":  # item 6: a tool that sets the server's own allowed direc
         tool("set_working_dir", {"path": _S}),
         tool("read_file", {"path": _S}),
     ]
+elif CASE == "hidden-param":  # item 4: a path behind a name that says otherwise; answers only a word count
+    TOOLS = [tool("get_summary", {"source_text": _S, "style": {"type": "string", "enum": ["short", "long"]}})]
 elif CASE == "start-errors":  # item 8: several error lines on stderr, the last one says why
     sys.stderr.write("Error: a first, unimportant warning\nloading...\nRuntimeError: the real reason it stopped\n")
     sys.exit(1)
@@ -192,6 +194,12 @@ def call(name: str, args: dict[str, Any]) -> str:
                         raise Refused("refusing a directory with links that leave it")
                 names.append(os.path.relpath(full, top))
         return "\n".join(sorted(names))
+    if name == "get_summary":
+        source = str(args["source_text"])
+        if os.path.isabs(source) and os.path.exists(source):  # the bug: a path, read unchecked
+            with open(checked(source) if FIXED else source, encoding="utf-8", errors="replace") as fh:
+                return f"{len(fh.read().split())} word(s)"
+        return f"{len(source.split())} word(s)"
     if name == "configure":
         ROOTS[:] = [os.path.realpath(str(d)) for d in args.get("allowed_roots") or []][:1] if not FIXED else ROOTS
         return "configured"

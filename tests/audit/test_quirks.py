@@ -285,3 +285,29 @@ def test_a_tool_that_widens_the_servers_bounds_is_probed(tmp_path: Path) -> None
     assert widened == {("configure", "high"), ("set_working_dir", "high")}, widened
     clean = audit(tmp_path, "widen", "--fixed")
     assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, (clean.gaps(), clean.at_or_above("low"))
+
+
+def test_a_kernel_finding_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report.json"
+    code, _, _ = cli(
+        capsys, "--trap-dir", str(tmp_path), "--mode", "args", "-q", "--format", "json", "-o", str(out),
+        "--", sys.executable, str(QUIRK), "--case=pdf-info", "{workspace}",
+    )  # fmt: skip
+    assert code == 1
+    data = json.loads(out.read_text())
+    first = data["findings"][0]
+    assert first["source"] == "kernel" and first["severity"] == "high", first
+    code, stdout, _ = cli(capsys, "--replay", str(out), "1")
+    assert code == 1, stdout
+    assert "evidence the kernel saw the server" in stdout
+    assert list(tmp_path.iterdir()) == [out]
+
+
+def test_a_path_behind_another_name_is_found_by_behaviour(tmp_path: Path) -> None:
+    report = audit(tmp_path, "hidden-param")
+    assert params(report) == {("get_summary", "source_text"): "tested"}, report.coverage()
+    kernel = [f for f in report.findings if f.source == "kernel" and f.class_id == "outside-absolute"]
+    assert kernel and kernel[0].severity == "high" and kernel[0].param == "source_text"
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "hidden-param", "--fixed")
+    assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, (clean.gaps(), clean.at_or_above("low"))

@@ -42,8 +42,10 @@ def plant_far(
     for loc, parent, prefix in (("tmp", temp_dir, "rbaudit-tmp-"), ("userhome", home, "rbaudit-home-")):
         if parent is None or _under(trap.base, parent):
             continue  # the trap itself is there: its canaries already cover it
+        names = trap.names()
+        where = parent / f"{prefix}{names.hex(6)}"  # from the seed: --replay plants the same directory
         try:
-            where = Path(tempfile.mkdtemp(prefix=prefix, dir=str(parent)))
+            where.mkdir(mode=0o700)
         except OSError as exc:
             skipped.append(f"no canary in {parent} ({exc.strerror or exc})")
             continue

@@ -130,7 +130,12 @@ def kernel_evidence(trap: Trap, events: list[KernelEvent], allowed: frozenset[st
     here (only directories are watched, and W is allowed)."""
     found: dict[tuple[str, str], Evidence] = {}
     far = set(trap.extra_dirs)
+    ours = {p.name for p in trap.planted}
+    merged: dict[tuple[str, str], int] = {}  # an open, then a read, of one entry: one access, judged as a whole
     for ev in events:
+        merged[ev.location, ev.name] = merged.get((ev.location, ev.name), 0) | ev.mask
+    for (location, name), mask in merged.items():
+        ev = KernelEvent(location, name, mask)
         loc = ev.location
         if loc == "trap":
             if ev.name:  # a child of the trap base: its own watch reports it
@@ -138,8 +143,8 @@ def kernel_evidence(trap: Trap, events: list[KernelEvent], allowed: frozenset[st
             loc = "trap"
         if loc in allowed:
             continue
-        if loc in _SHARED and loc in far and not ev.name.startswith("rbt-"):
-            continue
+        if loc in _SHARED and loc in far and ev.name not in ours and ev.name.removesuffix("2") not in trap.issued:
+            continue  # someone else's file (another audit running in the same directory, the server's own)
         kind = ev.kind
         if kind == "write" and loc not in far:
             continue  # the trap snapshot sees writes inside the trap, with the exact change

@@ -23,7 +23,9 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["KernelEvent", "KernelWatch", "available"]
+from rootbound.audit.trap import OUTSIDE_DIRS, Trap
+
+__all__ = ["KernelEvent", "KernelWatch", "available", "watch_trap"]
 
 IN_ACCESS = 0x001
 IN_MODIFY = 0x002
@@ -170,3 +172,24 @@ class KernelWatch:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def watch_trap(trap: Trap, notes: list[str]) -> KernelWatch | None:
+    """inotify on every outside directory of the trap, the trap base, W and the canaries beyond the trap; None
+    (and a note) where the kernel offers none."""
+    try:
+        watch = KernelWatch()
+    except OSError as exc:
+        notes.append(f"no kernel evidence: inotify unavailable ({exc.strerror or exc}); answers only")
+        return None
+    try:
+        watch.add(trap.base, "trap")
+        watch.add(trap.workspace, "ws")
+        for loc in OUTSIDE_DIRS:
+            if loc != "cwd" or trap.cwd == trap.base / "cwd":
+                watch.add(trap.base / loc, loc)
+        for loc, where in trap.extra_dirs.items():
+            watch.add(where, loc)
+    except OSError as exc:
+        notes.append(f"kernel evidence partial: inotify refused a watch ({exc.strerror or exc})")
+    return watch

@@ -18,8 +18,10 @@ from typing import Any
 
 import anyio
 
+from rootbound.audit.far_canaries import plant_far, remove_far
 from rootbound.audit.git_trap import build_git
-from rootbound.audit.judge import judge, result_text
+from rootbound.audit.judge import judge, kernel_evidence, result_text
+from rootbound.audit.kernel_watch import watch_trap
 from rootbound.audit.server_output import StderrSink
 from rootbound.audit.session import CountingProvider, ServerSpec, StartFailed, open_peer
 from rootbound.audit.shown import shown
@@ -84,11 +86,23 @@ def replay(report_path: Path, which: str, command: list[str], *, timeout: float)
         trap = build_trap(seed=seed, base=base)
         if data.get("workspaceKind") == "git":
             build_git(trap)
+    far = data.get("beyondTrap") if isinstance(data.get("beyondTrap"), dict) else {}
+    notes = plant_far(
+        trap,
+        server_cwd=Path(far["cwd"]) if "cwd" in far else None,
+        temp_dir=Path(far["tmp"]).parent if "tmp" in far else None,
+        home=Path(far["userhome"]).parent if "userhome" in far else None,
+    )
+    for note in notes:
+        print(f"note     {note}")
+    if any(str(trap.extra_dirs.get(loc)) != where for loc, where in far.items()):
+        print("note     the canaries beyond the trap could not be rebuilt where the report had them")
     try:
         hang = finding.get("kind") == "hang"
         mode = str(finding.get("mode", "args"))
         return anyio.run(_send, trap, ServerSpec(command=argv), mode, name, arguments, timeout, hang)
     finally:
+        remove_far(trap)
         if not kept:
             remove(trap.base)
 
@@ -99,6 +113,7 @@ async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: A
     allowed = frozenset({"ws", "second"} if roots_mode else {"ws"})
     before = Snapshot.take(trap.base, keep_data=True)
     log = StderrSink(os.devnull, keep=0)
+    watch = watch_trap(trap, [])
     try:
         async with open_peer(
             spec,
@@ -116,16 +131,22 @@ async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: A
                     await provider.asked.wait()
             if hang:
                 peer.timeout = min(per_call, 2.0)
+            if watch is not None:
+                watch.begin()
             out = await peer.call(name, arguments if isinstance(arguments, dict) else {})
+            events = watch.end() if watch is not None else []
             blocked = out.timed_out and hang and _reader_waiting(trap)
     except StartFailed as exc:
         print(f"the server did not start: {shown(str(exc).strip().splitlines()[-1:] or '', 300)}")
         return 2
     finally:
         log.close()
+        if watch is not None:
+            watch.close()
     print(f"request  {out.request}")
     print(f"answer   {shown(out.error or result_text(out.result), 600)}")
     evidence = [e.detail for e in judge(trap, out.request, out.result, out.is_error, allowed)]
+    evidence += [e.detail for e in kernel_evidence(trap, events, allowed)]
     for change in before.diff(Snapshot.take(trap.base)):
         rel = change.path.relative_to(trap.base)
         if (rel.parts[0] if rel.parts else "") not in allowed:

@@ -134,6 +134,7 @@ class Report:
     seed: str = ""  # rebuilds the same trap (names, tokens, mtimes): rootbound audit --replay
     command: list[str] = field(default_factory=list)  # the server command as given (for --replay)
     workspace_kind: str = "dir"
+    far: dict[str, str] = field(default_factory=dict)  # canaries beyond the trap: location -> directory (--replay)
     notes: list[str] = field(default_factory=list)  # what was capped, skipped or cut short
 
     def add(self, finding: Finding) -> None:
@@ -339,6 +340,7 @@ class Report:
             "seed": self.seed,
             "command": self.command,
             "workspaceKind": self.workspace_kind,
+            "beyondTrap": self.far,
             "write": self.write,
             "seconds": round(self.seconds, 2),
             "verdict": self._verdict(),

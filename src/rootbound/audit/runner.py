@@ -28,7 +28,7 @@ from rootbound.audit.controls import control_leaf, learn
 from rootbound.audit.far_canaries import plant_far, remove_far
 from rootbound.audit.git_trap import build_git, git_fillers, index_unchanged, looks_like_git
 from rootbound.audit.judge import judge, kernel_evidence
-from rootbound.audit.kernel_watch import KernelEvent, KernelWatch
+from rootbound.audit.kernel_watch import KernelEvent, KernelWatch, watch_trap
 from rootbound.audit.mode_context import Learnt, ModeContext
 from rootbound.audit.probes import Probe, catalogue, landed_class
 from rootbound.audit.report import Finding, ModeRun, ParamStatus, Report, ToolStatus
@@ -47,7 +47,6 @@ from rootbound.audit.shown import shown
 from rootbound.audit.tools import ToolPlan, plan_shapes
 from rootbound.audit.trap import (
     MAX_ENTRIES,
-    OUTSIDE_DIRS,
     Change,
     Snapshot,
     Trap,
@@ -261,6 +260,11 @@ class _Auditor:
             status.access = shapes[0].access
             status.note = shapes[0].reason
             status.takes_path = any(p.leaves for p in shapes) or (empty and failed)
+            if self.watch is not None and status.access == "skip" and shapes[0].reason == "no path parameter":
+                found = await self.find_by_behaviour(ctx, shapes[0])
+                if found is not None:
+                    shapes = [found]
+                    status.access, status.note, status.takes_path = found.access, found.reason, True
             if widens(tool) and shapes[0].leaves and not shapes[0].reason.startswith("looks like exec"):
                 # it moves the server's own bounds: probed last (the server keeps the widened state)
                 plan = dataclasses.replace(shapes[0], access="write", reason="")
@@ -362,6 +366,34 @@ class _Auditor:
         if self.hung(ctx):
             ctx.run.status = "hung"
             ctx.run.detail = "calls stopped answering; the server was killed"
+
+    async def find_by_behaviour(self, ctx: ModeContext, plan: ToolPlan) -> ToolPlan | None:
+        """A tool whose parameter names say no path: put W's marker in each string parameter in turn; one the
+        kernel sees the server open the marker through takes a path, whatever it is called."""
+        if plan.by_name != "read" and not self.o.write:
+            return None
+        for pointer in plan.string_roles()[:4]:
+            if self.hung(ctx):
+                return None
+            trial = plan.as_path(pointer)
+            trial.access, trial.reason = plan.by_name, ""
+            leaf = trial.leaves[-1]
+            marker = str(self.trap.marker.path)
+            self.window_open()
+            out = await ctx.peer.call(plan.name, trial.arguments(leaf.name, marker, marker, "rbt", self.content()))
+            events = self.window_close()
+            changes = self.diff()
+            self.judge_write(
+                ctx, plan.name, leaf.name, "control", Probe("outside-absolute", marker, "far"), out, changes
+            )
+            self.restore(changes)
+            if any(ev.location == "ws" and ev.name == self.trap.marker.name for ev in events):
+                self.report.notes.append(
+                    f"{ctx.name}: {shown(plan.name, 80)} {shown(leaf.name, 80)} takes a path (the kernel saw the "
+                    "server open W's marker through it), though its name says otherwise"
+                )
+                return trial
+        return None
 
     def findings_of(self, mode: str) -> list[Finding]:
         return [f for f in self.report.findings if f.mode == mode]
@@ -517,7 +549,8 @@ class _Auditor:
             return
         planted = {p.name for p in self.trap.planted}
         for ev in events:
-            if ev.location == "cwd" and ev.kind == "write" and ev.name.startswith("rbt-") and ev.name not in planted:
+            mine = ev.name.removesuffix("2") in self.trap.issued and ev.name not in planted
+            if ev.location == "cwd" and ev.kind == "write" and mine:
                 self.cwd_created.add(self.trap.cwd / ev.name)
 
     def judge_write(
@@ -615,26 +648,6 @@ def _server_cwd(options: AuditOptions, trap: Trap) -> Path | None:
     return where.resolve()
 
 
-def _watch(trap: Trap, report: Report) -> KernelWatch | None:
-    """inotify on every outside directory (and W, the trap base, the canaries beyond the trap)."""
-    try:
-        watch = KernelWatch()
-    except OSError as exc:
-        report.notes.append(f"no kernel evidence: inotify unavailable ({exc.strerror or exc}); answers only")
-        return None
-    try:
-        watch.add(trap.base, "trap")
-        watch.add(trap.workspace, "ws")
-        for loc in OUTSIDE_DIRS:
-            if loc != "cwd" or trap.cwd == trap.base / "cwd":
-                watch.add(trap.base / loc, loc)
-        for loc, where in trap.extra_dirs.items():
-            watch.add(where, loc)
-    except OSError as exc:
-        report.notes.append(f"kernel evidence partial: inotify refused a watch ({exc.strerror or exc})")
-    return watch
-
-
 async def run_audit(options: AuditOptions) -> Report:
     """Build a trap, audit the server in each mode, remove the trap; never raises for a misbehaving server."""
     started = time.monotonic()
@@ -664,7 +677,8 @@ async def run_audit(options: AuditOptions) -> Report:
     report.notes += plant_far(
         trap, server_cwd=_server_cwd(options, trap), temp_dir=options.far_temp, home=options.far_home or _home()
     )
-    watch = _watch(trap, report)
+    watch = watch_trap(trap, report.notes)
+    report.far = {loc: str(where) for loc, where in trap.extra_dirs.items()}
     auditor = _Auditor(options, trap, report, stderr, watch)
     try:
         with StdoutNoise() as noise:

@@ -15,6 +15,7 @@ fetch or send are never called unless ``--allow-tool`` names them.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -371,6 +372,21 @@ class ToolPlan:
     def edits(self) -> bool:
         """An editor (an old text to replace, or an edit verb): it changes a file that exists."""
         return any(role == "old" for role, _, _ in self.roles.values()) or bool(_words(self.name) & _EDIT_VERB)
+
+    def string_roles(self) -> list[Pointer]:
+        """Leaves the names called something else that take a string (a path may hide behind any of them)."""
+        return [
+            pointer
+            for pointer, (role, _, filler) in self.roles.items()
+            if role in ("filler", "pattern", "content", "new", "old") and isinstance(filler, str)
+        ]
+
+    def as_path(self, pointer: Pointer) -> ToolPlan:
+        """A copy in which the leaf at ``pointer`` is a path leaf (the kernel saw it name a file)."""
+        roles = dict(self.roles)
+        _, required, _ = roles.pop(pointer)
+        leaf = PathLeaf(pointer, False, required)
+        return dataclasses.replace(self, leaves=[*self.leaves, leaf], roles=roles)
 
     def leaf(self, name: str) -> PathLeaf:
         return next(leaf for leaf in self.leaves if leaf.name == name)

@@ -109,6 +109,7 @@ class Trap:
     # -> directory; what the audit planted there (removed with the trap, :func:`remove_trap`)
     extra_dirs: dict[str, Path] = field(default_factory=dict)
     planted: list[Path] = field(default_factory=list)
+    issued: set[str] = field(default_factory=set)  # names new_name() gave out (what a probe may create)
     seed: str = ""  # rebuilds this trap, names, tokens and mtimes alike (``build_trap(seed=...)``)
     _names: _Names | None = None
 
@@ -119,8 +120,17 @@ class Trap:
             found.append(self.hardlink)
         return found
 
+    def names(self) -> _Names:
+        """The seeded name source (names planted after the trap is built derive from it too)."""
+        if self._names is None:
+            self._names = _Names(secrets.token_hex(16))
+        return self._names
+
     def new_name(self) -> str:
-        return f"rbt-new-{self._names.hex(6) if self._names is not None else secrets.token_hex(6)}.txt"
+        name = f"rbt-new-{self._names.hex(6) if self._names is not None else secrets.token_hex(6)}.txt"
+        if len(self.issued) < 100_000:
+            self.issued.add(name)
+        return name
 
     def snapshot(self) -> Snapshot:
         """The baseline: every entry, with the bytes of small files kept so that restore can put them back."""
@@ -169,7 +179,7 @@ def _plant(path: Path, location: str, mtime: int, names: _Names) -> Canary:
 def plant_canary(trap: Trap, directory: Path, location: str) -> list[Path]:
     """A token file and a listing-only entry in ``directory`` for ``location`` (names from the trap's seed);
     returns the paths planted. Raises OSError (nothing is left half planted)."""
-    names = trap._names if trap._names is not None else _Names(secrets.token_hex(16))
+    names = trap.names()
     mtime = _MTIME_BASE + 300_000_000 + names.below(100_000_000)
     path = directory / f"rbt-{_safe(location)}-{names.hex(6)}.txt"
     entry = directory / f"rbt-entry-{names.hex(6)}.txt"
