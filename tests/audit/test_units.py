@@ -450,3 +450,21 @@ def test_an_escape_is_classed_by_where_it_landed() -> None:
     assert landed_class(uri, "cwd") == "cwd-relative"  # the URI was written as a relative name under the cwd
     assert landed_class(uri, "hardlink") == "hardlink"
     assert landed_class(Probe("cwd-relative", "x", "cwd"), "cwd") == "cwd-relative"
+
+
+def test_the_shared_escape_table_is_the_audits() -> None:
+    """The audit's probes come from rootbound.core.escape_table: every table class is an audit class, and every
+    table spelling is among the audit's directory spellings of its style."""
+    from rootbound.audit.probes import _dir_spellings
+    from rootbound.audit.trap import build_trap, remove
+    from rootbound.core.escape_table import SPELLINGS, Layout
+
+    assert {s.class_id for s in SPELLINGS} <= {c.id for c in CLASSES}
+    trap = build_trap()
+    try:
+        layout = Layout(str(trap.base), trap.workspace.name)
+        for style in ("absolute", "relative", "uri"):
+            spelt = {(c, s) for c, s, _, _ in _dir_spellings(trap, style, False)}  # type: ignore[arg-type]
+            assert {(s.class_id, s.render(layout)) for s in SPELLINGS if s.style == style} <= spelt
+    finally:
+        remove(trap.base)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rootbound.audit.canary_files import TYPED
+from rootbound.core.escape_table import OUT, lookalikes, prefix_sibling
 
 __all__ = [
     "MAX_ENTRIES",
@@ -52,9 +53,9 @@ __all__ = [
 WS = "ws"
 CLEAN = "rbt-clean"  # W/rbt-clean: a plain subdirectory (a copy of the marker, no links): some tools refuse W itself
 # Outside locations: directory name under the trap base, and what it stands for.
-PREFIX_SIBLING = "ws-evil"
-NORMALISER_SIBLINGS = ("ws.", "ws ", "WS", "\uff57\uff53")  # trailing dot, trailing space, case, fullwidth "ｗｓ"
-OUTSIDE_DIRS = ("far", PREFIX_SIBLING, *NORMALISER_SIBLINGS, "second", "home", "cwd")
+PREFIX_SIBLING = prefix_sibling(WS)  # "ws-evil"
+NORMALISER_SIBLINGS = lookalikes(WS)  # trailing dot, trailing space, case, fullwidth "ｗｓ"
+OUTSIDE_DIRS = (OUT, PREFIX_SIBLING, *NORMALISER_SIBLINGS, "second", "home", "cwd")
 # 2001-01-01T00:00:00Z: canary mtimes are unique seconds after it, far from any real file's.
 _MTIME_BASE = 978307200
 MAX_ENTRIES = 20_000  # a snapshot stops here: a server that floods the trap cannot make every diff unbounded
