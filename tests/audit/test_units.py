@@ -464,7 +464,7 @@ def test_the_shared_escape_table_is_the_audits() -> None:
     try:
         layout = Layout(str(trap.base), trap.workspace.name)
         for style in ("absolute", "relative", "uri"):
-            spelt = {(c, s) for c, s, _, _ in _dir_spellings(trap, style, False)}  # type: ignore[arg-type]
+            spelt = {(c, s) for c, s, _, _ in _dir_spellings(trap, style, False)}
             assert {(s.class_id, s.render(layout)) for s in SPELLINGS if s.style == style} <= spelt
     finally:
         remove(trap.base)
