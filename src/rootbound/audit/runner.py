@@ -350,7 +350,7 @@ class _Auditor:
         for item, pstat, status in learnt:
             if self.hung(ctx):
                 break
-            pstat.probes = await self.probe_leaf(ctx, item)
+            pstat.probes = await self.probe_leaf(ctx, item, pstat)
             status.probes += pstat.probes
         # the roots probes read the second root (allowed, then removed) and W: judged by their answers only
         self.window_open()
@@ -411,7 +411,7 @@ class _Auditor:
 
     # -- probing -------------------------------------------------------------------------------------------
 
-    async def probe_leaf(self, ctx: ModeContext, item: Learnt) -> int:
+    async def probe_leaf(self, ctx: ModeContext, item: Learnt, pstat: ParamStatus | None = None) -> int:
         """Every probe at one path parameter, the tool's other path parameters inside W."""
         plan = item.plan
         new = self.trap.new_name()
@@ -424,6 +424,8 @@ class _Auditor:
         if item.shape == "file" and plan.access == "write":
             # a tool that moves, copies or deletes an existing file: aim it at outside files instead
             probes = catalogue(self.trap, "file", "absolute", home=self.o.trap_home)
+        if pstat is not None:  # a probe that proved nothing still leaves a trace: which classes were tried
+            pstat.classes = sorted({p.class_id for p in probes})
         if plan.access != "write":
             await self.fire_reads(ctx, item, probes)
             return len(probes)
