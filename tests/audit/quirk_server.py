@@ -126,6 +126,8 @@ elif CASE == "widen":  # item 6: a tool that sets the server's own allowed direc
     ]
 elif CASE == "hidden-param":  # item 4: a path behind a name that says otherwise; answers only a word count
     TOOLS = [tool("get_summary", {"source_text": _S, "style": {"type": "string", "enum": ["short", "long"]}})]
+elif CASE == "pathless":  # no tool takes a path (a clock, a writer by name without parameters)
+    TOOLS = [tool("get_time", {"timezone": _S}), tool("clear_cache", {})]
 elif CASE == "start-errors":  # item 8: several error lines on stderr, the last one says why
     sys.stderr.write("Error: a first, unimportant warning\nloading...\nRuntimeError: the real reason it stopped\n")
     sys.exit(1)
@@ -158,6 +160,8 @@ def call(name: str, args: dict[str, Any]) -> str:
             raise Refused("location must be local or remote")
         return read(checked(str(args["path"])))
     if name == "get_time":
+        if CASE == "pathless":
+            return "2001-01-01T00:00:00Z"
         raise Refused("no clock configured")
     if name == "clear_cache":
         return "cleared"
@@ -239,7 +243,7 @@ def respond(msg: dict[str, Any]) -> dict[str, Any] | None:
     if method == "tools/call":
         params = msg.get("params") or {}
         try:
-            if not ROOTS:
+            if not ROOTS and "--any-root" not in sys.argv:
                 raise Refused("no directory given")
             text, error = call(str(params.get("name")), params.get("arguments") or {}), False
         except (Refused, OSError, KeyError, TypeError, ValueError) as exc:

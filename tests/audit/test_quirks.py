@@ -314,3 +314,12 @@ def test_a_path_behind_another_name_is_found_by_behaviour(tmp_path: Path) -> Non
     assert report.exit_code("low") == 1
     clean = audit(tmp_path, "hidden-param", "--fixed")
     assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, (clean.gaps(), clean.at_or_above("low"))
+
+
+def test_a_server_without_a_path_tool_is_clean(tmp_path: Path) -> None:
+    """Only tools without a path parameter (a clock, a writer by name that takes nothing): nothing to test, and
+    nothing missed, in either mode: exit 0, not "incomplete"."""
+    spec = ServerSpec(command=(sys.executable, str(QUIRK), "--case=pathless", "--any-root"))
+    report = run_and_check(tmp_path / "traps", spec)
+    assert [m.status for m in report.modes[:1]] == ["no path tool"], [(m.status, m.detail) for m in report.modes]
+    assert report.gaps() == [] and report.exit_code("low") == 0

@@ -105,7 +105,8 @@ class ToolStatus:
 @dataclass
 class ModeRun:
     mode: str  # "args", "roots", "roots-2026"
-    status: str = "ok"  # ok, did not start, roots unsupported, ignores roots, hung, not applicable, no testable tool
+    # ok, did not start, roots unsupported, ignores roots, hung, not applicable, no testable tool, no path tool
+    status: str = "ok"
     protocol_version: str = ""
     seconds: float = 0.0
     calls: int = 0
@@ -247,11 +248,16 @@ class Report:
         out: list[str] = []
         if self.incomplete_reason:
             out.append(self.incomplete_reason)
-        if not any(m.tested for m in self.modes):
+        started = [m for m in self.modes if m.tools]
+        pathless = bool(started) and all(m.status == "no path tool" for m in started)
+        if not any(m.tested for m in self.modes) and not pathless:
+            # (a server none of whose tools takes a path has nothing to test: that is clean, not a gap)
             out.append("no tool was tested in any mode")
         for m in self.modes:
             if m.status in NOT_OFFERED:
                 continue
+            if m.status == "no path tool":
+                continue  # it listed tools, none of which takes a path: nothing to test, nothing missed
             if m.status not in ("ok", "ignores roots"):  # ignoring roots is a finding, and its tools were probed
                 out.append(f"mode {m.mode}: {m.status}" + (f" ({m.detail})" if m.detail else ""))
                 continue

@@ -325,6 +325,9 @@ class _Auditor:
             ctx.run.status, ctx.run.detail = "hung", "calls stopped answering; the server was killed"
             return
         items = [item for item, _, _ in learnt]
+        if ctx.run.tools and not any(t.takes_path for t in ctx.run.tools):
+            ctx.run.status, ctx.run.detail = "no path tool", "none of its tools takes a path"
+            return
         if ctx.provider is not None and ctx.provider.requests == 0 and not learnt:
             ctx.run.status = "roots unsupported"
             ctx.run.detail = f"never asked for roots and served nothing in {ctx.peer.calls} calls"
@@ -483,18 +486,31 @@ class _Auditor:
             for probe in probes:
                 group.start_soon(one, probe)
         batch = kernel_evidence(self.trap, self.window_close(), frozenset(ctx.allowed))
-        if any(ev.location not in explained for ev in batch):
+        unexplained = {ev.location for ev in batch} - explained
+        if unexplained:
             # the kernel saw the server touch an outside canary that no answer showed: the probes ran four at a
-            # time, so each one runs again alone, in its own window, to say which spelling did it
-            for probe in probes:
-                if self.hung(ctx):
+            # time, so the ones aimed there run again alone, each in its own window, to say which spelling did
+            # it. No check at all (outside-absolute) settles a location (it explains every other class there);
+            # a location no probe aims at gets every probe.
+            aimed = [p for p in probes if p.aim in unexplained]
+            use_aimed = {p.aim for p in aimed} >= unexplained
+            proved: set[tuple[str, str]] = set()  # (location, class) already shown by the kernel
+            for probe in aimed if use_aimed else probes:
+                if self.hung(ctx) or not unexplained:
                     break
+                if use_aimed and (probe.aim not in unexplained or (probe.aim, probe.class_id) in proved):
+                    continue
                 args = plan.arguments(
                     item.param, probe.path, other, item.pattern, "", every_path=item.every, others_dir=workdir
                 )
                 self.window_open()
                 out = await ctx.peer.call(plan.name, args)
-                self.judge_kernel(ctx, plan.name, item.param, probe, out, self.window_close(), skip=explained)
+                events = self.window_close()
+                self.judge_kernel(ctx, plan.name, item.param, probe, out, events, skip=explained)
+                seen = {ev.location for ev in kernel_evidence(self.trap, events, frozenset(ctx.allowed))}
+                proved |= {(loc, probe.class_id) for loc in seen}
+                if probe.class_id == "outside-absolute":
+                    unexplained -= seen
         # a "read" tool that changed the trap after all: judge and undo it (its control showed no change)
         changes = self.diff()
         if changes:
