@@ -664,7 +664,12 @@ def _access(tool: dict[str, Any], allow: frozenset[str], write: bool) -> tuple[A
     )
     by_name: Access = "read" if read_only else "write"
     schema = _dict(tool.get("inputSchema"))
-    params = {str(k).lower() for k in _dict(schema.get("properties"))}
+    # a command line is a string (or a list of strings); an array of objects named "commands" is something else
+    params = {
+        str(k).lower()
+        for k, v in _dict(schema.get("properties")).items()
+        if _type_of(v) == "string" or (_type_of(v) == "array" and _type_of(_dict(v).get("items")) == "string")
+    }
     shell = bool(params & _SHELL_PARAM) or bool(_SHELL_SAID.search(str(tool.get("description", ""))[:2000]))
     if name not in allow and (words & _DANGEROUS or shell):
         return "skip", by_name, "looks like exec/shell/fetch/send (name it with --allow-tool)"
