@@ -15,7 +15,7 @@ from rootbound.audit.classes import severity_for
 from rootbound.audit.judge import control_evidence
 from rootbound.audit.probes import Shape, Style
 from rootbound.audit.tools import learn_params, plan_tool
-from rootbound.audit.trap import Trap, remove
+from rootbound.audit.trap import Snapshot, Trap, remove
 
 
 @pytest.fixture
@@ -468,3 +468,15 @@ def test_the_shared_escape_table_is_the_audits() -> None:
             assert {(s.class_id, s.render(layout)) for s in SPELLINGS if s.style == style} <= spelt
     finally:
         remove(trap.base)
+
+
+def test_a_diff_rereads_only_what_changed_and_sees_a_reset_mtime(trap: Trap) -> None:
+    """The diff after a probe reuses the baseline's hash of an untouched file (same inode, size, mtime, ctime),
+    and still sees a same-size rewrite whose mtime was set back (the ctime moved)."""
+    baseline = trap.snapshot()
+    far = trap.canaries["far"]
+    assert baseline.diff(Snapshot.take(trap.base, known=baseline)) == []
+    far.path.write_text(far.token.replace("rbt", "RBT") + "\n", encoding="utf-8")  # same size
+    os.utime(far.path, (far.mtime, far.mtime))
+    changes = baseline.diff(Snapshot.take(trap.base, known=baseline))
+    assert [(c.path, c.what) for c in changes] == [(far.path, "modified")]

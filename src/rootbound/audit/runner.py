@@ -623,7 +623,7 @@ class _Auditor:
         return rel.parts[0] if rel.parts else ""
 
     def diff(self) -> list[Change]:
-        changes = self.baseline.diff(Snapshot.take(self.trap.base, limit=self.o.max_entries))
+        changes = self.baseline.diff(Snapshot.take(self.trap.base, limit=self.o.max_entries, known=self.baseline))
         self.settle()  # the snapshot read every canary: not the server's doing
         if self.report.workspace_kind == "git":
             # git refreshes a repository's index on a read (status, diff): the index alone is not a write; a

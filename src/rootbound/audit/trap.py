@@ -318,6 +318,7 @@ class Entry:
     data: bytes = b""  # link target; a file's content only in the baseline and only when small (for restore)
     inode: int = 0
     digest: bytes = b""  # a file's size and the hash of its first 64 KiB
+    stamp: tuple[int, ...] = ()  # device, inode, size, mtime and ctime: unchanged means the same bytes
 
 
 @dataclass(frozen=True)
@@ -334,9 +335,13 @@ class Snapshot:
     entries: dict[str, Entry]
 
     @classmethod
-    def take(cls, base: Path, *, keep_data: bool = False, limit: int = MAX_ENTRIES) -> Snapshot:
+    def take(
+        cls, base: Path, *, keep_data: bool = False, limit: int = MAX_ENTRIES, known: Snapshot | None = None
+    ) -> Snapshot:
         """Every entry under ``base``; raises :class:`TrapFlooded` past ``limit`` entries. Memory is bounded per
-        entry: files are hashed (first 64 KiB, once per inode), their bytes kept only with ``keep_data``."""
+        entry: files are hashed (first 64 KiB, once per inode), their bytes kept only with ``keep_data``. A file
+        whose device, inode, size, mtime and ctime match its entry in ``known`` is not read again (a write always
+        moves the ctime, which no process can set back): the diff after every probe reads only what changed."""
         entries: dict[str, Entry] = {}
         seen: dict[tuple[int, int, int, int], bytes] = {}  # hard links to one inode are read once
         for rel, st in _walk(base):
@@ -349,13 +354,18 @@ class Snapshot:
             elif stat.S_ISLNK(mode):
                 entries[rel] = Entry("l", 0, 0, os.fsencode(os.readlink(full)))
             elif stat.S_ISREG(mode):
+                stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                old = known.entries.get(rel) if known is not None and not keep_data else None
+                if old is not None and old.kind == "f" and old.stamp == stamp:
+                    entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, b"", st.st_ino, old.digest, stamp)
+                    continue
                 key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
                 head = seen.get(key)
                 if head is None:
                     head = seen[key] = _read_nofollow(full)
                 digest = hashlib.sha256(head).digest() + st.st_size.to_bytes(8, "little")
                 data = head if keep_data and st.st_size <= _HEAD else b""
-                entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, data, st.st_ino, digest)
+                entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, data, st.st_ino, digest, stamp)
             elif stat.S_ISFIFO(mode):
                 entries[rel] = Entry("p", stat.S_IMODE(mode), 0)
             else:
