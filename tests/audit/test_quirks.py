@@ -323,3 +323,22 @@ def test_a_server_without_a_path_tool_is_clean(tmp_path: Path) -> None:
     report = run_and_check(tmp_path / "traps", spec)
     assert [m.status for m in report.modes[:1]] == ["no path tool"], [(m.status, m.detail) for m in report.modes]
     assert report.gaps() == [] and report.exit_code("low") == 0
+
+
+def test_the_readme_form_finds_a_script_in_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``rootbound audit -- python my_server.py {workspace}``, typed in the script's folder: the server runs there
+    (not inside the trap), so it starts; the canary planted there is gone afterwards."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "my_server.py").write_text(QUIRK.read_text(encoding="utf-8"), encoding="utf-8")
+    traps = tmp_path / "traps"
+    traps.mkdir()
+    monkeypatch.chdir(project)
+    code, stdout, _ = cli(
+        capsys, "--trap-dir", str(traps), "--mode", "args", "-q",
+        "--", sys.executable, "my_server.py", "--case=sibling", "{workspace}",
+    )  # fmt: skip
+    assert code == 1 and "mode args: ok" in stdout, stdout
+    assert sorted(p.name for p in project.iterdir()) == ["my_server.py"]
