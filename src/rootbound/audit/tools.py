@@ -21,6 +21,34 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from rootbound.audit.vocabulary import (
+    DANGEROUS as _DANGEROUS,
+)
+from rootbound.audit.vocabulary import (
+    DIR_SIBLING as _DIR_SIBLING,
+)
+from rootbound.audit.vocabulary import (
+    EDIT_VERB as _EDIT_VERB,
+)
+from rootbound.audit.vocabulary import (
+    NOT_PATH as _NOT_PATH,
+)
+from rootbound.audit.vocabulary import (
+    READ_VERB as _READ_VERB,
+)
+from rootbound.audit.vocabulary import (
+    SHELL_PARAM as _SHELL_PARAM,
+)
+from rootbound.audit.vocabulary import (
+    STRONG as _STRONG,
+)
+from rootbound.audit.vocabulary import (
+    WEAK as _WEAK,
+)
+from rootbound.audit.vocabulary import (
+    WRITE_VERB as _WRITE_VERB,
+)
+
 __all__ = ["PathLeaf", "ToolPlan", "learn_params", "plan_learnt", "plan_shapes", "plan_tool"]
 
 Access = Literal["read", "write", "skip"]
@@ -35,252 +63,16 @@ MAX_SHAPES = 4  # oneOf/anyOf alternatives tried per tool
 # path unless the last word says what else it is (``fileType``, ``file_hash``); a weak noun only as the last word
 # (``src``, ``to``; not ``task_id_to_resume``). Names are only a hint: enums are never paths, and the control
 # call decides whether the parameter reaches the file system.
-_STRONG = frozenset(
-    [
-        "path",
-        "paths",
-        "pathname",
-        "filepath",
-        "filepaths",
-        "filename",
-        "filenames",
-        "file",
-        "files",
-        "dir",
-        "dirs",
-        "dirname",
-        "dirpath",
-        "directory",
-        "directories",
-        "folder",
-        "folders",
-    ]
-)
-_WEAK = frozenset(
-    [
-        "uri",
-        "uris",
-        "root",
-        "roots",
-        "src",
-        "source",
-        "sources",
-        "dst",
-        "dest",
-        "destination",
-        "destinations",
-        "target",
-        "cwd",
-        "from",
-        "to",
-        "repo",
-        "repository",
-        "location",
-        "workspace",
-        "base",
-        "basedir",
-        "workdir",
-    ]
-)
-_NOT_PATH = frozenset(
-    [
-        "type",
-        "types",
-        "hash",
-        "hashes",
-        "sha",
-        "digest",
-        "id",
-        "ids",
-        "size",
-        "sizes",
-        "count",
-        "counts",
-        "mode",
-        "format",
-        "encoding",
-        "kind",
-        "extension",
-        "ext",
-        "extensions",
-        "content",
-        "contents",
-        "text",
-        "data",
-        "body",
-        "length",
-        "limit",
-        "offset",
-        "depth",
-        "max",
-        "min",
-        "number",
-        "num",
-        "index",
-        "lines",
-        "line",
-        "flag",
-        "enabled",
-        "only",
-        "visible",
-        "hidden",
-        "match",
-        "matches",
-    ]
-)
 # Parameters that name the directory a call runs in, not its subject: they get W itself, never a file in W.
-_DIR_SIBLING = frozenset(
-    [
-        "cwd",
-        "dir",
-        "dirs",
-        "directory",
-        "folder",
-        "root",
-        "base",
-        "basedir",
-        "workdir",
-        "workspace",
-        "repo",
-        "repository",
-    ]
-)
 # Names and descriptions that make a string a pattern, not a path ("file_pattern", "glob", "excludePatterns").
 _GLOBBY = re.compile(r"pattern|glob|regex|regexp|wildcard|mask|query|exclude|include|filter", re.IGNORECASE)
-_DANGEROUS = frozenset(
-    [
-        "exec",
-        "execute",
-        "shell",
-        "bash",
-        "sh",
-        "command",
-        "cmd",
-        "run",
-        "spawn",
-        "eval",
-        "script",
-        "fetch",
-        "http",
-        "https",
-        "url",
-        "download",
-        "upload",
-        "send",
-        "mail",
-        "email",
-        "post",
-        "kill",
-        "process",
-        "sql",
-        "install",
-        "npm",
-        "pip",
-        "push",
-        "deploy",
-        "curl",
-        "wget",
-        "request",
-        "browse",
-        "navigate",
-        "clone",
-        "pull",
-        "remote",
-        "sync",
-        "terminal",
-        "ssh",
-    ]
-)
 # A tool that runs a shell is never trusted by its annotations: a parameter that takes a command line, or a
 # description that says it runs commands, puts it with the exec-like tools.
-_SHELL_PARAM = frozenset({"command", "cmd", "commands", "shell", "script", "argv", "command_line", "commandline"})
 _SHELL_SAID = re.compile(
     r"\bshell\b|\bcommand[- ]line\b|\bsubprocess\b|\b(run|runs|execute|executes|executing|running)\s+"
     r"(a |an |the |any |arbitrary )?(shell |system |terminal |bash |git )?(command|script|program)s?\b",
     re.IGNORECASE,
 )
-_READ_VERB = frozenset(
-    [
-        "read",
-        "list",
-        "get",
-        "stat",
-        "info",
-        "search",
-        "find",
-        "grep",
-        "tree",
-        "view",
-        "cat",
-        "head",
-        "tail",
-        "show",
-        "glob",
-        "ls",
-        "du",
-        "exists",
-        "describe",
-        "inspect",
-        "load",
-        "open",
-        "check",
-        "count",
-        "lookup",
-        "query",
-        "directory",
-        "metadata",
-        "log",
-        "diff",
-        "status",
-        "blame",
-    ]
-)
-_WRITE_VERB = frozenset(
-    [
-        "write",
-        "edit",
-        "create",
-        "move",
-        "rename",
-        "delete",
-        "remove",
-        "mkdir",
-        "copy",
-        "append",
-        "patch",
-        "put",
-        "update",
-        "set",
-        "save",
-        "chmod",
-        "chown",
-        "touch",
-        "truncate",
-        "replace",
-        "insert",
-        "mv",
-        "rm",
-        "cp",
-        "link",
-        "symlink",
-        "unzip",
-        "extract",
-        "unlink",
-        "rmdir",
-        "make",
-        "new",
-        "add",
-        "modify",
-        "apply",
-        "commit",
-        "checkout",
-        "reset",
-        "init",
-        "stage",
-        "unstage",
-    ]
-)
-_EDIT_VERB = frozenset({"edit", "patch", "replace", "insert", "append", "modify", "update", "prepend", "sed"})
 _CONTENT = re.compile(r"content|text|data|body|new_?text|old_?text|value|source_code|message", re.IGNORECASE)
 _OLD = re.compile(r"old|search|find|original|before|from_?text|target_?text", re.IGNORECASE)
 _NEW = re.compile(r"new|replace|after|with|to_?text", re.IGNORECASE)

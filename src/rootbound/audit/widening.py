@@ -19,52 +19,10 @@ from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
 from rootbound.audit.probes import TYPED_SHAPES
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.tools import ToolPlan, word_list
+from rootbound.audit.vocabulary import WIDEN_NOUN, WIDEN_VERB
 
 __all__ = ["probe_widening", "widens"]
 
-_VERBS = frozenset(
-    [
-        "set",
-        "add",
-        "configure",
-        "config",
-        "allow",
-        "grant",
-        "change",
-        "switch",
-        "mount",
-        "register",
-        "use",
-        "cd",
-        "chdir",
-        "push",
-        "open",
-    ]
-)
-_NOUNS = frozenset(
-    [
-        "dir",
-        "dirs",
-        "directory",
-        "directories",
-        "root",
-        "roots",
-        "allowed",
-        "allowlist",
-        "workspace",
-        "workspaces",
-        "folder",
-        "folders",
-        "cwd",
-        "working",
-        "project",
-        "projects",
-        "scope",
-        "scopes",
-        "base",
-        "sandbox",
-    ]
-)
 _PARAM = re.compile(
     r"^allow(ed)?[_-]?[a-z]|^roots$|allowlist|^(root|base)[_-]?(dirs|directories|paths)$", re.IGNORECASE
 )
@@ -77,7 +35,7 @@ def widens(tool: dict[str, Any]) -> bool:
     words = word_list(str(tool.get("name", "")))
     schema = tool.get("inputSchema")
     props = schema.get("properties") if isinstance(schema, dict) else None
-    named = bool(set(words) & _VERBS) and bool(set(words) & _NOUNS)
+    named = bool(set(words) & WIDEN_VERB) and bool(set(words) & WIDEN_NOUN)
     return named or (isinstance(props, dict) and any(_PARAM.search(str(p)) for p in props))
 
 
