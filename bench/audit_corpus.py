@@ -72,7 +72,21 @@ def read_list(path: Path) -> list[tuple[str, list[str]]]:
     return servers
 
 
-def audit(command: list[str], write: bool, budget: float) -> tuple[int, dict[str, object], float]:
+def _peak_kib(pid: int) -> int:
+    """The process's own peak resident set (VmHWM), not its children's (the server's memory is not the audit's)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def audit(command: list[str], write: bool, budget: float) -> tuple[int, dict[str, object], float, int]:
+    """One real ``rootbound audit`` process: exit code, JSON report, wall time, and its peak RSS in KiB (polled
+    from /proc while it runs)."""
     with tempfile.TemporaryDirectory(prefix="rb-corpus-") as tmp:
         out = Path(tmp) / "report.json"
         argv = [sys.executable, "-m", "rootbound", "audit", "-q", "--format", "json", "-o", str(out),
@@ -81,13 +95,22 @@ def audit(command: list[str], write: bool, budget: float) -> tuple[int, dict[str
             argv.append("--write")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
         started = time.monotonic()
-        done = subprocess.run([*argv, "--", *command], capture_output=True, env=env, timeout=budget + 120, check=False)
+        proc = subprocess.Popen(  # its cwd is the temp dir: the canary planted in the server's cwd lands there
+            [*argv, "--", *command], cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        peak = 0
+        while proc.poll() is None and time.monotonic() - started < budget + 120:
+            peak = max(peak, _peak_kib(proc.pid))
+            time.sleep(0.2)
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait()
         took = time.monotonic() - started
         report = json.loads(out.read_text()) if out.exists() else {}
-        return done.returncode, report, took
+        return code, report, took, peak
 
 
-def row(name: str, code: int, report: dict[str, object], took: float) -> str:
+def row(name: str, code: int, report: dict[str, object], took: float, peak: int) -> str:
     coverage = report.get("coverage") or []
     assert isinstance(coverage, list)
     modes = report.get("modes") or []
@@ -99,12 +122,17 @@ def row(name: str, code: int, report: dict[str, object], took: float) -> str:
     counts: dict[str, int] = {}
     findings = report.get("findings") or []
     assert isinstance(findings, list)
+    causes: dict[tuple[str, ...], str] = {}  # root causes across modes, as the text report counts them
     for f in findings:
-        counts[f["severity"]] = counts.get(f["severity"], 0) + 1
+        causes.setdefault((f["tool"], f["param"], f["class_id"], f["kind"]), f["severity"])
+    for severity in causes.values():
+        counts[severity] = counts.get(severity, 0) + 1
+    kernel = sum(1 for f in findings if f.get("source") == "kernel")
     sev = " ".join(f"{k[0].upper()}{counts[k]}" for k in ("critical", "high", "medium", "low", "info") if k in counts)
     verdict = report.get("verdict", "no report")
     return (
-        f"{name:<28} {code:>4} {verdict!s:<22} {tested:>3}/{len(params):<3} {sev or '-':<16} {took:6.1f}s  {mode_text}"
+        f"{name:<24} {code:>4} {verdict!s:<12} {tested:>3}/{len(params):<3} {sev or '-':<18} {kernel:>3} "
+        f"{took:6.1f}s {peak / 1024:6.1f}  {mode_text}"
     )
 
 
@@ -118,14 +146,19 @@ def main() -> int:
     servers = [(n, c) for n, c in read_list(args.list) if not args.only or n in args.only]
     load = os.getloadavg()[0]
     print(f"rootbound audit corpus: {len(servers)} servers, --write {'on' if args.write else 'off'}, load {load:.1f}")
-    print(f"{'server':<28} {'exit':>4} {'verdict':<22} {'tested':<7} {'findings':<16} {'time':>7}  modes")
+    print(f"{'server':<24} {'exit':>4} {'verdict':<12} {'tested':<7} {'root causes':<18} {'krn':>3} {'time':>7} "
+          f"{'MiB':>6}  modes")  # fmt: skip
     times: list[float] = []
+    peaks: list[int] = []
     for name, command in servers:
-        code, report, took = audit(command, args.write, args.budget)
+        code, report, took, peak = audit(command, args.write, args.budget)
         times.append(took)
-        print(row(name, code, report, took), flush=True)
+        peaks.append(peak)
+        print(row(name, code, report, took, peak), flush=True)
     if times:
         print(f"time per server: median {statistics.median(times):.1f}s, worst {max(times):.1f}s (wall, with start-up)")
+        print(f"audit peak RSS: median {statistics.median(peaks) / 1024:.1f} MiB, worst {max(peaks) / 1024:.1f} MiB")
+    print("krn: findings whose evidence the kernel saw (inotify); root causes by severity across modes")
     return 0
 
 

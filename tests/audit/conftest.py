@@ -43,10 +43,14 @@ def run_and_check(parent: Path, spec: ServerSpec, **options: Any) -> Report:
     parent.mkdir(parents=True, exist_ok=True)
     before = set(os.listdir(parent))
     options.setdefault("stderr_log", parent.parent / f"{parent.name}.stderr.log")
+    cwd = options.setdefault("server_cwd", parent.parent / f"{parent.name}.cwd")  # not the checkout: tests run at once
+    cwd.mkdir(exist_ok=True)
+    cwd_before = set(os.listdir(cwd))
     report = anyio.run(run_audit, AuditOptions(spec=spec, trap_dir=parent, **options))
     assert set(os.listdir(parent)) == before, f"the trap was left behind: {sorted(os.listdir(parent))}"
     assert report.trap.startswith(str(parent))
     assert processes_naming(report.trap) == [], "a server process outlived the audit"
+    assert set(os.listdir(cwd)) == cwd_before, "a canary was left in the server's working directory"
     return report
 
 

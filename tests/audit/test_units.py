@@ -15,7 +15,7 @@ from rootbound.audit.classes import severity_for
 from rootbound.audit.judge import control_evidence
 from rootbound.audit.probes import Shape, Style
 from rootbound.audit.tools import learn_params, plan_tool
-from rootbound.audit.trap import Trap, remove
+from rootbound.audit.trap import Snapshot, Trap, remove
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_catalogue_covers_every_probe_class(trap: Trap) -> None:
         for style in styles
         for p in catalogue(trap, shape, style, home=True, new_name="n")
     }
-    runtime_only = {"fifo-block", "stale-roots", "empty-roots", "ignores-roots"}
+    runtime_only = {"fifo-block", "stale-roots", "empty-roots", "ignores-roots", "self-widening"}
     assert probe_classes | runtime_only == {c.id for c in CLASSES}
     for probe in catalogue(trap, "file", "absolute", home=True):
         assert str(trap.base) in probe.path or not probe.path.startswith("/")  # every target inside the trap
@@ -450,3 +450,33 @@ def test_an_escape_is_classed_by_where_it_landed() -> None:
     assert landed_class(uri, "cwd") == "cwd-relative"  # the URI was written as a relative name under the cwd
     assert landed_class(uri, "hardlink") == "hardlink"
     assert landed_class(Probe("cwd-relative", "x", "cwd"), "cwd") == "cwd-relative"
+
+
+def test_the_shared_escape_table_is_the_audits() -> None:
+    """The audit's probes come from rootbound.core.escape_table: every table class is an audit class, and every
+    table spelling is among the audit's directory spellings of its style."""
+    from rootbound.audit.probes import _dir_spellings
+    from rootbound.audit.trap import build_trap, remove
+    from rootbound.core.escape_table import SPELLINGS, Layout
+
+    assert {s.class_id for s in SPELLINGS} <= {c.id for c in CLASSES}
+    trap = build_trap()
+    try:
+        layout = Layout(str(trap.base), trap.workspace.name)
+        for style in ("absolute", "relative", "uri"):
+            spelt = {(c, s) for c, s, _, _ in _dir_spellings(trap, style, False)}
+            assert {(s.class_id, s.render(layout)) for s in SPELLINGS if s.style == style} <= spelt
+    finally:
+        remove(trap.base)
+
+
+def test_a_diff_rereads_only_what_changed_and_sees_a_reset_mtime(trap: Trap) -> None:
+    """The diff after a probe reuses the baseline's hash of an untouched file (same inode, size, mtime, ctime),
+    and still sees a same-size rewrite whose mtime was set back (the ctime moved)."""
+    baseline = trap.snapshot()
+    far = trap.canaries["far"]
+    assert baseline.diff(Snapshot.take(trap.base, known=baseline)) == []
+    far.path.write_text(far.token.replace("rbt", "RBT") + "\n", encoding="utf-8")  # same size
+    os.utime(far.path, (far.mtime, far.mtime))
+    changes = baseline.diff(Snapshot.take(trap.base, known=baseline))
+    assert [(c.path, c.what) for c in changes] == [(far.path, "modified")]

@@ -36,6 +36,7 @@ from rootbound import (
     path_to_uri,
 )
 from rootbound.confine import syscalls as o2
+from rootbound.core.escape_table import LINKS, OUT, SPELLINGS, Layout, Spelling, lookalikes, prefix_sibling
 from tests.helpers.processes import private_mount_namespace
 
 RESOLVERS = ["openat2", "walk", "portable"]  # portable: the walk without O_PATH, procfs, mount ids
@@ -752,3 +753,43 @@ def test_bind_mount_tree_and_opt_in(bind_results: dict[str, str], resolver: str)
 def test_case_count_covers_every_class() -> None:
     classes = {c.cls for c in CASES}
     assert classes == {f"1.{n}" for n in range(1, 15)} - {"1.5"}  # 1.5 is the bind-mount tests above
+
+
+# -- the shared escape table (rootbound.core.escape_table): the classes and spellings the audit probes with -------
+
+
+def plant_table_layout(env: Env) -> Layout:
+    """The table's layout around this fixture's root (``srv/work``): ``srv/far``, the prefix sibling, the
+    look-alike siblings (each holding the secret) and the links inside the root."""
+    layout = Layout(str(env.root.parent), env.root.name)
+    values = layout.values()
+    for name in (OUT, prefix_sibling(env.root.name), *lookalikes(env.root.name)):
+        (env.root.parent / name).mkdir(exist_ok=True)
+        (env.root.parent / name / "secret").write_bytes(SECRET)
+    for rel, target, is_dir in LINKS:
+        os.symlink(target.format(**values), env.root / rel, target_is_directory=is_dir)
+    return layout
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS, ids=[f"{s.class_id}-{s.style}-{i}" for i, s in enumerate(SPELLINGS)])
+def test_escape_table(spelling: Spelling, resolver: str, env: Env) -> None:
+    """Every spelling of the shared table, as a directory (list) or a file in it (read, stat, create), is refused
+    with a typed error, or, where the spelling is just an odd name inside the root (``..%2ffar%2fplanted``),
+    served from inside it: nothing outside is read, nothing outside changes."""
+    layout = plant_table_layout(env)
+    fs = build(Case("table", spelling.class_id, lambda e: ""), env, resolver)
+    root_rel = os.path.relpath(env.root, env.tmp)
+    try:
+        for op, leaf in (("read", "secret"), ("stat", "secret"), ("list", ""), ("write_new", "planted")):
+            candidate = spelling.render(layout) + (spelling.joiner + leaf if leaf else "")
+            before = snapshot(env.tmp)
+            try:
+                result = run_op(fs, op, candidate)
+            except RootsError:
+                result = None
+            assert not leaks(result) and SECRET not in repr(result).encode(), f"{op} returned outside data"
+            after = snapshot(env.tmp)
+            changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+            assert all(k.startswith(root_rel + os.sep) for k in changed), f"{op}: changes outside the root: {changed}"
+    finally:
+        fs.boundary.close()

@@ -152,6 +152,13 @@ CLASSES: Final[tuple[EscapeClass, ...]] = (
         cwe="CWE-613",
     ),
     EscapeClass(
+        "self-widening",
+        "A tool widens the server's own bounds",
+        "A tool (configure(allowed_roots=...), set_working_dir, add_directory) moves the server's allowed set to "
+        "any directory a caller names; after calling it with an outside directory, the server reads there.",
+        cwe="CWE-284",
+    ),
+    EscapeClass(
         "ignores-roots",
         "Ignores the client's roots",
         "The server was started without a directory and given roots, but never asked for them.",

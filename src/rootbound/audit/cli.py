@@ -202,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         args.output.write_text(text, encoding="utf-8")
         if args.format != "text" and not args.quiet:
             sys.stderr.write(report.to_text())
+        else:  # the report is in the file: the terminal still gets the verdict, even with -q
+            sys.stderr.write(report.summary(args.fail_on).rstrip("\n") + f"; report in {args.output}\n")
     else:
         sys.stdout.write(text)
     return report.exit_code(args.fail_on)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 
 from rootbound.audit.judge import control_evidence, result_text
+from rootbound.audit.kernel_watch import IN_ACCESS, KernelEvent
 from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
-from rootbound.audit.probes import Probe, Shape, Style, control_paths
+from rootbound.audit.probes import TYPED_SHAPES, Probe, Shape, Style, control_paths
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.session import CallOutcome
 from rootbound.audit.shown import shown
-from rootbound.audit.tools import ToolPlan, extra_required, learn_params, plan_learnt
+from rootbound.audit.tools import ToolPlan, extra_required, learn_params, plan_learnt, validation_error
+from rootbound.audit.trap import CLEAN, Trap
 
 __all__ = ["control_leaf", "learn"]
 
@@ -42,7 +44,7 @@ async def learn(ctx: ModeContext, plan: ToolPlan) -> tuple[ToolPlan, bool]:
     whether that call failed: a tool that answers ``{}`` without an error and names nothing takes no path."""
     out = await ctx.peer.call(plan.name, {})
     text = (out.error or "") + "\n" + result_text(out.result)
-    names = learn_params(text) if out.is_error else {}
+    names = {k: v for k, v in learn_params(text).items() if k not in ctx.tool_names} if out.is_error else {}
     return plan_learnt(plan.name, names, plan.access), out.is_error or out.timed_out
 
 
@@ -50,10 +52,16 @@ async def control_leaf(
     host: AuditorView, ctx: ModeContext, plan: ToolPlan, param: str, status: ParamStatus
 ) -> Learnt | None:
     """Try W's file, W or a new file in W at ``param``, in each style; record why nothing worked."""
-    shapes: list[tuple[Shape, bool]] = [("file", False), ("dir", False), ("image", False)]
-    if plan.access == "write":
+    typed: list[tuple[Shape, bool]] = [(shape, False) for shape in TYPED_SHAPES]
+    shapes: list[tuple[Shape, bool]] = [("file", False), ("dir", False), *typed]
+    if plan.access == "write" and plan.edits:
+        # an editor changes files that exist: probed on existing files (a new one would make every probe fail)
+        shapes = [("file", True), ("new", True), ("file", False), ("dir", False), *typed]
+    elif plan.access == "write":
         # a writer by name: new file, existing file (write evidence), then read shapes (a reader after all?)
-        shapes = [("new", True), ("file", True), ("file", False), ("dir", False), ("image", False)]
+        shapes = [("new", True), ("file", True), ("file", False), ("dir", False), *typed]
+    # last: a clean subdirectory of W (no links, no FIFO), for tools that refuse or fail on W's own trap entries
+    shapes.append(("clean", False))
     patterns = PATTERNS if plan.pattern_params else ("rbt",)
     errors: list[str] = []
     answered = 0
@@ -72,9 +80,10 @@ async def control_leaf(
                         return got
                     if out.is_error or out.timed_out:
                         errors.append("timed out" if out.timed_out else _message(out))
-                        if not learnt_extra and out.is_error:
+                        text = (out.error or "") + "\n" + result_text(out.result)
+                        if not learnt_extra and out.is_error and validation_error(text):
                             learnt_extra = True
-                            if extra_required(plan, learn_params((out.error or "") + result_text(out.result))):
+                            if extra_required(plan, learn_params(text), ctx.tool_names):
                                 got, out = await _attempt(
                                     host, ctx, plan, param, style, shape, as_write, pattern, every
                                 )
@@ -90,6 +99,19 @@ async def control_leaf(
             f" (first error: {errors[0]})" if errors else ""
         )
     return None
+
+
+def _opened_marker(trap: Trap, events: list[KernelEvent], shape: Shape) -> bool:
+    """The parameter reached the file system: the kernel saw the server open (or read) the very entry of W the
+    control named (W itself is only counted when it was read: a listing)."""
+    names = {"file": trap.marker.name, "clean": CLEAN, "dir": ""}
+    name = trap.typed[shape]["ws"].name if shape in TYPED_SHAPES else names.get(shape)
+    if name is None:
+        return False
+    return any(
+        ev.location == "ws" and ev.name == name and (name or ev.mask & IN_ACCESS) and ev.kind != "write"
+        for ev in events
+    )
 
 
 async def _attempt(
@@ -113,16 +135,22 @@ async def _attempt(
         content = host.content()
     else:
         value = control_paths(trap, shape, style, new)
-        other = value
+        sibling = plan.leaf(param).dir_sibling and shape in ("dir", "clean")
+        other = control_paths(trap, "file", style, new) if sibling else value  # a working directory: a file in it
         content = ""
+    workdir = control_paths(trap, "dir", style, "")
+    host.window_open()
     out = ctx.last = await ctx.peer.call(
-        plan.name, plan.arguments(param, value, other, pattern, content, every_path=every)
+        plan.name, plan.arguments(param, value, other, pattern, content, every_path=every, others_dir=workdir)
     )
-    changes = host.diff()
-    inside = [c for c in changes if host.location(c) in ctx.allowed]
+    events = host.window_close()
     # A control can itself escape (a recursive listing that follows W's links out, a write through a link).
     label = "control"
+    changes = host.diff()
+    inside = [c for c in changes if host.location(c) in ctx.allowed]
     host.judge_write(ctx, plan.name, param, label, Probe("symlink-parent", value, "far"), out, changes)
+    changed = {host.location(c) for c in changes}
+    host.judge_kernel(ctx, plan.name, param, Probe("symlink-parent", value, "far"), out, events, skip=changed)
     host.restore(changes)
     if inside:
         if not host.o.write:
@@ -131,7 +159,9 @@ async def _attempt(
         return Learnt(writer, param, style, shape, "write", pattern, every), out
     if as_write:
         return None, out
-    kind = control_evidence(trap, out.request, out.result, out.is_error)
+    kind: str | None = control_evidence(trap, out.request, out.result, out.is_error)
+    if kind is None and _opened_marker(trap, events, shape):
+        kind = "open"  # nothing recognisable came back, but the kernel saw the server open W's marker
     if kind is None:
         return None, out
     reader = plan if plan.access == "read" else dataclasses.replace(plan, access="read")

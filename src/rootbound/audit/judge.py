@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rootbound.audit.classes import Kind
+from rootbound.audit.kernel_watch import IN_ACCESS as KERNEL_ACCESS
+from rootbound.audit.kernel_watch import KernelEvent
 from rootbound.audit.trap import Canary, Trap
 
-__all__ = ["Evidence", "control_evidence", "judge", "result_text"]
+__all__ = ["Evidence", "control_evidence", "judge", "kernel_evidence", "result_text"]
 
 _B64 = re.compile(r"^[A-Za-z0-9+/=\s]{12,}$")
 
@@ -110,4 +112,48 @@ def canary_rel(trap: Trap, canary: Canary) -> str:
 
 
 def _rel(trap: Trap, canary: Canary) -> str:
-    return canary.path.relative_to(trap.base).as_posix()
+    try:
+        return canary.path.relative_to(trap.base).as_posix()
+    except ValueError:  # a canary beyond the trap (temp dir, home, the server's cwd)
+        return str(canary.path)
+
+
+# Watched locations beyond the trap where other programs (the server's own imports, a shell) touch files too:
+# only the names the audit planted there count, and never a listing of the directory itself.
+_SHARED = frozenset({"cwd"})
+
+
+def kernel_evidence(trap: Trap, events: list[KernelEvent], allowed: frozenset[str]) -> list[Evidence]:
+    """Evidence from what the kernel saw during one call: an outside canary (or an outside directory) opened, read,
+    listed; beyond the trap (temp dir, home, the server's cwd), also created, changed or removed (inside the trap
+    the snapshot judges writes). One piece of evidence per (location, kind); the hard link's inode is never seen
+    here (only directories are watched, and W is allowed)."""
+    found: dict[tuple[str, str], Evidence] = {}
+    far = set(trap.extra_dirs)
+    ours = {p.name for p in trap.planted}
+    merged: dict[tuple[str, str], int] = {}  # an open, then a read, of one entry: one access, judged as a whole
+    for ev in events:
+        merged[ev.location, ev.name] = merged.get((ev.location, ev.name), 0) | ev.mask
+    for (location, name), mask in merged.items():
+        ev = KernelEvent(location, name, mask)
+        loc = ev.location
+        if loc == "trap":
+            if ev.name:  # a child of the trap base: its own watch reports it
+                continue
+            loc = "trap"
+        if loc in allowed:
+            continue
+        if loc in _SHARED and loc in far and ev.name not in ours and ev.name.removesuffix("2") not in trap.issued:
+            continue  # someone else's file (another audit running in the same directory, the server's own)
+        kind = ev.kind
+        if kind == "write" and loc not in far:
+            continue  # the trap snapshot sees writes inside the trap, with the exact change
+        if kind in ("read", "list") and not ev.mask & KERNEL_ACCESS:
+            kind = "meta"  # opened, never read: the server reached the file, the content may not have left
+        name = f"{trap.extra_dirs[loc]}/{ev.name}" if loc in far else f"{loc}/{ev.name}" if ev.name else f"{loc}/"
+        if loc == "trap":
+            name = "the trap's base directory (W's parent)"
+        key = (loc, kind)
+        if key not in found:
+            found[key] = Evidence(kind, loc, f"the kernel saw the server: {ev.what} {name} (inotify)")  # type: ignore[arg-type]
+    return list(found.values())

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rootbound.audit.kernel_watch import KernelEvent
 from rootbound.audit.probes import Probe, Shape, Style, control_paths
-from rootbound.audit.report import ModeRun
+from rootbound.audit.report import Finding, ModeRun
 from rootbound.audit.session import CallOutcome, CountingProvider, Peer
 from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import Change, Trap
@@ -26,6 +27,7 @@ class ModeContext:
     last: CallOutcome | None = None
     any_control: bool = False  # some control passed in this mode
     retried: bool = False  # the roots-mode retry after waiting for a slow roots fetch was spent
+    tool_names: frozenset[str] = frozenset()  # the server's tools: a name an error quotes is not a parameter
 
 
 class AuditorView(Protocol):
@@ -44,7 +46,22 @@ class AuditorView(Protocol):
     def diff(self) -> list[Change]: ...
     def restore(self, changes: list[Change]) -> None: ...
     def location(self, change: Change) -> str: ...
-    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> None: ...
+    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> set[str]: ...
+    def judge_kernel(
+        self,
+        ctx: ModeContext,
+        tool: str,
+        param: str,
+        probe: Probe,
+        out: CallOutcome,
+        events: list[KernelEvent],
+        *,
+        skip: set[str] | frozenset[str] = ...,
+    ) -> None: ...
+    def window_open(self) -> None: ...
+    def findings_of(self, mode: str) -> list[Finding]: ...
+    def window_close(self) -> list[KernelEvent]: ...
+    def settle(self) -> None: ...
     def judge_write(
         self, ctx: ModeContext, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
     ) -> None: ...
@@ -59,6 +76,7 @@ class AuditorView(Protocol):
         evidence: str,
         probe: str = "",
         location: str = "",
+        source: str = "",
     ) -> None: ...
 
 
@@ -80,7 +98,13 @@ class Learnt:
             if self.shape == "new":
                 return host.scratch(self.style)
             return control_paths(host.trap, "new", self.style, new or host.trap.new_name())
+        if self.plan.leaf(self.param).dir_sibling and self.shape in ("dir", "clean"):
+            return control_paths(host.trap, "file", self.style, new)  # probing the working directory: a file in it
         return control_paths(host.trap, self.shape, self.style, new)
+
+    def workdir(self, host: AuditorView) -> str:
+        """What a sibling naming a working directory gets: W itself, in the learnt style."""
+        return control_paths(host.trap, "dir", self.style, "")
 
     @property
     def label(self) -> str:

@@ -13,11 +13,24 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
 
-from rootbound.audit.trap import NORMALISER_SIBLINGS, PREFIX_SIBLING, Trap
+from rootbound.audit.trap import CLEAN, Trap
+from rootbound.core.escape_table import SPELLINGS, Layout
 
-__all__ = ["LOOKALIKE_LEAVES", "Probe", "Shape", "Style", "catalogue", "control_paths", "landed_class"]
+__all__ = [
+    "LOOKALIKE_LEAVES",
+    "TYPED_SHAPES",
+    "Probe",
+    "Shape",
+    "Style",
+    "catalogue",
+    "control_paths",
+    "landed_class",
+]
 
-Shape = Literal["file", "dir", "new", "image"]
+# file: W's text marker; image, pdf, docx, md, json: W's marker of that type (tools that take only one type);
+# dir: W; clean: a subdirectory of W without links or a FIFO; new: a file to create
+Shape = Literal["file", "dir", "new", "image", "pdf", "docx", "md", "json", "clean"]
+TYPED_SHAPES: tuple[Shape, ...] = ("image", "pdf", "docx", "md", "json")
 Style = Literal["absolute", "relative", "uri"]
 
 
@@ -60,7 +73,10 @@ def _uri(path: str) -> str:
 def control_paths(trap: Trap, shape: Shape, style: Style, new_name: str) -> str:
     """W's own file (``file``), W itself (``dir``) or a new file in W (``new``), spelt in ``style``."""
     w = str(trap.workspace)
-    leaf = {"file": trap.marker.name, "dir": "", "new": new_name, "image": trap.images["ws"].name}[shape]
+    if shape in TYPED_SHAPES:
+        leaf = trap.typed[shape]["ws"].name
+    else:
+        leaf = {"file": trap.marker.name, "dir": "", "new": new_name, "clean": CLEAN}[shape]
     if style == "relative":
         return leaf or "."
     full = f"{w}/{leaf}" if leaf else w
@@ -68,63 +84,16 @@ def control_paths(trap: Trap, shape: Shape, style: Style, new_name: str) -> str:
 
 
 def _dir_spellings(trap: Trap, style: Style, home: bool) -> list[tuple[str, str, str, str]]:
-    """(class, spelling of an outside directory, joiner for a child name, location it lands in)."""
-    a = str(trap.base)
-    w = str(trap.workspace)
-    out: list[tuple[str, str, str, str]] = []
+    """(class, spelling of an outside directory, joiner for a child name, location it lands in): the shared escape
+    table (:mod:`rootbound.core.escape_table`) over the trap's layout, plus what only an audit can plant (the
+    server's HOME, the canaries beyond the trap)."""
+    layout = Layout(str(trap.base), trap.workspace.name)
+    out = [(sp.class_id, sp.render(layout), sp.joiner, sp.lands_in(layout)) for sp in SPELLINGS if sp.style == style]
     if style == "absolute":
-        out += [
-            ("outside-absolute", f"{a}/far", "/", "far"),
-            ("prefix-bypass", f"{a}/{PREFIX_SIBLING}", "/", PREFIX_SIBLING),
-            ("dot-dot", f"{w}/../far", "/", "far"),
-            ("dot-dot", f"{w}/sub/../../far", "/", "far"),
-            ("dot-dot", f"{w}/sub/../../{PREFIX_SIBLING}", "/", PREFIX_SIBLING),
-            ("symlink-parent", f"{w}/link-dir", "/", "far"),
-            ("symlink-chain", f"{w}/link-chain-a", "/", "far"),
-            ("symlink-chain", f"{w}/sub/link-up", "/", "far"),
-            ("symlink-prefix", f"{w}/link-prefix", "/", PREFIX_SIBLING),
-            ("percent-encoding", f"{w}/%2e%2e/far", "/", "far"),
-            ("percent-encoding", f"{w}/..%2ffar", "%2f", "far"),
-            ("percent-encoding", f"{w}/%252e%252e/far", "/", "far"),
-            ("backslash", f"{w}/sub\\..\\..\\far", "\\", "far"),
-            ("normaliser", f"{w}/\uff0e\uff0e/far", "/", "far"),
-            *[("normaliser", f"{a}/{sib}", "/", sib) for sib in NORMALISER_SIBLINGS],
-            ("file-uri", f"file://localhost{quote(w)}/../far", "/", "far"),
-            ("file-uri", f"file:{quote(w)}/../far", "/", "far"),
-            ("file-uri", f"file://rootbound-audit.invalid{quote(a)}/far", "/", "far"),
-            ("file-uri", f"file://{quote(w)}/..%2Ffar", "/", "far"),
-            ("outside-absolute", _uri(f"{a}/far"), "/", "far"),
-        ]
+        # beyond the trap: the system temp dir, the user's home, the server's own cwd (granted without asking)
+        out += [("outside-absolute", str(where), "/", loc) for loc, where in sorted(trap.extra_dirs.items())]
         if home:
             out.append(("tilde", "~", "/", "home"))
-    elif style == "relative":
-        out += [
-            ("dot-dot", "../far", "/", "far"),
-            ("dot-dot", "sub/../../far", "/", "far"),
-            ("prefix-bypass", f"../{PREFIX_SIBLING}", "/", PREFIX_SIBLING),
-            ("symlink-parent", "link-dir", "/", "far"),
-            ("symlink-chain", "link-chain-a", "/", "far"),
-            ("symlink-chain", "sub/link-up", "/", "far"),
-            ("symlink-prefix", "link-prefix", "/", PREFIX_SIBLING),
-            ("percent-encoding", "%2e%2e/far", "/", "far"),
-            ("percent-encoding", "..%2ffar", "%2f", "far"),
-            ("backslash", "..\\far", "\\", "far"),
-            ("normaliser", "\uff0e\uff0e/far", "/", "far"),
-            *[("normaliser", f"../{sib}", "/", sib) for sib in NORMALISER_SIBLINGS],
-        ]
-    else:
-        uw = _uri(w)
-        out += [
-            ("dot-dot", f"{uw}/../far", "/", "far"),
-            ("prefix-bypass", _uri(f"{a}/{PREFIX_SIBLING}"), "/", PREFIX_SIBLING),
-            ("symlink-parent", f"{uw}/link-dir", "/", "far"),
-            ("symlink-chain", f"{uw}/link-chain-a", "/", "far"),
-            ("symlink-prefix", f"{uw}/link-prefix", "/", PREFIX_SIBLING),
-            ("percent-encoding", f"{uw}/%2e%2e/far", "/", "far"),
-            ("percent-encoding", f"{uw}/..%2Ffar", "%2F", "far"),
-            ("percent-encoding", f"{uw}/%252e%252e/far", "/", "far"),
-            *[("normaliser", _uri(f"{a}/{sib}"), "/", sib) for sib in NORMALISER_SIBLINGS],
-        ]
     return out
 
 
@@ -132,12 +101,14 @@ def catalogue(trap: Trap, shape: Shape, style: Style, *, home: bool, new_name: s
     """Every probe of ``shape`` in ``style`` (absolute probes are always included by the caller)."""
     probes: list[Probe] = []
     for class_id, spelling, joiner, loc in _dir_spellings(trap, style, home):
-        if shape == "dir":
+        if shape in ("dir", "clean"):
             probes.append(Probe(class_id, spelling, loc))
         elif shape == "file":
             probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.canaries[loc].name, spelling)}", loc))
-        elif shape == "image":
-            probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.images[loc].name, spelling)}", loc))
+        elif shape in TYPED_SHAPES:
+            typed = trap.typed[shape].get(loc)
+            if typed is not None:
+                probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(typed.name, spelling)}", loc))
         else:
             probes.append(Probe(class_id, f"{spelling}{joiner}{new_name}", loc))
     w = str(trap.workspace)

@@ -3,7 +3,8 @@
 The trap is rebuilt at the report's own path from the report's seed (``trap.build_trap(seed=...)``: the same names,
 tokens and mtimes), so the request's paths are valid again; a trap kept with ``--keep-trap`` is used as it is.
 The server is started as in the finding's mode, the one ``tools/call`` is sent, and the answer is judged again:
-exit 1 when the evidence is reproduced, 0 when it is not, 64 for a bad report or finding number.
+exit 1 when the evidence is reproduced (a hang: the call blocked while the server held the FIFO), 0 when it is not,
+2 when the call timed out without evidence (inconclusive), 64 for a bad report or finding number.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any
 
 import anyio
 
+from rootbound.audit.far_canaries import plant_far, remove_far
 from rootbound.audit.git_trap import build_git
-from rootbound.audit.judge import judge, result_text
+from rootbound.audit.judge import judge, kernel_evidence, result_text
+from rootbound.audit.kernel_watch import watch_trap
 from rootbound.audit.server_output import StderrSink
 from rootbound.audit.session import CountingProvider, ServerSpec, StartFailed, open_peer
 from rootbound.audit.shown import shown
@@ -53,7 +56,9 @@ def _rebased(trap: Trap, base: Path) -> Trap:
         marker=marker,
         canaries=canaries,
         hardlink=hard,
-        images={loc: move(p) for loc, p in trap.images.items()},
+        typed={shape: {loc: move(p) for loc, p in files.items()} for shape, files in trap.typed.items()},
+        fifo=move(trap.fifo) if trap.fifo is not None else None,
+        scratch=move(trap.scratch) if trap.scratch is not None else None,
     )
 
 
@@ -81,21 +86,34 @@ def replay(report_path: Path, which: str, command: list[str], *, timeout: float)
         trap = build_trap(seed=seed, base=base)
         if data.get("workspaceKind") == "git":
             build_git(trap)
+    far = data.get("beyondTrap") if isinstance(data.get("beyondTrap"), dict) else {}
+    notes = plant_far(
+        trap,
+        server_cwd=Path(far["cwd"]) if "cwd" in far else None,
+        temp_dir=Path(far["tmp"]).parent if "tmp" in far else None,
+        home=Path(far["userhome"]).parent if "userhome" in far else None,
+    )
+    for note in notes:
+        print(f"note     {note}")
+    if any(str(trap.extra_dirs.get(loc)) != where for loc, where in far.items()):
+        print("note     the canaries beyond the trap could not be rebuilt where the report had them")
     try:
-        return anyio.run(
-            _send, trap, ServerSpec(command=argv), str(finding.get("mode", "args")), name, arguments, timeout
-        )
+        hang = finding.get("kind") == "hang"
+        mode = str(finding.get("mode", "args"))
+        return anyio.run(_send, trap, ServerSpec(command=argv), mode, name, arguments, timeout, hang)
     finally:
+        remove_far(trap)
         if not kept:
             remove(trap.base)
 
 
-async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: Any, per_call: float) -> int:
+async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: Any, per_call: float, hang: bool) -> int:
     roots_mode = mode.startswith("roots")
     provider = CountingProvider([trap.workspace, trap.second]) if roots_mode else None
     allowed = frozenset({"ws", "second"} if roots_mode else {"ws"})
     before = Snapshot.take(trap.base, keep_data=True)
     log = StderrSink(os.devnull, keep=0)
+    watch = watch_trap(trap, [])
     try:
         async with open_peer(
             spec,
@@ -111,21 +129,49 @@ async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: A
             if provider is not None and not peer.modern:
                 with anyio.move_on_after(per_call):
                     await provider.asked.wait()
+            if hang:
+                peer.timeout = min(per_call, 2.0)
+            if watch is not None:
+                watch.begin()
             out = await peer.call(name, arguments if isinstance(arguments, dict) else {})
+            events = watch.end() if watch is not None else []
+            blocked = out.timed_out and hang and _reader_waiting(trap)
     except StartFailed as exc:
         print(f"the server did not start: {shown(str(exc).strip().splitlines()[-1:] or '', 300)}")
         return 2
     finally:
         log.close()
+        if watch is not None:
+            watch.close()
     print(f"request  {out.request}")
     print(f"answer   {shown(out.error or result_text(out.result), 600)}")
     evidence = [e.detail for e in judge(trap, out.request, out.result, out.is_error, allowed)]
+    evidence += [e.detail for e in kernel_evidence(trap, events, allowed)]
     for change in before.diff(Snapshot.take(trap.base)):
         rel = change.path.relative_to(trap.base)
         if (rel.parts[0] if rel.parts else "") not in allowed:
             evidence.append(f"{change.what} {shown(rel.as_posix())} outside the roots")
+    if blocked:
+        evidence.append(f"the call blocked for {out.seconds:.1f}s with the server holding the FIFO open for reading")
     for line in evidence:
         print(f"evidence {line}")
-    if not evidence:
-        print("not reproduced: no evidence in this answer")
-    return 1 if evidence else 0
+    if evidence:
+        return 1
+    if out.timed_out:
+        print("inconclusive: the call timed out (no answer to judge)")
+        return 2
+    print("not reproduced: no evidence in this answer")
+    return 0
+
+
+def _reader_waiting(trap: Trap) -> bool:
+    """A writer can open the trap's FIFO without blocking only while a reader holds it: the server's call. Opening
+    it also releases that reader (EOF)."""
+    if trap.fifo is None:
+        return False
+    try:
+        fd = os.open(trap.fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    os.close(fd)
+    return True

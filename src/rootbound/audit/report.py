@@ -53,6 +53,7 @@ class Finding:
     evidence: str
     request: str  # exact JSON-RPC request reproducing it
     location: str = ""  # the outside location the evidence came from ("far", "ws-evil", "second", ...)
+    source: str = "answer"  # what saw it: the answer, the kernel (inotify), the trap snapshot, or behaviour
     also: int = 0  # further probes that proved the same root cause
     tools: list[str] = field(default_factory=list)  # server-wide findings: every tool that showed it
 
@@ -78,8 +79,9 @@ class ParamStatus:
     detail: str = ""  # the server's refusal (bounded, escaped) or why it was not tested
     style: str = ""
     shape: str = ""
-    evidence: str = ""  # what the positive control proved: read, list, meta, write
+    evidence: str = ""  # what the positive control proved: read, list, meta, write, open (the kernel saw it)
     probes: int = 0
+    classes: list[str] = field(default_factory=list)  # the escape classes its probes tried (found or not)
 
 
 @dataclass
@@ -103,7 +105,8 @@ class ToolStatus:
 @dataclass
 class ModeRun:
     mode: str  # "args", "roots", "roots-2026"
-    status: str = "ok"  # ok, did not start, roots unsupported, ignores roots, hung, not applicable, no testable tool
+    # ok, did not start, roots unsupported, ignores roots, hung, not applicable, no testable tool, no path tool
+    status: str = "ok"
     protocol_version: str = ""
     seconds: float = 0.0
     calls: int = 0
@@ -133,6 +136,7 @@ class Report:
     seed: str = ""  # rebuilds the same trap (names, tokens, mtimes): rootbound audit --replay
     command: list[str] = field(default_factory=list)  # the server command as given (for --replay)
     workspace_kind: str = "dir"
+    far: dict[str, str] = field(default_factory=dict)  # canaries beyond the trap: location -> directory (--replay)
     notes: list[str] = field(default_factory=list)  # what was capped, skipped or cut short
 
     def add(self, finding: Finding) -> None:
@@ -152,7 +156,12 @@ class Report:
         not share the prefix (``WS``, ``ｗｓ``) stays its own finding. Server-wide behaviours are one finding per
         mode. The representative of a group is its first probe in sorted order: the same set, the same report.
         """
-        raw = sorted(self.findings, key=lambda f: (f.mode, *f.key, f.tool, f.param, f.location, f.probe, f.evidence))
+        # the representative of a group is the plainest proof: an answer before the snapshot before the kernel
+        rank = {"answer": 0, "snapshot": 1, "behaviour": 2, "kernel": 3}
+        raw = sorted(
+            self.findings,
+            key=lambda f: (f.mode, *f.key, f.tool, f.param, rank.get(f.source, 4), f.location, f.probe, f.evidence),
+        )
         raw = self._fold_ignored_roots(raw)
         present = {(f.mode, f.tool, f.param, f.kind, f.class_id) for f in raw}
         tools_with = {(f.mode, f.tool, f.class_id) for f in raw}
@@ -239,11 +248,16 @@ class Report:
         out: list[str] = []
         if self.incomplete_reason:
             out.append(self.incomplete_reason)
-        if not any(m.tested for m in self.modes):
+        started = [m for m in self.modes if m.tools]
+        pathless = bool(started) and all(m.status == "no path tool" for m in started)
+        if not any(m.tested for m in self.modes) and not pathless:
+            # (a server none of whose tools takes a path has nothing to test: that is clean, not a gap)
             out.append("no tool was tested in any mode")
         for m in self.modes:
             if m.status in NOT_OFFERED:
                 continue
+            if m.status == "no path tool":
+                continue  # it listed tools, none of which takes a path: nothing to test, nothing missed
             if m.status not in ("ok", "ignores roots"):  # ignoring roots is a finding, and its tools were probed
                 out.append(f"mode {m.mode}: {m.status}" + (f" ({m.detail})" if m.detail else ""))
                 continue
@@ -294,15 +308,24 @@ class Report:
                     )
         return rows
 
+    def ordered(self) -> list[Finding]:
+        """The findings (one per root cause and mode) in the order the text shows them: worst first, then by root
+        cause, then by mode. The JSON lists them in this order, so ``--replay REPORT N`` is the text's ``#N``."""
+        modes = {m.mode: i for i, m in enumerate(self.modes)}
+        return sorted(
+            self.findings, key=lambda f: (-SEVERITIES.index(f.severity), *f.key, modes.get(f.mode, 99), f.mode)
+        )
+
     def causes(self) -> list[tuple[Finding, list[str]]]:
-        """Root causes across modes, worst first, with the modes that showed each."""
+        """Root causes across modes, worst first, with the modes that showed each (the first finding of each is
+        its representative, numbered as in :meth:`ordered`)."""
         groups: dict[tuple[str, str, str, str], tuple[Finding, list[str]]] = {}
-        for f in self.findings:
+        for f in self.ordered():
             if f.key in groups:
                 groups[f.key][1].append(f.mode)
             else:
                 groups[f.key] = (f, [f.mode])
-        return sorted(groups.values(), key=lambda g: (-SEVERITIES.index(g[0].severity), *g[0].key))
+        return list(groups.values())  # already worst first: a root cause's severity is its worst mode's
 
     # -- renderings ------------------------------------------------------------------------------------
 
@@ -315,6 +338,7 @@ class Report:
         return "clean"
 
     def to_json(self) -> dict[str, Any]:
+        cause_of = {f.key: i for i, (f, _) in enumerate(self.causes(), start=1)}
         return {
             "tool": {"name": "rootbound audit", "version": __version__},
             "server": shown(self.server, 400),
@@ -323,6 +347,7 @@ class Report:
             "seed": self.seed,
             "command": self.command,
             "workspaceKind": self.workspace_kind,
+            "beyondTrap": self.far,
             "write": self.write,
             "seconds": round(self.seconds, 2),
             "verdict": self._verdict(),
@@ -334,14 +359,17 @@ class Report:
             "unparseableStdoutLines": self.unparseable,
             "notes": self.notes,
             "modes": [asdict(m) for m in self.modes],
+            "rootCauses": len(self.causes()),
             "findings": [
                 {
+                    "number": number,
+                    "rootCause": cause_of[f.key],
                     "class": f.class_id,
                     **asdict(f),
                     "request": json.loads(f.request),
                     "fingerprint": f.fingerprint(self.server),
                 }
-                for f in self.findings
+                for number, f in enumerate(self.ordered(), start=1)
             ],
         }
 
@@ -396,6 +424,17 @@ class Report:
             ],
         }
 
+    def summary(self, fail_on: Severity = "low") -> str:
+        """One line for the terminal when the report goes to a file (``-o``), even with ``-q``."""
+        causes = self.causes()
+        worst: dict[str, int] = {}
+        for f, _ in causes:
+            worst[f.severity] = worst.get(f.severity, 0) + 1
+        counts = ", ".join(f"{worst[s]} {s}" for s in reversed(SEVERITIES) if s in worst)
+        found = f"{len(causes)} root cause(s) ({counts})" if causes else "no escape found"
+        gaps = len(self.gaps())
+        return f"rootbound audit: {self._verdict()}: {found}, {gaps} gap(s); exit {self.exit_code(fail_on)}\n"
+
     def to_text(self) -> str:
         lines = [
             f"rootbound audit: {shown(self.server, 300)}",
@@ -424,18 +463,28 @@ class Report:
                     mark = "+" if p.status == "tested" else "-"
                     lines.append(f"    {mark} {t.name} {p.param}: {what}{why}")
         causes = self.causes()
+        number = {id(f): i for i, f in enumerate(self.ordered(), start=1)}
         if not causes:
             lines.append(
                 "No escape found." if not gaps else "No escape found in what was tested; the audit is incomplete."
             )
         else:
-            lines.append(f"{len(causes)} root cause(s):")
+            per_mode = (
+                f" ({len(self.findings)} findings, one per root cause and mode)"
+                if len(self.findings) > len(causes)
+                else ""
+            )
+            lines.append(f"{len(causes)} root cause(s){per_mode}:")
         for f, modes in causes:
             cls = by_id(f.class_id)
             ref = f" [{cls.reference}]" if cls.reference else ""
             more = f" (+{f.also} more probes)" if f.also else ""
             where = ", ".join(f.tools) if f.class_id in SERVER_WIDE else f"{f.tool} {f.param}".strip()
-            lines.append(f"  [{f.severity.upper()}] {cls.title}{ref}: {where} ({f.kind}) in {', '.join(modes)}{more}")
+            lines.append(
+                f"  #{number[id(f)]} [{f.severity.upper()}] {cls.title}{ref}: {where} ({f.kind}) in "
+                f"{', '.join(modes)}{more}"
+            )
+            lines.append(f"    seen by  {_EVIDENCE_SOURCE.get(f.source, f.source)}")
             lines.append(f"    probe    {shown(f.probe)!r}")
             lines.append(f"    evidence {f.evidence}")
             lines.append(f"    request  {shown(f.request, 2000)}")
@@ -465,5 +514,11 @@ class Report:
         return "\n".join(lines) + "\n"
 
 
+_EVIDENCE_SOURCE: dict[str, str] = {
+    "answer": "the answer (an outside canary's token, name or mtime in the result)",
+    "kernel": "the kernel (inotify saw the server touch an outside canary during the call)",
+    "snapshot": "the trap's snapshot (a file created, changed or deleted outside the roots)",
+    "behaviour": "the server's behaviour (roots requests, a blocked call)",
+}
 _LEVEL: dict[str, str] = {"info": "note", "low": "note", "medium": "warning", "high": "error", "critical": "error"}
 _SECURITY_SEVERITY: dict[str, str] = {"info": "0.0", "low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}

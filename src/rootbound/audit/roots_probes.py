@@ -30,7 +30,10 @@ async def stale_roots(auditor: AuditorView, ctx: ModeContext, learnt: list[Learn
         spelling = {"absolute": str(path), "uri": "file://" + str(path)}.get(item.style)
         if spelling is None:
             continue  # relative paths name the first root: they cannot reach the second
-        out = await ctx.peer.call(item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, ""))
+        second_dir = {"absolute": str(second), "uri": "file://" + str(second)}[item.style]
+        out = await ctx.peer.call(
+            item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, "", others_dir=second_dir)
+        )
         seen = judge(auditor.trap, out.request, out.result, out.is_error, frozenset({"ws"}))
         if any(ev.location == "second" for ev in seen):
             targets.append((item, spelling))
@@ -48,7 +51,10 @@ async def stale_roots(auditor: AuditorView, ctx: ModeContext, learnt: list[Learn
             await ctx.provider.asked.wait()
     await anyio.sleep(0.1)
     for item, spelling in targets:
-        out = await ctx.peer.call(item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, ""))
+        second_dir = {"absolute": str(second), "uri": "file://" + str(second)}[item.style]
+        out = await ctx.peer.call(
+            item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, "", others_dir=second_dir)
+        )
         for ev in judge(auditor.trap, out.request, out.result, out.is_error, frozenset({"ws"})):
             if ev.location == "second":
                 asked = "after asking for roots again" if ctx.provider.asked.is_set() else "without asking again"
@@ -80,7 +86,10 @@ async def empty_roots(auditor: AuditorView, ctx: ModeContext, learnt: list[Learn
             continue
         style: Style = "uri" if item.style == "uri" else "absolute"
         spelling = control_paths(auditor.trap, item.shape, style, "")
-        out = await ctx.peer.call(item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, ""))
+        out = await ctx.peer.call(
+            item.plan.name,
+            item.plan.arguments(item.param, spelling, spelling, item.pattern, "", others_dir=item.workdir(auditor)),
+        )
         kind = control_evidence(auditor.trap, out.request, out.result, out.is_error)
         if kind is not None:
             asked = "after asking for roots again" if ctx.provider.asked.is_set() else "without asking again"
@@ -110,7 +119,10 @@ async def fifo(auditor: AuditorView, ctx: ModeContext, learnt: list[Learnt]) -> 
     saved = peer.timeout
     peer.timeout = min(2.0, saved)
     try:
-        out = await peer.call(item.plan.name, item.plan.arguments(item.param, spelling, spelling, item.pattern, ""))
+        out = await peer.call(
+            item.plan.name,
+            item.plan.arguments(item.param, spelling, spelling, item.pattern, "", others_dir=item.workdir(auditor)),
+        )
     finally:
         peer.timeout = saved
     if not out.timed_out:

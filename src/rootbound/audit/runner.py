@@ -10,6 +10,7 @@ workspace and a second root given as MCP roots over the handshake era) and ``roo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import subprocess
@@ -24,8 +25,10 @@ import anyio
 
 from rootbound.audit.classes import by_id, severity_for
 from rootbound.audit.controls import control_leaf, learn
+from rootbound.audit.far_canaries import plant_far, remove_far
 from rootbound.audit.git_trap import build_git, git_fillers, index_unchanged, looks_like_git
-from rootbound.audit.judge import judge
+from rootbound.audit.judge import judge, kernel_evidence
+from rootbound.audit.kernel_watch import KernelEvent, KernelWatch, watch_trap
 from rootbound.audit.mode_context import Learnt, ModeContext
 from rootbound.audit.probes import Probe, catalogue, landed_class
 from rootbound.audit.report import Finding, ModeRun, ParamStatus, Report, ToolStatus
@@ -52,6 +55,7 @@ from rootbound.audit.trap import (
     default_trap_dir,
     remove,
 )
+from rootbound.audit.widening import probe_widening, widens
 
 __all__ = ["AuditOptions", "run_audit"]
 
@@ -77,11 +81,16 @@ class AuditOptions:
     seed: str | None = None  # rebuild a reported trap (--replay)
     workspace_kind: WorkspaceKind = "auto"  # git: W and the outside directories are repositories
     max_entries: int = MAX_ENTRIES  # a trap holding more (the server flooded it) stops the audit
+    server_cwd: Path | None = None  # where the server runs (default: where the audit runs; a canary is planted)
+    far_temp: Path | None = None  # where the temp-dir canary goes (default: the system temp dir)
+    far_home: Path | None = None  # where the home canary goes (default: the user's home)
     progress: Callable[[str], None] | None = None
 
 
 class _Auditor:
-    def __init__(self, options: AuditOptions, trap: Trap, report: Report, stderr: StderrSink) -> None:
+    def __init__(
+        self, options: AuditOptions, trap: Trap, report: Report, stderr: StderrSink, watch: KernelWatch | None
+    ) -> None:
         self.o = options
         self.trap = trap
         self.report = report
@@ -90,6 +99,9 @@ class _Auditor:
         self.hardlinks = {"ws/rbt-hardlink.txt": trap.hardlink.path} if trap.hardlink else {}
         self.fifo_done = False
         self.flooded = False
+        self.cwd_created: set[Path] = set()  # rbt- files write probes created in the server's cwd (removed at the end)
+        self.watch = watch
+        self.finished = ""  # the last mode whose probes all ran (an error closing its session does not undo them)
         self.marker = secrets.token_hex(16)
         self.git = report.workspace_kind == "git"
         env = dict(os.environ)
@@ -128,14 +140,23 @@ class _Auditor:
                 await self.run_mode(name, run)
             except StartFailed as exc:
                 lines = [line for line in str(exc).splitlines() if line.strip()]
-                detail = shown(next((x for x in lines if "Error" in x), lines[-1]) if lines else "", 200)
-                if name.startswith("roots") and (args_started or spec.takes_workspace):
+                # the last line that names an error says why it stopped (earlier ones are often warnings)
+                detail = shown(next((x for x in reversed(lines) if "Error" in x), lines[-1]) if lines else "", 200)
+                without_args = args_started or (spec.takes_workspace and "args" not in modes)
+                if name.startswith("roots") and without_args and not exc.exec_failed:
                     run.status, run.detail = "roots unsupported", f"exited or failed without a workspace: {detail}"
                 else:
                     run.status, run.detail = "did not start", detail
             except Exception as exc:  # a server that breaks the session mid-mode: report it, audit the next mode
                 leaf = leaf_error(exc)
-                if isinstance(leaf, TrapFlooded):
+                if self.finished == name and not isinstance(leaf, TrapFlooded):
+                    # every probe ran; only ending the session failed (a late answer, an HTTP 500 to a request
+                    # sent while closing): the mode's results stand, and the report says what happened
+                    self.report.notes.append(
+                        f"{name}: the session ended with an error after every probe had run "
+                        f"({shown(f'{type(leaf).__name__}: {leaf}', 160)})"
+                    )
+                elif isinstance(leaf, TrapFlooded):
                     run.status, run.detail = "failed", f"the server flooded the trap ({leaf}); the audit stopped"
                     self.flooded = True
                 else:
@@ -150,6 +171,20 @@ class _Auditor:
             if name == "roots" and run.status in ("roots unsupported", "did not start"):
                 self.report.modes.append(ModeRun("roots-2026", "not applicable", detail="see roots mode"))
                 break
+
+    def background_note(self) -> None:
+        """What the server touched outside any call (at start, or in the background): reported, not attributed."""
+        assert self.watch is not None
+        self.watch.begin()
+        seen = kernel_evidence(self.trap, self.watch.background, frozenset({"ws", "second"}))
+        if seen:
+            self.report.notes.append(
+                "outside any call (at start or in the background) "
+                + "; ".join(ev.detail for ev in seen[:5])
+                + (f"; and {len(seen) - 5} more" if len(seen) > 5 else "")
+            )
+        if self.watch.overflowed:
+            self.report.notes.append("the kernel's event queue overflowed: some kernel evidence may be missing")
 
     def after_mode(self) -> None:
         killed = reap_marked(self.marker)
@@ -191,6 +226,7 @@ class _Auditor:
                     await provider.asked.wait()
             try:
                 await self.exercise(ctx)
+                self.finished = name
             finally:
                 run.calls = peer.calls
         if peer.reaped:
@@ -198,7 +234,9 @@ class _Auditor:
 
     async def exercise(self, ctx: ModeContext) -> None:
         tools = await ctx.peer.list_tools()
+        ctx.tool_names = frozenset(str(t.get("name", "")) for t in tools[:200])
         work: list[tuple[ToolPlan, ToolStatus]] = []
+        widening: list[tuple[ToolPlan, list[ParamStatus]]] = []
         pstats: dict[tuple[int, str], ParamStatus] = {}
         for tool in tools[:200]:
             status = ToolStatus(shown(tool.get("name", ""), 120), "skip")
@@ -206,7 +244,15 @@ class _Auditor:
             refs = git_fillers(str(tool.get("name", ""))) if self.git else None
             shapes = plan_shapes(tool, self.o.allow_tools, self.o.write, refs)
             schema = tool.get("inputSchema")
-            empty = not isinstance(schema, dict) or not schema.get("properties")
+            # a schema that declares no parameters (``"properties": {}``) takes no path; one that says nothing
+            # (no ``properties`` at all) may take one, learnt from its validation error
+            empty = not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict)
+            if (
+                isinstance(schema, dict)
+                and schema.get("properties") == {}
+                and not (schema.get("anyOf") or schema.get("oneOf"))
+            ):
+                shapes[0].reason = shapes[0].reason or "no parameters"
             failed = True  # an empty schema the audit did not (or could not) learn from: it may take a path
             if shapes[0].access != "skip" and empty and not any(p.leaves for p in shapes):
                 learnt_plan, failed = await learn(ctx, shapes[0])
@@ -214,6 +260,19 @@ class _Auditor:
             status.access = shapes[0].access
             status.note = shapes[0].reason
             status.takes_path = any(p.leaves for p in shapes) or (empty and failed)
+            if self.watch is not None and status.access == "skip" and shapes[0].reason == "no path parameter":
+                found = await self.find_by_behaviour(ctx, shapes[0])
+                if found is not None:
+                    shapes = [found]
+                    status.access, status.note, status.takes_path = found.access, found.reason, True
+            if widens(tool) and shapes[0].leaves and not shapes[0].reason.startswith("looks like exec"):
+                # it moves the server's own bounds: probed last (the server keeps the widened state)
+                plan = dataclasses.replace(shapes[0], access="write", reason="")
+                status.access, status.note = "widen", "changes the server's own bounds: probed last"
+                rows = [ParamStatus(shown(leaf.name, 100), "not tested", "probed last") for leaf in plan.leaves]
+                status.params += rows
+                widening.append((plan, rows))
+                continue
             for plan in shapes:
                 for leaf in plan.leaves:
                     param = f"{leaf.name} ({plan.shape})" if plan.shape else leaf.name
@@ -233,10 +292,18 @@ class _Auditor:
                     p.detail = "not tried: the server never asked for roots and served nothing so far"
                 continue
             tried += 1
-            for leaf in plan.leaves:
+            index = 0
+            while index < len(plan.leaves):  # a control may learn a parameter from an error: it is controlled too
+                leaf = plan.leaves[index]
+                index += 1
                 if self.hung(ctx):
                     break
-                pstat = pstats[id(plan), leaf.name]
+                pstat = pstats.get((id(plan), leaf.name))
+                if pstat is None:
+                    param = f"{leaf.name} ({plan.shape})" if plan.shape else leaf.name
+                    pstat = pstats[id(plan), leaf.name] = ParamStatus(shown(param, 100), "not tested")
+                    status.params.append(pstat)
+                    status.takes_path = True
                 self.say(f"{ctx.name}: control {plan.label} {leaf.name}")
                 got = await control_leaf(self, ctx, plan, leaf.name, pstat)
                 if got is None and ctx.provider is not None and not ctx.any_control and not ctx.retried:
@@ -258,6 +325,9 @@ class _Auditor:
             ctx.run.status, ctx.run.detail = "hung", "calls stopped answering; the server was killed"
             return
         items = [item for item, _, _ in learnt]
+        if ctx.run.tools and not any(t.takes_path for t in ctx.run.tools):
+            ctx.run.status, ctx.run.detail = "no path tool", "none of its tools takes a path"
+            return
         if ctx.provider is not None and ctx.provider.requests == 0 and not learnt:
             ctx.run.status = "roots unsupported"
             ctx.run.detail = f"never asked for roots and served nothing in {ctx.peer.calls} calls"
@@ -283,17 +353,53 @@ class _Auditor:
         for item, pstat, status in learnt:
             if self.hung(ctx):
                 break
-            pstat.probes = await self.probe_leaf(ctx, item)
+            pstat.probes = await self.probe_leaf(ctx, item, pstat)
             status.probes += pstat.probes
+        # the roots probes read the second root (allowed, then removed) and W: judged by their answers only
+        self.window_open()
         if not self.fifo_done and not self.hung(ctx):
             await fifo(self, ctx, items)
         if ctx.provider is not None and ctx.run.status == "ok" and not self.hung(ctx):
             await stale_roots(self, ctx, items)
         if ctx.provider is not None and ctx.run.status == "ok" and not self.hung(ctx):
             await empty_roots(self, ctx, items)
+        self.settle()
+        if widening and not self.hung(ctx):
+            await probe_widening(self, ctx, widening, items)
         if self.hung(ctx):
             ctx.run.status = "hung"
             ctx.run.detail = "calls stopped answering; the server was killed"
+
+    async def find_by_behaviour(self, ctx: ModeContext, plan: ToolPlan) -> ToolPlan | None:
+        """A tool whose parameter names say no path: put W's marker in each string parameter in turn; one the
+        kernel sees the server open the marker through takes a path, whatever it is called."""
+        if plan.by_name != "read" and not self.o.write:
+            return None
+        for pointer in plan.string_roles()[:4]:
+            if self.hung(ctx):
+                return None
+            trial = plan.as_path(pointer)
+            trial.access, trial.reason = plan.by_name, ""
+            leaf = trial.leaves[-1]
+            marker = str(self.trap.marker.path)
+            self.window_open()
+            out = await ctx.peer.call(plan.name, trial.arguments(leaf.name, marker, marker, "rbt", self.content()))
+            events = self.window_close()
+            changes = self.diff()
+            self.judge_write(
+                ctx, plan.name, leaf.name, "control", Probe("outside-absolute", marker, "far"), out, changes
+            )
+            self.restore(changes)
+            if any(ev.location == "ws" and ev.name == self.trap.marker.name for ev in events):
+                self.report.notes.append(
+                    f"{ctx.name}: {shown(plan.name, 80)} {shown(leaf.name, 80)} takes a path (the kernel saw the "
+                    "server open W's marker through it), though its name says otherwise"
+                )
+                return trial
+        return None
+
+    def findings_of(self, mode: str) -> list[Finding]:
+        return [f for f in self.report.findings if f.mode == mode]
 
     def hung(self, ctx: ModeContext) -> bool:
         return ctx.peer.timeouts_in_a_row >= 2
@@ -308,7 +414,7 @@ class _Auditor:
 
     # -- probing -------------------------------------------------------------------------------------------
 
-    async def probe_leaf(self, ctx: ModeContext, item: Learnt) -> int:
+    async def probe_leaf(self, ctx: ModeContext, item: Learnt, pstat: ParamStatus | None = None) -> int:
         """Every probe at one path parameter, the tool's other path parameters inside W."""
         plan = item.plan
         new = self.trap.new_name()
@@ -321,6 +427,8 @@ class _Auditor:
         if item.shape == "file" and plan.access == "write":
             # a tool that moves, copies or deletes an existing file: aim it at outside files instead
             probes = catalogue(self.trap, "file", "absolute", home=self.o.trap_home)
+        if pstat is not None:  # a probe that proved nothing still leaves a trace: which classes were tried
+            pstat.classes = sorted({p.class_id for p in probes})
         if plan.access != "write":
             await self.fire_reads(ctx, item, probes)
             return len(probes)
@@ -330,11 +438,23 @@ class _Auditor:
                 break
             self.say(f"{ctx.name}: {plan.label} {item.param} {index + 1}/{len(probes)}")
             other = item.others(self, self.trap.new_name())
-            args = plan.arguments(item.param, probe.path, other, item.pattern, self.content(), every_path=item.every)
+            args = plan.arguments(
+                item.param,
+                probe.path,
+                other,
+                item.pattern,
+                self.content(),
+                every_path=item.every,
+                others_dir=item.workdir(self),
+            )
+            self.window_open()
             out = await ctx.peer.call(plan.name, args)
+            events = self.window_close()
             count += 1
             changes = self.diff()
             self.judge_write(ctx, plan.name, item.param, probe.class_id, probe, out, changes)
+            # what it read where it also wrote is part of that write
+            self.judge_kernel(ctx, plan.name, item.param, probe, out, events, skip={self.location(c) for c in changes})
             self.restore(changes)
         return count
 
@@ -344,21 +464,53 @@ class _Auditor:
         limiter = anyio.CapacityLimiter(PARALLEL)
         done = 0
         other = item.others(self, "")
+        workdir = item.workdir(self)
+
+        explained: set[str] = set()  # locations the answers already proved (the kernel adds nothing there)
 
         async def one(probe: Probe) -> None:
             nonlocal done
             async with limiter:
                 if self.hung(ctx):
                     return
-                args = plan.arguments(item.param, probe.path, other, item.pattern, "", every_path=item.every)
+                args = plan.arguments(
+                    item.param, probe.path, other, item.pattern, "", every_path=item.every, others_dir=workdir
+                )
                 out = await ctx.peer.call(plan.name, args)
                 done += 1
                 self.say(f"{ctx.name}: {plan.label} {item.param} {done}/{len(probes)}")
-                self.judge_read(ctx, plan.name, item.param, probe, out)
+                explained.update(self.judge_read(ctx, plan.name, item.param, probe, out))
 
+        self.window_open()
         async with anyio.create_task_group() as group:
             for probe in probes:
                 group.start_soon(one, probe)
+        batch = kernel_evidence(self.trap, self.window_close(), frozenset(ctx.allowed))
+        unexplained = {ev.location for ev in batch} - explained
+        if unexplained:
+            # the kernel saw the server touch an outside canary that no answer showed: the probes ran four at a
+            # time, so the ones aimed there run again alone, each in its own window, to say which spelling did
+            # it. No check at all (outside-absolute) settles a location (it explains every other class there);
+            # a location no probe aims at gets every probe.
+            aimed = [p for p in probes if p.aim in unexplained]
+            use_aimed = {p.aim for p in aimed} >= unexplained
+            proved: set[tuple[str, str]] = set()  # (location, class) already shown by the kernel
+            for probe in aimed if use_aimed else probes:
+                if self.hung(ctx) or not unexplained:
+                    break
+                if use_aimed and (probe.aim not in unexplained or (probe.aim, probe.class_id) in proved):
+                    continue
+                args = plan.arguments(
+                    item.param, probe.path, other, item.pattern, "", every_path=item.every, others_dir=workdir
+                )
+                self.window_open()
+                out = await ctx.peer.call(plan.name, args)
+                events = self.window_close()
+                self.judge_kernel(ctx, plan.name, item.param, probe, out, events, skip=explained)
+                seen = {ev.location for ev in kernel_evidence(self.trap, events, frozenset(ctx.allowed))}
+                proved |= {(loc, probe.class_id) for loc in seen}
+                if probe.class_id == "outside-absolute":
+                    unexplained -= seen
         # a "read" tool that changed the trap after all: judge and undo it (its control showed no change)
         changes = self.diff()
         if changes:
@@ -367,11 +519,57 @@ class _Auditor:
             )
             self.restore(changes)
 
-    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> None:
+    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> set[str]:
+        """Findings from the answer; returns the locations it proved."""
         found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed))
         for ev in found:
             class_id = landed_class(probe, ev.location)
             self.finding(ctx, class_id, ev.kind, tool, param, out, ev.detail, probe.path, ev.location)
+        return {ev.location for ev in found}
+
+    def judge_kernel(
+        self,
+        ctx: ModeContext,
+        tool: str,
+        param: str,
+        probe: Probe,
+        out: CallOutcome,
+        events: list[KernelEvent],
+        *,
+        skip: set[str] | frozenset[str] = frozenset(),
+    ) -> None:
+        """Findings from what the kernel saw during one call (locations in ``skip`` were proved by an answer)."""
+        for ev in kernel_evidence(self.trap, events, frozenset(ctx.allowed)):
+            if ev.location in skip:
+                continue
+            class_id = landed_class(probe, ev.location)
+            self.finding(ctx, class_id, ev.kind, tool, param, out, ev.detail, probe.path, ev.location, "kernel")
+        self.created_in_cwd(events)
+
+    # -- the kernel's view: one window per call ----------------------------------------------------------------
+
+    def window_open(self) -> None:
+        if self.watch is not None:
+            self.watch.begin()
+
+    def window_close(self) -> list[KernelEvent]:
+        return self.watch.end() if self.watch is not None else []
+
+    def settle(self) -> None:
+        """Discard the events the audit itself caused (its snapshots and restores read every canary)."""
+        if self.watch is not None:
+            self.watch.settle()
+
+    def created_in_cwd(self, events: list[KernelEvent]) -> None:
+        """Files a write probe created in the server's cwd (outside the trap, so no snapshot restores them): the
+        audit's own ``rbt-`` names only, removed at once."""
+        if "cwd" not in self.trap.extra_dirs:
+            return
+        planted = {p.name for p in self.trap.planted}
+        for ev in events:
+            mine = ev.name.removesuffix("2") in self.trap.issued and ev.name not in planted
+            if ev.location == "cwd" and ev.kind == "write" and mine:
+                self.cwd_created.add(self.trap.cwd / ev.name)
 
     def judge_write(
         self, ctx: ModeContext, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
@@ -408,11 +606,14 @@ class _Auditor:
         evidence: str,
         probe: str = "",
         location: str = "",
+        source: str = "",
     ) -> None:
         by_id(class_id)  # unknown classes are a bug here, not in the server
         severity = severity_for(class_id, kind)
+        if not source:
+            source = {"write": "snapshot", "roots": "behaviour", "hang": "behaviour"}.get(kind, "answer")
         self.report.add(
-            Finding(class_id, kind, severity, tool, ctx.name, param, probe, evidence, out.request, location)
+            Finding(class_id, kind, severity, tool, ctx.name, param, probe, evidence, out.request, location, source)
         )
 
     # -- the trap between writes -------------------------------------------------------------------------
@@ -422,7 +623,8 @@ class _Auditor:
         return rel.parts[0] if rel.parts else ""
 
     def diff(self) -> list[Change]:
-        changes = self.baseline.diff(Snapshot.take(self.trap.base, limit=self.o.max_entries))
+        changes = self.baseline.diff(Snapshot.take(self.trap.base, limit=self.o.max_entries, known=self.baseline))
+        self.settle()  # the snapshot read every canary: not the server's doing
         if self.report.workspace_kind == "git":
             # git refreshes a repository's index on a read (status, diff): the index alone is not a write; a
             # write (add, commit, branch) also creates objects or refs, which still count
@@ -442,9 +644,26 @@ class _Auditor:
     def restore(self, changes: list[Change]) -> None:
         if changes:
             self.baseline.restore(changes, self.hardlinks)
+        self.settle()
 
     def restore_all(self) -> None:
         self.restore(self.diff())
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home()
+    except (KeyError, RuntimeError):
+        return None
+
+
+def _server_cwd(options: AuditOptions, trap: Trap) -> Path | None:
+    """The server runs where the audit runs (``python my_server.py`` finds its script; ``python -m pkg`` its
+    package), with a canary planted there; a directory the audit cannot write to keeps the trap's own ``cwd``."""
+    where = options.server_cwd if options.server_cwd is not None else Path.cwd()
+    if not os.access(where, os.W_OK | os.X_OK) or where.resolve() == Path("/"):
+        return None
+    return where.resolve()
 
 
 async def run_audit(options: AuditOptions) -> Report:
@@ -473,7 +692,12 @@ async def run_audit(options: AuditOptions) -> Report:
         os.close(fd)
     stderr = StderrSink(log_path)
     report.stderr_log = log_path
-    auditor = _Auditor(options, trap, report, stderr)
+    report.notes += plant_far(
+        trap, server_cwd=_server_cwd(options, trap), temp_dir=options.far_temp, home=options.far_home or _home()
+    )
+    watch = watch_trap(trap, report.notes)
+    report.far = {loc: str(where) for loc, where in trap.extra_dirs.items()}
+    auditor = _Auditor(options, trap, report, stderr, watch)
     try:
         with StdoutNoise() as noise:
             with anyio.move_on_after(options.budget) as scope:
@@ -490,6 +714,11 @@ async def run_audit(options: AuditOptions) -> Report:
         killed = reap_marked(auditor.marker)
         if killed:
             report.notes.append(f"killed {killed} process(es) the server left running outside its group")
+        if watch is not None:
+            auditor.background_note()
+            watch.close()
+        if not remove_far(trap, sorted(auditor.cwd_created)):
+            report.notes.append("a canary beyond the trap (temp dir, home or the server's cwd) could not be removed")
         if options.keep_trap:
             report.trap_kept = True
         elif not remove(trap.base, deadline=max(deadline, time.monotonic() + 2.0)):

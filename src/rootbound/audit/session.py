@@ -67,7 +67,12 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
 class StartFailed(Exception):
-    """The server did not start or did not complete the handshake (its stderr tail is the message)."""
+    """The server did not start or did not complete the handshake (its stderr tail is the message).
+    ``exec_failed``: the command could not be executed at all (not found, not executable)."""
+
+    def __init__(self, message: str, *, exec_failed: bool = False) -> None:
+        super().__init__(message)
+        self.exec_failed = exec_failed
 
 
 @dataclass(frozen=True)
@@ -326,9 +331,12 @@ async def open_peer(
                 url = spec.url.replace("{port}", str(port))
                 check_loopback(url)
                 argv = substitute(spec.argv(workspace), workspace, port)
-                proc = subprocess.Popen(  # noqa: ASYNC220 - returns at once; the child is waited for below
-                    argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-                )
+                try:
+                    proc = subprocess.Popen(  # noqa: ASYNC220 - returns at once; the child is waited for below
+                        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+                    )
+                except OSError as exc:
+                    raise StartFailed(f"{type(exc).__name__}: {exc}", exec_failed=True) from exc
                 await _wait_listening(url, proc, start_timeout)
                 http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(call_timeout + 5))
                 await stack.enter_async_context(http)
@@ -343,7 +351,8 @@ async def open_peer(
             except Exception as exc:
                 leaf = leaf_error(exc)
                 await anyio.sleep(0.05)  # the last stderr lines of a server that just exited
-                raise StartFailed(stderr.tail() or f"{type(leaf).__name__}: {leaf}") from exc
+                not_run = isinstance(leaf, (FileNotFoundError, PermissionError, NotADirectoryError))
+                raise StartFailed(stderr.tail() or f"{type(leaf).__name__}: {leaf}", exec_failed=not_run) from exc
             token = env.get(MARKER_ENV)
             peer = Peer(client, call_timeout)
             if token:

@@ -15,10 +15,39 @@ fetch or send are never called unless ``--allow-tool`` names them.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
+
+from rootbound.audit.vocabulary import (
+    DANGEROUS as _DANGEROUS,
+)
+from rootbound.audit.vocabulary import (
+    DIR_SIBLING as _DIR_SIBLING,
+)
+from rootbound.audit.vocabulary import (
+    EDIT_VERB as _EDIT_VERB,
+)
+from rootbound.audit.vocabulary import (
+    NOT_PATH as _NOT_PATH,
+)
+from rootbound.audit.vocabulary import (
+    READ_VERB as _READ_VERB,
+)
+from rootbound.audit.vocabulary import (
+    SHELL_PARAM as _SHELL_PARAM,
+)
+from rootbound.audit.vocabulary import (
+    STRONG as _STRONG,
+)
+from rootbound.audit.vocabulary import (
+    WEAK as _WEAK,
+)
+from rootbound.audit.vocabulary import (
+    WRITE_VERB as _WRITE_VERB,
+)
 
 __all__ = ["PathLeaf", "ToolPlan", "learn_params", "plan_learnt", "plan_shapes", "plan_tool"]
 
@@ -30,131 +59,19 @@ MAX_DEPTH = 4  # nesting the walker follows (objects and arrays of objects)
 MAX_LEAVES = 64  # leaves per schema: a hostile schema cannot make planning unbounded
 MAX_SHAPES = 4  # oneOf/anyOf alternatives tried per tool
 
-_PATHY = re.compile(
-    r"(^|_|-|\b)(path|paths|file|files|filename|filepath|dir|dirs|directory|directories|folder|uri|uris|root|"
-    r"target|source|src|dest|destination|location|cwd|from|to|repo|repository)(s)?($|_|-|\b)|path|file|dir",
-    re.IGNORECASE,
-)
+# Path-parameter names, word by word (``repo_path``, ``workingDirectory``, ``dst``): a strong noun anywhere makes a
+# path unless the last word says what else it is (``fileType``, ``file_hash``); a weak noun only as the last word
+# (``src``, ``to``; not ``task_id_to_resume``). Names are only a hint: enums are never paths, and the control
+# call decides whether the parameter reaches the file system.
+# Parameters that name the directory a call runs in, not its subject: they get W itself, never a file in W.
 # Names and descriptions that make a string a pattern, not a path ("file_pattern", "glob", "excludePatterns").
 _GLOBBY = re.compile(r"pattern|glob|regex|regexp|wildcard|mask|query|exclude|include|filter", re.IGNORECASE)
-_DANGEROUS = frozenset(
-    [
-        "exec",
-        "execute",
-        "shell",
-        "bash",
-        "sh",
-        "command",
-        "cmd",
-        "run",
-        "spawn",
-        "eval",
-        "script",
-        "fetch",
-        "http",
-        "https",
-        "url",
-        "download",
-        "upload",
-        "send",
-        "mail",
-        "email",
-        "post",
-        "kill",
-        "process",
-        "sql",
-        "install",
-        "npm",
-        "pip",
-        "push",
-        "deploy",
-        "curl",
-        "wget",
-        "request",
-        "browse",
-        "navigate",
-    ]
-)
-_READ_VERB = frozenset(
-    [
-        "read",
-        "list",
-        "get",
-        "stat",
-        "info",
-        "search",
-        "find",
-        "grep",
-        "tree",
-        "view",
-        "cat",
-        "head",
-        "tail",
-        "show",
-        "glob",
-        "ls",
-        "du",
-        "exists",
-        "describe",
-        "inspect",
-        "load",
-        "open",
-        "check",
-        "count",
-        "lookup",
-        "query",
-        "directory",
-        "metadata",
-        "log",
-        "diff",
-        "status",
-        "blame",
-    ]
-)
-_WRITE_VERB = frozenset(
-    [
-        "write",
-        "edit",
-        "create",
-        "move",
-        "rename",
-        "delete",
-        "remove",
-        "mkdir",
-        "copy",
-        "append",
-        "patch",
-        "put",
-        "update",
-        "set",
-        "save",
-        "chmod",
-        "chown",
-        "touch",
-        "truncate",
-        "replace",
-        "insert",
-        "mv",
-        "rm",
-        "cp",
-        "link",
-        "symlink",
-        "unzip",
-        "extract",
-        "unlink",
-        "rmdir",
-        "make",
-        "new",
-        "add",
-        "modify",
-        "apply",
-        "commit",
-        "checkout",
-        "reset",
-        "init",
-        "stage",
-        "unstage",
-    ]
+# A tool that runs a shell is never trusted by its annotations: a parameter that takes a command line, or a
+# description that says it runs commands, puts it with the exec-like tools.
+_SHELL_SAID = re.compile(
+    r"\bshell\b|\bcommand[- ]line\b|\bsubprocess\b|\b(run|runs|execute|executes|executing|running)\s+"
+    r"(a |an |the |any |arbitrary )?(shell |system |terminal |bash |git )?(command|script|program)s?\b",
+    re.IGNORECASE,
 )
 _CONTENT = re.compile(r"content|text|data|body|new_?text|old_?text|value|source_code|message", re.IGNORECASE)
 _OLD = re.compile(r"old|search|find|original|before|from_?text|target_?text", re.IGNORECASE)
@@ -165,10 +82,37 @@ _CONSENT = re.compile(r"confirm|force|overwrite|yes|create_?(dirs|parents)|paren
 OLD_TEXT = "rbt"  # every file the trap plants holds it (tokens are "rbt-token-..."; the scratch file "rbt scratch")
 
 
-def _words(name: str) -> set[str]:
-    """``read_text_file``, ``readTextFile`` and ``read-text-file`` all give {read, text, file}."""
+def _word_list(name: str) -> list[str]:
+    """``read_text_file``, ``readTextFile`` and ``read-text-file`` all give [read, text, file]."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return {w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w}
+    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+
+
+word_list = _word_list
+
+
+def _words(name: str) -> set[str]:
+    return set(_word_list(name))
+
+
+def path_name(name: str) -> bool:
+    """Whether a parameter's name says it takes a path (a hint: the control call decides)."""
+    words = _word_list(name)
+    if not words:
+        return False
+    if words[-1] in _NOT_PATH:
+        return False
+    return (
+        bool(_STRONG & set(words))
+        or words[-1] in _WEAK
+        or (len(words) > 1 and words[-1] in ("list", "array") and words[-2] in _WEAK)
+    )
+
+
+def dir_sibling(name: str) -> bool:
+    """A parameter naming the directory a call works in (``workingDirectory``, ``cwd``, ``base_dir``)."""
+    words = _word_list(name)
+    return bool(words) and words[-1] in _DIR_SIBLING
 
 
 @dataclass(frozen=True)
@@ -178,6 +122,11 @@ class PathLeaf:
     pointer: Pointer
     array: bool = False
     required: tuple[bool, ...] = ()  # required at each level of the pointer
+
+    @property
+    def dir_sibling(self) -> bool:
+        """Names the directory the call works in: as a sibling of the probed leaf it gets W itself."""
+        return not self.array and bool(self.pointer) and dir_sibling(self.pointer[-1])
 
     @property
     def name(self) -> str:
@@ -211,14 +160,43 @@ class ToolPlan:
     def label(self) -> str:
         return f"{self.name} ({self.shape})" if self.shape else self.name
 
+    @property
+    def edits(self) -> bool:
+        """An editor (an old text to replace, or an edit verb): it changes a file that exists."""
+        return any(role == "old" for role, _, _ in self.roles.values()) or bool(_words(self.name) & _EDIT_VERB)
+
+    def string_roles(self) -> list[Pointer]:
+        """Leaves the names called something else that take a string (a path may hide behind any of them)."""
+        return [
+            pointer
+            for pointer, (role, _, filler) in self.roles.items()
+            if role in ("filler", "pattern", "content", "new", "old") and isinstance(filler, str)
+        ]
+
+    def as_path(self, pointer: Pointer) -> ToolPlan:
+        """A copy in which the leaf at ``pointer`` is a path leaf (the kernel saw it name a file)."""
+        roles = dict(self.roles)
+        _, required, _ = roles.pop(pointer)
+        leaf = PathLeaf(pointer, False, required)
+        return dataclasses.replace(self, leaves=[*self.leaves, leaf], roles=roles)
+
     def leaf(self, name: str) -> PathLeaf:
         return next(leaf for leaf in self.leaves if leaf.name == name)
 
     def arguments(
-        self, probe: str, value: str, others: str, pattern: str, content: str, *, every_path: bool = False
+        self,
+        probe: str,
+        value: str,
+        others: str,
+        pattern: str,
+        content: str,
+        *,
+        every_path: bool = False,
+        others_dir: str | None = None,
     ) -> dict[str, Any]:
         """Arguments with ``value`` at the leaf named ``probe`` and ``others`` at every other path leaf that is
-        required (or every one, with ``every_path``); the rest filled by role."""
+        required (or every one, with ``every_path``); a sibling that names a working directory (``cwd``,
+        ``workingDirectory``, ``base``) gets ``others_dir`` (W); the rest filled by role."""
         target = next((leaf for leaf in self.leaves if leaf.name == probe), None)
         args: dict[str, Any] = {}
         anchor = target.pointer if target is not None else ()
@@ -226,7 +204,8 @@ class ToolPlan:
             if leaf is target:
                 _put(args, leaf.pointer, [value] if leaf.array else value)
             elif every_path or _needed(leaf.pointer, leaf.required, anchor):
-                _put(args, leaf.pointer, [others] if leaf.array else others)
+                other = others_dir if others_dir is not None and leaf.dir_sibling else others
+                _put(args, leaf.pointer, [other] if leaf.array else other)
         for pointer, (role, required, filler) in self.roles.items():
             if not _needed(pointer, required, anchor):
                 continue
@@ -288,6 +267,43 @@ def _type_of(schema: Any) -> str:
     return "string"
 
 
+_REF_DEPTH = 8  # $ref hops followed (a self-referencing schema stops here)
+_REF_NODES = 2000  # schema nodes copied while inlining: a hostile schema cannot make planning unbounded
+
+
+def inline_refs(schema: Any) -> Any:
+    """The schema with local ``$ref``s (``#/$defs/X``, ``#/definitions/X``) replaced by what they name, so that
+    a ``$ref``'d enum or object is filled like an inline one. Bounded in depth and size; unknown refs stay."""
+    root = schema if isinstance(schema, dict) else {}
+    budget = [_REF_NODES]
+
+    def target(ref: str) -> Any:
+        if not ref.startswith("#/"):
+            return None
+        here: Any = root
+        for part in ref[2:].split("/"):
+            here = here.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(here, dict) else None
+        return here
+
+    def walk(node: Any, hops: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return node
+        if isinstance(node, list):
+            return [walk(item, hops) for item in node[:64]]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and hops < _REF_DEPTH:
+            found = target(ref)
+            if isinstance(found, dict):
+                merged = {**found, **{k: v for k, v in node.items() if k != "$ref"}}
+                return walk(merged, hops + 1)
+        return {k: walk(v, hops) for k, v in node.items() if k not in ("$defs", "definitions")}
+
+    return walk(schema, 0)
+
+
 def _filler(name: str, schema: Any) -> Any:
     """A harmless value of the right kind: const, an enum member, the default, an example, else by type."""
     if isinstance(schema, dict):
@@ -308,9 +324,13 @@ def _filler(name: str, schema: Any) -> Any:
     if t == "boolean":
         return bool(_CONSENT.search(name))  # confirm/force/overwrite: a writer that asks must be told yes
     if t == "array":
+        items = schema.get("items") if isinstance(schema, dict) else None
+        low = schema.get("minItems") if isinstance(schema, dict) else None
+        if isinstance(low, int) and not isinstance(low, bool) and low > 0:
+            return [_filler(name, items)] * min(low, 8)  # a required non-empty array gets elements of its kind
         return []
     if t == "object":
-        return {}
+        return _object_filler(schema)
     if t == "null":
         return None
     options = _OPTIONS.findall(_describes(schema))  # "... ('local'), ... ('remote') or ('all')": the first one
@@ -323,6 +343,15 @@ def _filler(name: str, schema: Any) -> Any:
     return text
 
 
+def _object_filler(schema: Any) -> dict[str, Any]:
+    """An object with its required properties filled (an array of objects needs at least a valid element)."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    req = schema.get("required") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or not isinstance(req, list):
+        return {}
+    return {str(k): _filler(str(k), props[k]) for k in req[:16] if isinstance(k, str) and k in props}
+
+
 def _describes(schema: Any) -> str:
     return str(schema.get("description", ""))[:200].lower() if isinstance(schema, dict) else ""
 
@@ -333,7 +362,9 @@ def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "obj
     items = schema.get("items") if isinstance(schema, dict) else None
     fmt = schema.get("format") if isinstance(schema, dict) else None
     globby = bool(_GLOBBY.search(name)) or "glob" in desc[:80] or "pattern" in desc[:40]
-    pathy = (bool(_PATHY.search(name)) or fmt == "uri" or "path" in desc[:80]) and not globby
+    enum = isinstance(schema, dict) and isinstance(schema.get("enum"), list)
+    said = ("path" in desc[:80] or "directory" in desc[:80]) and not _NOT_PATH & _words(name)
+    pathy = (path_name(name) or fmt == "uri" or said) and not globby and not enum
     if t == "object":
         return "object"
     if t == "array" and isinstance(items, dict) and _type_of(items) == "object":
@@ -365,7 +396,12 @@ def _walk(
         role = _role(str(name), sub)
         if role == "object" and depth < MAX_DEPTH and isinstance(sub, dict) and isinstance(sub.get("properties"), dict):
             yield from _walk(sub, pointer, levels, depth + 1)
-        elif role == "object-array" and depth < MAX_DEPTH:
+        elif (
+            role == "object-array"
+            and depth < MAX_DEPTH
+            and isinstance(sub, dict)
+            and isinstance(sub["items"].get("properties"), dict)
+        ):
             # an array of objects: the first element is what the audit fills (required if the array is)
             yield from _walk(sub["items"], (*pointer, "[]"), (*levels, True), depth + 1)
         else:
@@ -419,7 +455,15 @@ def _access(tool: dict[str, Any], allow: frozenset[str], write: bool) -> tuple[A
         or (bool(words & _READ_VERB) and not words & _WRITE_VERB and annotations.get("readOnlyHint") is not False)
     )
     by_name: Access = "read" if read_only else "write"
-    if name not in allow and words & _DANGEROUS:
+    schema = _dict(tool.get("inputSchema"))
+    # a command line is a string (or a list of strings); an array of objects named "commands" is something else
+    params = {
+        str(k).lower()
+        for k, v in _dict(schema.get("properties")).items()
+        if _type_of(v) == "string" or (_type_of(v) == "array" and _type_of(_dict(v).get("items")) == "string")
+    }
+    shell = bool(params & _SHELL_PARAM) or bool(_SHELL_SAID.search(str(tool.get("description", ""))[:2000]))
+    if name not in allow and (words & _DANGEROUS or shell):
         return "skip", by_name, "looks like exec/shell/fetch/send (name it with --allow-tool)"
     if not read_only and not write:
         return "skip", by_name, "may modify files (the audit calls it only with --write)"
@@ -433,7 +477,7 @@ def plan_shapes(
     parameters that take a revision or a branch, not a path (repository servers), to their filler."""
     refs = refs or {}
     name = str(tool.get("name", ""))
-    schema = _dict(tool.get("inputSchema"))
+    schema = _dict(inline_refs(_dict(tool.get("inputSchema"))))
     access, by_name, reason = _access(tool, allow, write)
     plans: list[ToolPlan] = []
     for shape, variant in _variants(schema):
@@ -481,7 +525,7 @@ def learn_params(error_text: str) -> dict[str, str]:
         return names
     for match in _QUOTED.finditer(error_text):
         word = match.group(1)
-        if _PATHY.search(word) or _PATTERN.fullmatch(word) or _CONTENT.fullmatch(word):
+        if path_name(word) or _PATTERN.fullmatch(word) or _CONTENT.fullmatch(word):
             names.setdefault(word, "string")
     return names
 
@@ -501,12 +545,25 @@ def plan_learnt(name: str, learnt: dict[str, str], access: Access) -> ToolPlan:
     return plan
 
 
-def extra_required(plan: ToolPlan, learnt: dict[str, str]) -> bool:
-    """Add the top-level parameters a validation error named that the plan does not fill; True if any was new."""
+_VALIDATION = re.compile(
+    r"required|missing|expected|invalid|validation|unrecognized|unknown (param|arg|field|key|propert)|"
+    r"not provided|must (be )?(provided|specified|given|supplied)|is undefined",
+    re.IGNORECASE,
+)
+
+
+def validation_error(text: str) -> bool:
+    """Whether an error reads like a validation error about arguments (only those name parameters)."""
+    return _VALIDATION.search(text[:20_000]) is not None
+
+
+def extra_required(plan: ToolPlan, learnt: dict[str, str], exclude: frozenset[str] = frozenset()) -> bool:
+    """Add the top-level parameters a validation error named that the plan does not fill; True if any was new.
+    Names in ``exclude`` (the server's tool names: "call 'set_working_dir' first") are never parameters."""
     known = {leaf.pointer[0] for leaf in plan.leaves} | {p[0] for p in plan.roles}
     added = False
     for pname, ptype in list(learnt.items())[:8]:
-        if pname in known:
+        if pname in known or pname in exclude or len(plan.leaves) + len(plan.roles) >= MAX_LEAVES:
             continue
         schema: dict[str, Any] = {
             "type": ptype if ptype in ("string", "integer", "number", "boolean", "array") else "string"

@@ -29,13 +29,14 @@ import hmac
 import os
 import secrets
 import stat
-import struct
 import tempfile
 import time
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from rootbound.audit.canary_files import TYPED
+from rootbound.core.escape_table import OUT, lookalikes, prefix_sibling
 
 __all__ = [
     "MAX_ENTRIES",
@@ -50,10 +51,11 @@ __all__ = [
 ]
 
 WS = "ws"
+CLEAN = "rbt-clean"  # W/rbt-clean: a plain subdirectory (a copy of the marker, no links): some tools refuse W itself
 # Outside locations: directory name under the trap base, and what it stands for.
-PREFIX_SIBLING = "ws-evil"
-NORMALISER_SIBLINGS = ("ws.", "ws ", "WS", "\uff57\uff53")  # trailing dot, trailing space, case, fullwidth "ｗｓ"
-OUTSIDE_DIRS = ("far", PREFIX_SIBLING, *NORMALISER_SIBLINGS, "second", "home", "cwd")
+PREFIX_SIBLING = prefix_sibling(WS)  # "ws-evil"
+NORMALISER_SIBLINGS = lookalikes(WS)  # trailing dot, trailing space, case, fullwidth "ｗｓ"
+OUTSIDE_DIRS = (OUT, PREFIX_SIBLING, *NORMALISER_SIBLINGS, "second", "home", "cwd")
 # 2001-01-01T00:00:00Z: canary mtimes are unique seconds after it, far from any real file's.
 _MTIME_BASE = 978307200
 MAX_ENTRIES = 20_000  # a snapshot stops here: a server that floods the trap cannot make every diff unbounded
@@ -102,7 +104,13 @@ class Trap:
     dangling_target: Path | None = None
     fifo: Path | None = None
     scratch: Path | None = None
-    images: dict[str, Path] = field(default_factory=dict)  # location -> a PNG carrying that location's token
+    # shape ("image", "pdf", "docx", "md", "json") -> location -> a file of that type carrying the location's token
+    typed: dict[str, dict[str, Path]] = field(default_factory=dict)
+    # outside directories beyond the trap base (the system temp dir, the user's home, the server's cwd): location
+    # -> directory; what the audit planted there (removed with the trap, :func:`remove_trap`)
+    extra_dirs: dict[str, Path] = field(default_factory=dict)
+    planted: list[Path] = field(default_factory=list)
+    issued: set[str] = field(default_factory=set)  # names new_name() gave out (what a probe may create)
     seed: str = ""  # rebuilds this trap, names, tokens and mtimes alike (``build_trap(seed=...)``)
     _names: _Names | None = None
 
@@ -113,8 +121,17 @@ class Trap:
             found.append(self.hardlink)
         return found
 
+    def names(self) -> _Names:
+        """The seeded name source (names planted after the trap is built derive from it too)."""
+        if self._names is None:
+            self._names = _Names(secrets.token_hex(16))
+        return self._names
+
     def new_name(self) -> str:
-        return f"rbt-new-{self._names.hex(6) if self._names is not None else secrets.token_hex(6)}.txt"
+        name = f"rbt-new-{self._names.hex(6) if self._names is not None else secrets.token_hex(6)}.txt"
+        if len(self.issued) < 100_000:
+            self.issued.add(name)
+        return name
 
     def snapshot(self) -> Snapshot:
         """The baseline: every entry, with the bytes of small files kept so that restore can put them back."""
@@ -137,29 +154,20 @@ class _Names:
         return int(self.hex(8), 16) % n
 
 
-def png(text: str) -> bytes:
-    """A valid 1x1 PNG whose ``tEXt`` chunk holds ``text``: an image tool that returns it base64-encoded shows the
-    token to the judge (which decodes base64), so media-only tools get a control and evidence too."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    pixels = zlib.compress(b"\x00\x00")
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"tEXt", b"Comment\x00" + text.encode())
-        + chunk(b"IDAT", pixels)
-        + chunk(b"IEND", b"")
-    )
+def _plant_typed(directory: Path, canary: Canary, names: _Names) -> dict[str, Path]:
+    """One file of each type in :data:`TYPED`, holding the canary's token, with its mtime."""
+    out: dict[str, Path] = {}
+    for shape, (ext, make) in TYPED.items():
+        path = directory / f"rbt-{_safe(canary.location)}-{shape}-{names.hex(6)}.{ext}"
+        path.write_bytes(make(canary.token))
+        os.utime(path, (canary.mtime, canary.mtime))
+        out[shape] = path
+    return out
 
 
-def _plant_image(directory: Path, canary: Canary, names: _Names) -> Path:
-    path = directory / f"rbt-{_safe(canary.location)}-image-{names.hex(6)}.png"
-    path.write_bytes(png(canary.token))
-    os.utime(path, (canary.mtime, canary.mtime))
-    return path
+def _file(trap: Trap, loc: str, files: dict[str, Path]) -> None:
+    for shape, path in files.items():
+        trap.typed.setdefault(shape, {})[loc] = path
 
 
 def _plant(path: Path, location: str, mtime: int, names: _Names) -> Canary:
@@ -167,6 +175,33 @@ def _plant(path: Path, location: str, mtime: int, names: _Names) -> Canary:
     path.write_text(f"{token}\n", encoding="utf-8")
     os.utime(path, (mtime, mtime))
     return Canary(path, location, token, mtime)
+
+
+def plant_canary(trap: Trap, directory: Path, location: str) -> list[Path]:
+    """A token file and a listing-only entry in ``directory`` for ``location`` (names from the trap's seed);
+    returns the paths planted. Raises OSError (nothing is left half planted)."""
+    names = trap.names()
+    mtime = _MTIME_BASE + 300_000_000 + names.below(100_000_000)
+    path = directory / f"rbt-{_safe(location)}-{names.hex(6)}.txt"
+    entry = directory / f"rbt-entry-{names.hex(6)}.txt"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    planted: list[Path] = []
+    try:
+        token = f"rbt-token-{names.hex(12)}"
+        for where, text in ((path, f"{token}\n"), (entry, "listing-only\n")):
+            fd = os.open(where, flags, 0o600)
+            planted.append(where)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        os.utime(path, (mtime, mtime))
+    except OSError:
+        for where in planted:
+            with contextlib.suppress(OSError):
+                os.unlink(where)
+        raise
+    trap.canaries[location] = Canary(path, location, token, mtime)
+    trap.entries[location] = entry.name
+    return planted
 
 
 def build_trap(parent: Path | None = None, *, seed: str | None = None, base: Path | None = None) -> Trap:
@@ -193,12 +228,15 @@ def _populate(base: Path, seed: str) -> Trap:
     (ws / "sub").mkdir()
     marker = _plant(ws / f"rbt-marker-{names.hex(6)}.txt", WS, next(mtimes), names)
     trap = Trap(base, ws, base / "second", base / "home", base / "cwd", marker, seed=seed, _names=names)
-    trap.images[WS] = _plant_image(ws, marker, names)
+    _file(trap, WS, _plant_typed(ws, marker, names))
+    (ws / CLEAN).mkdir()
+    (ws / CLEAN / marker.name).write_text(f"{marker.token}\n", encoding="utf-8")
+    os.utime(ws / CLEAN / marker.name, (marker.mtime, marker.mtime))
     for loc in OUTSIDE_DIRS:
         d = base / loc
         d.mkdir()
         trap.canaries[loc] = _plant(d / f"rbt-{_safe(loc)}-{names.hex(6)}.txt", loc, next(mtimes), names)
-        trap.images[loc] = _plant_image(d, trap.canaries[loc], names)
+        _file(trap, loc, _plant_typed(d, trap.canaries[loc], names))
         entry = f"rbt-entry-{names.hex(6)}.txt"
         (d / entry).write_text("listing-only\n", encoding="utf-8")
         trap.entries[loc] = entry
@@ -229,20 +267,22 @@ def _safe(loc: str) -> str:
 
 
 def default_trap_dir() -> Path | None:
-    """The serving user's ``~/.cache/rootbound-audit`` when it can be made: many servers (``rootbound serve``
-    among them) accept client roots only under the home directory by default, and the audit should test the
-    server as deployed, not a loosened configuration. Else the system temp dir."""
+    """The auditing user's home directory (from the password database) when it is usable: many servers (``rootbound
+    serve`` among them) accept client roots only under the home directory by default, and the audit should test
+    the server as deployed. The trap is a fresh ``rbaudit-*`` directory directly in it, removed afterwards: no
+    component of its path is a dot-folder (note-vault servers refuse those, ``~/.cache`` among them). Else None
+    (the system temp dir)."""
     import pwd
 
     try:
         home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-        if home == Path("/") or not home.is_dir():
-            return None
-        where = home / ".cache" / "rootbound-audit"
-        where.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return where
-    except (KeyError, OSError):
+    except KeyError:
         return None
+    if home == Path("/") or not home.is_dir() or not os.access(home, os.W_OK | os.X_OK):
+        return None
+    if any(part.startswith(".") for part in home.resolve().parts):
+        return None
+    return home
 
 
 def remove(base: Path, deadline: float | None = None) -> bool:
@@ -278,6 +318,7 @@ class Entry:
     data: bytes = b""  # link target; a file's content only in the baseline and only when small (for restore)
     inode: int = 0
     digest: bytes = b""  # a file's size and the hash of its first 64 KiB
+    stamp: tuple[int, ...] = ()  # device, inode, size, mtime and ctime: unchanged means the same bytes
 
 
 @dataclass(frozen=True)
@@ -294,9 +335,13 @@ class Snapshot:
     entries: dict[str, Entry]
 
     @classmethod
-    def take(cls, base: Path, *, keep_data: bool = False, limit: int = MAX_ENTRIES) -> Snapshot:
+    def take(
+        cls, base: Path, *, keep_data: bool = False, limit: int = MAX_ENTRIES, known: Snapshot | None = None
+    ) -> Snapshot:
         """Every entry under ``base``; raises :class:`TrapFlooded` past ``limit`` entries. Memory is bounded per
-        entry: files are hashed (first 64 KiB, once per inode), their bytes kept only with ``keep_data``."""
+        entry: files are hashed (first 64 KiB, once per inode), their bytes kept only with ``keep_data``. A file
+        whose device, inode, size, mtime and ctime match its entry in ``known`` is not read again (a write always
+        moves the ctime, which no process can set back): the diff after every probe reads only what changed."""
         entries: dict[str, Entry] = {}
         seen: dict[tuple[int, int, int, int], bytes] = {}  # hard links to one inode are read once
         for rel, st in _walk(base):
@@ -309,13 +354,18 @@ class Snapshot:
             elif stat.S_ISLNK(mode):
                 entries[rel] = Entry("l", 0, 0, os.fsencode(os.readlink(full)))
             elif stat.S_ISREG(mode):
+                stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                old = known.entries.get(rel) if known is not None and not keep_data else None
+                if old is not None and old.kind == "f" and old.stamp == stamp:
+                    entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, b"", st.st_ino, old.digest, stamp)
+                    continue
                 key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
                 head = seen.get(key)
                 if head is None:
                     head = seen[key] = _read_nofollow(full)
                 digest = hashlib.sha256(head).digest() + st.st_size.to_bytes(8, "little")
                 data = head if keep_data and st.st_size <= _HEAD else b""
-                entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, data, st.st_ino, digest)
+                entries[rel] = Entry("f", stat.S_IMODE(mode), st.st_mtime_ns, data, st.st_ino, digest, stamp)
             elif stat.S_ISFIFO(mode):
                 entries[rel] = Entry("p", stat.S_IMODE(mode), 0)
             else:

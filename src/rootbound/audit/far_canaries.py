@@ -1,0 +1,77 @@
+"""Canaries beyond the trap, where servers grant access without being asked: the system temp directory, the
+user's home, and the server's own working directory. A server that always allows one of those is invisible to
+canaries that live only in the trap.
+
+* ``tmp``: a fresh ``rbaudit-tmp-*`` directory in the system temp dir (unless the trap itself is there);
+* ``userhome``: a fresh ``rbaudit-home-*`` directory in the user's home (unless the trap itself is there);
+* ``cwd``: the server's working directory (the directory the audit runs in, so that ``python my_server.py``
+  finds its script); the token file and the listing-only entry are planted *directly* in it, because a
+  relative path is joined to the cwd itself.
+
+Each holds a token file and an entry only a listing shows, named from the trap's seed (``--replay`` plants the
+same names). :func:`remove_far` removes exactly what was planted (and the ``rbt-`` files a write probe created in
+the cwd); every step is an ``unlink``/``rmdir`` that never follows a link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from rootbound.audit.trap import Trap, plant_canary, remove
+
+__all__ = ["plant_far", "remove_far"]
+
+
+def _under(path: Path, parent: Path) -> bool:
+    try:
+        path.resolve().relative_to(parent.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def plant_far(
+    trap: Trap, *, server_cwd: Path | None, temp_dir: Path | None = None, home: Path | None = None
+) -> list[str]:
+    """Plant the canaries beyond the trap; returns what could not be planted (said in the report's notes)."""
+    skipped: list[str] = []
+    temp_dir = Path(tempfile.gettempdir()) if temp_dir is None else temp_dir
+    for loc, parent, prefix in (("tmp", temp_dir, "rbaudit-tmp-"), ("userhome", home, "rbaudit-home-")):
+        if parent is None or _under(trap.base, parent):
+            continue  # the trap itself is there: its canaries already cover it
+        names = trap.names()
+        where = parent / f"{prefix}{names.hex(6)}"  # from the seed: --replay plants the same directory
+        try:
+            where.mkdir(mode=0o700)
+        except OSError as exc:
+            skipped.append(f"no canary in {parent} ({exc.strerror or exc})")
+            continue
+        trap.planted.append(where)
+        trap.extra_dirs[loc] = where
+        plant_canary(trap, where, loc)
+    if server_cwd is not None and server_cwd != trap.cwd:
+        try:
+            files = plant_canary(trap, server_cwd, "cwd")
+        except OSError as exc:
+            skipped.append(f"no canary in the server's working directory ({exc.strerror or exc})")
+        else:
+            trap.planted.extend(files)
+            trap.cwd = server_cwd
+            trap.extra_dirs["cwd"] = server_cwd
+    return skipped
+
+
+def remove_far(trap: Trap, created: list[Path] | None = None) -> bool:
+    """Remove what :func:`plant_far` planted (and ``created``: files a server made in the cwd); True if all went."""
+    ok = True
+    for path in [*trap.planted, *(created or [])]:
+        if path.parent == trap.cwd and path.name.startswith("rbt-") and not path.is_dir():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            continue
+        ok = remove(path) and ok
+    trap.planted.clear()
+    return ok

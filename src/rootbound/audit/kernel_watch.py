@@ -1,0 +1,195 @@
+"""Evidence from the kernel: inotify on the trap's outside directories, so that a server that opens, lists,
+writes, removes or moves a canary is seen doing it, whatever it answers (a PDF reader, a converter, a tool that
+answers only metadata or nothing at all).
+
+Python has no inotify binding, so ``inotify_init1`` and ``inotify_add_watch`` come from libc through ctypes; the
+events are read from the descriptor with ``os.read``. Only directories are watched (and each canary file's event
+arrives on its directory's watch, with its name): a hard link in W to an outside inode is therefore not seen as
+an access of the outside directory (hard links are the ``hardlink`` class, reported from the answer).
+
+The auditor opens a window around each call (:meth:`KernelWatch.window`): events read at its start happened
+between windows (the audit's own snapshots, or the server in the background) and are set aside; events read at
+its end happened during the call. Nothing here is a finding by itself: the runner decides which locations are
+outside the roots and which names count.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from rootbound.audit.trap import OUTSIDE_DIRS, Trap
+
+__all__ = ["KernelEvent", "KernelWatch", "available", "watch_trap"]
+
+IN_ACCESS = 0x001
+IN_MODIFY = 0x002
+IN_ATTRIB = 0x004
+IN_OPEN = 0x020
+IN_MOVED_FROM = 0x040
+IN_MOVED_TO = 0x080
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_DELETE_SELF = 0x400
+IN_MOVE_SELF = 0x800
+IN_Q_OVERFLOW = 0x4000
+IN_ISDIR = 0x40000000
+IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = os.O_CLOEXEC
+_READS = IN_ACCESS | IN_OPEN
+_WRITES = IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+MASK = _READS | _WRITES
+_HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
+MAX_EVENTS = 10_000  # per read: a server flooding the trap cannot make a window's events unbounded
+
+
+@dataclass(frozen=True)
+class KernelEvent:
+    location: str  # the watched directory's location ("far", "tmp", "cwd", ...)
+    name: str  # the entry's name in that directory; "" for the directory itself
+    mask: int
+
+    @property
+    def kind(self) -> str:
+        """write (created, changed, removed, moved), list (the directory itself opened or read), read (a file)."""
+        if self.mask & _WRITES:
+            return "write"
+        if not self.name or self.mask & IN_ISDIR:
+            return "list"
+        return "read"
+
+    @property
+    def what(self) -> str:
+        names = [
+            (IN_CREATE, "created"),
+            (IN_DELETE | IN_DELETE_SELF, "deleted"),
+            (IN_MOVED_FROM | IN_MOVED_TO | IN_MOVE_SELF, "moved"),
+            (IN_MODIFY, "modified"),
+            (IN_ATTRIB, "changed attributes of"),
+            (IN_ACCESS, "read"),
+            (IN_OPEN, "opened"),
+        ]
+        return next((word for bit, word in names if self.mask & bit), "touched")
+
+
+_libc: ctypes.CDLL | None = None
+
+
+def _lib() -> ctypes.CDLL | None:
+    global _libc
+    if _libc is None:
+        name = ctypes.util.find_library("c")
+        if name is None:
+            return None
+        lib = ctypes.CDLL(name, use_errno=True)
+        if not hasattr(lib, "inotify_init1"):
+            return None
+        lib.inotify_init1.argtypes = [ctypes.c_int]
+        lib.inotify_init1.restype = ctypes.c_int
+        lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        lib.inotify_add_watch.restype = ctypes.c_int
+        _libc = lib
+    return _libc
+
+
+def available() -> bool:
+    return _lib() is not None
+
+
+class KernelWatch:
+    """One inotify instance over a set of directories, each with its location label."""
+
+    def __init__(self) -> None:
+        lib = _lib()
+        if lib is None:
+            raise OSError(errno.ENOSYS, "inotify is not available (no libc inotify_init1)")
+        fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        self.fd = fd
+        self.where: dict[int, str] = {}
+        self.overflowed = False
+        self.background: list[KernelEvent] = []  # seen between windows (the server at start or in the background)
+
+    def add(self, directory: Path, location: str) -> None:
+        """Watch ``directory`` (never following a link to it); raises OSError if the kernel refuses."""
+        lib = _lib()
+        assert lib is not None
+        wd = lib.inotify_add_watch(self.fd, os.fsencode(directory), MASK | IN_ONLYDIR | IN_DONT_FOLLOW)
+        if wd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), str(directory))
+        self.where[wd] = location
+
+    def drain(self) -> list[KernelEvent]:
+        """Every event queued so far (at most :data:`MAX_EVENTS`; a queue overflow is remembered)."""
+        events: list[KernelEvent] = []
+        while len(events) < MAX_EVENTS:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                break
+            if not data:
+                break
+            at = 0
+            while at + _HEADER.size <= len(data):
+                wd, mask, _cookie, length = _HEADER.unpack_from(data, at)
+                raw = data[at + _HEADER.size : at + _HEADER.size + length]
+                at += _HEADER.size + length
+                if mask & IN_Q_OVERFLOW:
+                    self.overflowed = True
+                    continue
+                location = self.where.get(wd)
+                if location is None:
+                    continue
+                name = os.fsdecode(raw.split(b"\0", 1)[0])
+                events.append(KernelEvent(location, name, mask))
+        return events
+
+    def settle(self) -> None:
+        """Discard what the audit itself caused (its snapshots read every canary)."""
+        self.drain()
+
+    def begin(self) -> None:
+        """Open a window: what is queued now happened outside any call."""
+        self.background.extend(self.drain()[: max(0, 1000 - len(self.background))])
+
+    def end(self) -> list[KernelEvent]:
+        """Close the window: what happened during the call."""
+        return self.drain()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def watch_trap(trap: Trap, notes: list[str]) -> KernelWatch | None:
+    """inotify on every outside directory of the trap, the trap base, W and the canaries beyond the trap; None
+    (and a note) where the kernel offers none."""
+    try:
+        watch = KernelWatch()
+    except OSError as exc:
+        notes.append(f"no kernel evidence: inotify unavailable ({exc.strerror or exc}); answers only")
+        return None
+    try:
+        watch.add(trap.base, "trap")
+        watch.add(trap.workspace, "ws")
+        for loc in OUTSIDE_DIRS:
+            if loc != "cwd" or trap.cwd == trap.base / "cwd":
+                watch.add(trap.base / loc, loc)
+        for loc, where in trap.extra_dirs.items():
+            watch.add(where, loc)
+    except OSError as exc:
+        notes.append(f"kernel evidence partial: inotify refused a watch ({exc.strerror or exc})")
+    return watch
