@@ -94,10 +94,13 @@ def runs(
     conformance_bin: Path, served: str, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
 ) -> dict[str, Run]:
     out = tmp_path_factory.mktemp("serve-conformance-runs")
+
+    def one(item: tuple[str, str]) -> Run:
+        scenario, spec = item
+        return _conformance(["server", "--url", served], scenario, spec, out / f"{scenario}-{spec}")
+
     with ThreadPoolExecutor(WORKERS) as pool:
-        done = list(
-            pool.map(lambda item: _conformance(["server", "--url", served], *item, out / "-".join(item)), SCENARIOS)
-        )
+        done = list(pool.map(one, SCENARIOS))
     problems = {f"{run.scenario}@{run.spec}": _problems(run) for run in done}
     lines = _table(done, problems)
     lines += [
