@@ -2,6 +2,7 @@
 # Installs what the independent-judge tests need, idempotently (seconds when already installed):
 #   .deps/conformance  the official MCP conformance runner + Node 22 (npm, pinned by tests/judges/conformance/package-lock.json)
 #   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/judges/interop/package-lock.json)
+#   .deps/inspector    the MCP Inspector (its --cli mode) + Node 22 (npm, pinned by tests/judges/inspector/package-lock.json)
 #   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
 #                      pinned by tests/judges/peers/package-lock.json)
 #   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
@@ -49,6 +50,7 @@ npm_tree() {
 npm_tree conformance
 npm_tree interop
 npm_tree peers
+npm_tree inspector
 # Node resolves ES module imports from the script's own folder: point tests/judges/interop/node_modules (git-ignored) at
 # the installed tree, unless someone installed there directly.
 if [[ ! -e "$ROOT/tests/judges/interop/node_modules" || -L "$ROOT/tests/judges/interop/node_modules" ]]; then
@@ -71,11 +73,13 @@ for pins in "$ROOT"/tests/audit/git-servers/*.txt; do
     echo "$want" >"$dst/.installed"
 done
 
-# The runner needs Node >= 22 (fs.globSync); the npm `node` package brings it beside the runner.
-if ! "$DEPS/conformance/node_modules/.bin/node" -e 'process.exit(+(process.versions.node.split(".")[0] < 22))'; then
-    log "the node@22 package did not install a working Node 22 in .deps/conformance"
-    exit 1
-fi
+# The runner needs Node >= 22 (fs.globSync), the Inspector Node >= 22.19; the npm `node` package brings it beside each.
+for tree in conformance inspector; do
+    if ! "$DEPS/$tree/node_modules/.bin/node" -e 'process.exit(+(process.versions.node.split(".")[0] < 22))'; then
+        log "the node@22 package did not install a working Node 22 in .deps/$tree"
+        exit 1
+    fi
+done
 
 if [[ "${ROOTBOUND_SKIP_APT:-}" != 1 ]] && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
     if [[ $(id -u) -ne 0 ]]; then

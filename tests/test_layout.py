@@ -187,8 +187,8 @@ EXPORTS = {
         "SymlinkEscape", "SymlinkLoop", "TooLarge", "__version__", "canonical_uri", "path_to_uri", "uri_to_path",
     ],
     "rootbound.mcp": [
-        "ChangeCallback", "ClientKwargs", "InputRequired", "RootsProvider", "RootsService", "mcp_error",
-        "tool_errors",
+        "ChangeCallback", "ClientKwargs", "InputRequired", "RequiresMcp2", "RootsProvider", "RootsService",
+        "mcp_error", "tool_errors",
     ],
     "rootbound.audit": [
         "AuditOptions", "CLASSES", "EscapeClass", "Evidence", "Finding", "ModeRun", "Probe", "Report",

@@ -99,11 +99,12 @@ async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
                 assert error, path
                 assert f"({reason})" in text, text
                 assert "secret" not in text and "inside" not in text and "blob" not in text
-            # Writes are not even offered without --writable.
-            error, text = await text_of(client, "write_file", path="new.txt", content="x")
-            assert error
-            assert text.startswith("write_file is a writing tool and this server is read-only"), text
-            assert "rootbound serve --writable" in text
+            # Writes are not even offered without --writable: an unknown tool (-32602) whose message names the flag.
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("write_file", {"path": "new.txt", "content": "x"})
+            assert unknown.value.code == -32602
+            assert unknown.value.message.startswith("write_file is a writing tool and this server is read-only")
+            assert "rootbound serve --writable" in unknown.value.message
             # Narrowing in the handshake era reaches the live session.
             await provider.set_roots([work / "app"])
             await provider.flush()

@@ -13,7 +13,7 @@ import anyio
 import mcp_types as types
 import pytest
 
-from mcp import Client
+from mcp import Client, MCPError
 from rootbound import Root
 from rootbound.mcp import RootsProvider
 from tests.helpers.serve_process import serve
@@ -189,10 +189,12 @@ async def test_no_writing_tool_without_writable(tree: Path, mode: str) -> None:
             names = {tool.name for tool in (await client.list_tools()).tools}
             assert not names & WRITE_TOOLS
             for tool in sorted(WRITE_TOOLS):
-                error, text, _ = await call(client, tool, path="x", source="x", destination="y", content="")
-                assert error
+                with pytest.raises(MCPError) as unknown:  # not offered: an unknown tool, naming the flag
+                    await call(client, tool, path="x", source="x", destination="y", content="")
+                assert unknown.value.code == -32602
                 assert (
-                    text == f"{tool} is a writing tool and this server is read-only: the operator starts it with "
+                    unknown.value.message
+                    == f"{tool} is a writing tool and this server is read-only: the operator starts it with "
                     "rootbound serve --writable to offer the writing tools"
                 )
     assert (work / "app" / "src" / "main.py").read_text() == "def main():\n    # TODO\n    return 1\n"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from rootbound.core.lazy_exports import lazy_names
 
 if TYPE_CHECKING:
+    from rootbound.mcp._bridges import RequiresMcp2
     from rootbound.mcp.client import ClientKwargs, RootsProvider
     from rootbound.mcp.server import ChangeCallback, InputRequired, RootsService, mcp_error, tool_errors
 
@@ -24,6 +25,7 @@ __all__ = [
     "ChangeCallback",
     "ClientKwargs",
     "InputRequired",
+    "RequiresMcp2",
     "RootsProvider",
     "RootsService",
     "mcp_error",
@@ -37,6 +39,7 @@ __getattr__, __dir__ = lazy_names(
     {
         "ClientKwargs": "client",
         "RootsProvider": "client",
+        "RequiresMcp2": "_bridges",  # what the 2026-07-28-only API raises on mcp 1.x
         **dict.fromkeys(("ChangeCallback", "InputRequired", "RootsService", "mcp_error", "tool_errors"), "server"),
     },
 )

@@ -33,6 +33,7 @@ __all__ = [
     "is_error_result",
     "mcp_error",
     "note_refusal",
+    "shows_refusal",
     "tool_errors",
     "tool_failure",
     "wire_result",
@@ -84,9 +85,9 @@ def tool_errors() -> Iterator[None]:
 
     ``MCPServer`` (mcp 2.x) shows a ``ToolError``'s text after "Error executing tool NAME: " and masks every other
     exception as "Error executing tool NAME"; a denial is deliberate, so it should say why (its message never
-    contains the caller's input). FastMCP 1.x shows any exception's text after that prefix; on mcp 1.x
-    ``RootsService.install`` strips the prefix from a denial this context (or ``service.roots``) raised, so the
-    model reads the fixed text alone.
+    contains the caller's input). FastMCP 1.x shows any exception's text after that prefix. On both majors
+    ``RootsService.install`` strips the prefix from a denial this context (or ``service.roots``) raised (2.x: its
+    middleware; 1.x: its request-handler wrapper), so the model reads the fixed text alone.
     """
     if MCP_V2:
         from mcp.server.mcpserver.exceptions import ToolError
@@ -120,6 +121,17 @@ class InputRequired(SdkError):
         else:
             Exception.__init__(self, self._ERROR.message)  # as mcp 1.x's McpError does
         self.error = self._ERROR
+
+
+def shows_refusal(result: Any, message: str) -> bool:
+    """Whether ``result`` is a tool error whose first text is ``message``, alone or after a framework's prefix
+    ("Error executing tool NAME: "): the framework's rendering of the denial, not the tool's own text (mcp 2.x)."""
+    if not is_error_result(result):
+        return False
+    content = result.get("content") if isinstance(result, Mapping) else getattr(result, "content", None)
+    first = content[0] if isinstance(content, list) and content else None
+    text = first.get("text") if isinstance(first, Mapping) else getattr(first, "text", None)
+    return isinstance(text, str) and (text == message or text.endswith(": " + message))
 
 
 def is_error_result(result: Any) -> bool:

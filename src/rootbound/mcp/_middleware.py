@@ -18,7 +18,15 @@ from rootbound.core.errors import RootsError
 from rootbound.core.mrtr import INPUT_ROUND_METHODS, LIST_CHANGED, era_of
 from rootbound.core.roots import RootLimits
 from rootbound.mcp import _rounds
-from rootbound.mcp._bridges import InputRequired, is_error_result, mcp_error, tool_failure
+from rootbound.mcp._bridges import (
+    REFUSAL,
+    InputRequired,
+    Refusal,
+    is_error_result,
+    mcp_error,
+    shows_refusal,
+    tool_failure,
+)
 from rootbound.mcp._handshake import HandshakeRoots
 from rootbound.mcp._sdk_server import Link2
 
@@ -101,6 +109,8 @@ class RootsMiddleware:
     ) -> HandlerResult:
         service = self.service
         token = _rounds.SCOPE.set(scope)
+        refusal = Refusal()
+        noted = REFUSAL.set(refusal)
         try:
             result = await call_next(ctx)
         except InputRequired:
@@ -110,10 +120,15 @@ class RootsMiddleware:
                 raise mcp_error(error) from None
             return tool_failure(error, ctx.protocol_version, service._server_info())
         finally:
+            REFUSAL.reset(noted)
             _rounds.SCOPE.reset(token)
         if scope.signalled and is_error_result(result):
             # A framework turned our InputRequired into an isError result (FastMCP masks tool exceptions).
             return _rounds.input_required(scope, service._server_info())
+        denied = refusal.error
+        if isinstance(denied, RootsError) and ctx.method == "tools/call" and shows_refusal(result, str(denied)):
+            # MCPServer's "Error executing tool NAME: " + the denial (tool_errors): the fixed text alone, as on 1.x.
+            return tool_failure(denied, ctx.protocol_version, service._server_info())
         if era == "2026-07-28" and is_input_required(result) and (scope.roots is not None or scope.carried is not None):
             return _rounds.carry(scope, result)
         return result

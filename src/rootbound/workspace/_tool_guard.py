@@ -6,6 +6,9 @@ A server middleware (``Server.middleware``, innermost), so it holds for every to
   tool error with a fixed message, before any argument is used;
 * each session runs at most a few calls at once (:mod:`._fairness`): one session's backlog of slow calls cannot
   take every worker thread;
+* a tool error answered here is in the wire form of the request's era, as the SDK shapes a handler's result
+  (which this short-circuit bypasses): ``resultType`` and the ``serverInfo`` stamp in 2026-07-28, neither in the
+  handshake era (issue 35 #5);
 * an unexpected exception from a tool becomes a fixed message (``internal error``), logged once by type (the
   log is rate-limited), never its text or traceback on the wire. Protocol errors (:class:`MCPError`, e.g. the
   missing roots capability), rootbound's own errors (e.g. "roots unavailable": ``RootsService``'s middleware turns
@@ -24,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from rootbound.core.errors import RootsError
+from rootbound.mcp._bridges import wire_result
 from rootbound.workspace._arguments import InvalidArguments, checker
 from rootbound.workspace._fairness import SessionSlots
 from rootbound.workspace._fd_budget import RootsRefused
@@ -35,16 +39,25 @@ logger = logging.getLogger("rootbound.serve.tools")
 INTERNAL_ERROR_TEXT: Final = "internal error: the tool failed unexpectedly (the server log has the details)"
 
 
-def _tool_error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+def _tool_error(text: str, ctx: ServerRequestContext[Any, Any], server_info: Any) -> dict[str, Any]:
+    """A tool error in the wire form of the request's era."""
+    result = types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    return wire_result(result, ctx.protocol_version, server_info)
 
 
 class ToolGuard:
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]], *, per_session: int = 4) -> None:
+    def __init__(
+        self,
+        schemas: Mapping[str, Mapping[str, Any]],
+        *,
+        per_session: int = 4,
+        server_info: Callable[[], Any] = lambda: None,
+    ) -> None:
         self._checks: dict[str, Callable[[Mapping[str, Any]], None]] = {
             name: checker(schema) for name, schema in schemas.items()
         }
         self._slots = SessionSlots(per_session)
+        self._server_info = server_info  # the 2026-07-28 ``serverInfo`` stamp (the server's own)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call" or not isinstance(ctx.params, Mapping):
@@ -56,7 +69,7 @@ class ToolGuard:
             try:
                 check(arguments if arguments is not None else {})
             except InvalidArguments as error:
-                return _tool_error(str(error))
+                return _tool_error(str(error), ctx, self._server_info())
         async with self._slots.slot(ctx.session):
             try:
                 return await call_next(ctx)
@@ -65,9 +78,9 @@ class ToolGuard:
             except Exception as error:
                 refused = _refusal(error)
                 if refused is not None:
-                    return _tool_error(str(refused))
+                    return _tool_error(str(refused), ctx, self._server_info())
                 logger.error("tool %s failed: %s", name if check is not None else "?", type(error).__name__)
-                return _tool_error(INTERNAL_ERROR_TEXT)
+                return _tool_error(INTERNAL_ERROR_TEXT, ctx, self._server_info())
 
 
 def _refusal(error: BaseException) -> RootsRefused | None:

@@ -38,7 +38,7 @@ from rootbound import __version__
 from rootbound.confine.boundary import Boundary, Dropped
 from rootbound.confine.local_disks import keep_mountinfo_open
 from rootbound.confine.rooted_fs import RootedFS
-from rootbound.core.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
+from rootbound.core.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
@@ -502,8 +502,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
         modern = era_of(ctx.protocol_version) == "2026-07-28"
-        if params.name not in names:
-            return _error(unknown_tool(params.name), modern=modern)
+        if params.name not in names:  # the spec's error for an unknown tool, in both eras (issue 35 #5)
+            raise MCPError(INVALID_PARAMS, unknown_tool(params.name))
         situation = await situation_of(ctx, params.name, modern)
         if isinstance(situation, str):
             return _error(situation, modern=modern)
@@ -585,7 +585,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)  # typed to take wire dicts
     service.install(server)
-    server.middleware.append(ToolGuard({tool.name: tool.input_schema for tool in tools}))  # issue 16: #3, #9
+    schemas = {tool.name: tool.input_schema for tool in tools}
+    server.middleware.append(ToolGuard(schemas, server_info=lambda: server.server_info_stamp))  # issue 16: #3, #9
     return server, service
 
 

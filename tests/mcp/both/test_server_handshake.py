@@ -14,7 +14,6 @@ import anyio
 import pytest
 
 from rootbound.mcp import RootsService
-from rootbound.mcp._sdk_major import MCP_V2
 from tests.mcp.both.server_harness import (
     KINDS,
     TRANSPORTS,
@@ -69,9 +68,10 @@ async def guarded(seconds: float = 60) -> AsyncIterator[None]:
 
 
 def denial(kind: str, fixed: str) -> str:
-    """What the model reads for a rootbound denial raised in the ``roots`` tool: its fixed text. mcp 2.x's
-    ``MCPServer`` prefixes even a ``ToolError`` with the tool name; on mcp 1.x rootbound strips FastMCP's."""
-    return f"Error executing tool roots: {fixed}" if MCP_V2 and kind == "framework" else fixed
+    """What the model reads for a rootbound denial raised in the ``roots`` tool, whatever the server ``kind``: its
+    fixed text alone. ``MCPServer`` (mcp 2.x) and FastMCP 1.x put "Error executing tool NAME: " before a tool's
+    error; rootbound strips it from its own denials on both majors (issue 35)."""
+    return fixed
 
 
 async def test_roots_are_fetched_once_and_cached(env: Env) -> None:
