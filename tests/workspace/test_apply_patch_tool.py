@@ -330,9 +330,9 @@ def test_a_failed_publication_is_undone(tmp_path: Path, monkeypatch: Any) -> Non
     (base / "gone.txt").write_text("g\n")
     real = patch_ops.PatchOps._create
 
-    def squat(self: Any, handle: Any, temp: str, ino: int, undo: Any) -> None:
+    def squat(self: Any, plan: Any, handle: Any, undo: Any) -> None:
         (base / "new.txt").write_text("squatter\n")
-        real(self, handle, temp, ino, undo)
+        real(self, plan, handle, undo)
 
     monkeypatch.setattr(patch_ops.PatchOps, "_create", squat)
     patch = wrap(
