@@ -15,7 +15,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from rootbound import RootedFS, RootsError
+from rootbound.confine import atomic_write
 from rootbound.confine.patch_ops import PatchOpFailed
 from rootbound.text.patch_grammar import parse_patch
 from tests.confine.test_toctou import Arena
@@ -123,3 +126,33 @@ def test_directory_moved_out_mid_patch_by_another_process(fs: RootedFS, arena: A
         path.unlink()
     check_after(arena, before)
     assert ok + denied == CALLS and denied > 0, (ok, denied)
+
+
+def test_a_displaced_file_the_undo_cannot_put_back_is_kept_and_reported(
+    fs: RootedFS,  # noqa: F811
+    arena: Arena,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another writer changes ``d/f`` just before the patch's exchange publishes over it (the patch must not win),
+    and the kernel refuses the exchange that would put it back (its directory left the roots at that instant):
+    the other writer's content stays beside the file under a temp name, and the error says so. It is never
+    removed as if it were a temp file of ours."""
+    real, calls = atomic_write.exchange, []
+
+    def exchange(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str) -> None:
+        calls.append(src)
+        if len(calls) == 1:
+            (arena.root / "d" / "f").write_bytes(B)  # the other writer, after the patch's last check
+            return real(src_dir_fd, src, dst_dir_fd, dst)
+        raise PermissionError(13, "Permission denied")  # the undo, refused
+
+    monkeypatch.setattr("rootbound.confine.patch_ops.exchange", exchange)
+    content = A.decode().rstrip("\n")
+    try:
+        fs.apply_patch(parse_patch(patch("*** Add File: d/f", f"+{content}")))
+    except PatchOpFailed as failure:
+        assert failure.kept == (arena.root / "d" / "f",)
+    else:
+        raise AssertionError("the other writer's change was overwritten without an error")
+    (kept,) = (arena.root / "d").glob(".rootbound-*")
+    assert kept.read_bytes() == B and (arena.root / "d" / "f").read_bytes() == A

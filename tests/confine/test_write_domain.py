@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from rootbound import Boundary, Edit, RootedFS, RootsError
-from rootbound.confine import atomic_write, landlock
+from rootbound.confine import atomic_write, landlock, write_domain
 from rootbound.confine.write_domain import WriteDomain
 from rootbound.confine.write_ops import WriteOps
 from rootbound.core.errors import MovedOutOfRoots
@@ -194,3 +194,49 @@ def test_a_forked_child_writes_through_a_domain_of_its_own(tmp_path: Path) -> No
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
     assert (tmp_path / "child.txt").read_text() == "c\n"
+
+
+def _write_temp_refused_at_open(directory: Path, *, removal_refused: bool) -> tuple[BaseException | None, list[Any]]:
+    """``write_temp`` on a thread the kernel lets make a file in ``directory`` but not open it for writing: the
+    two checks a temp file passes (Landlock's right to make it, at creation, then to write it, at open), which
+    a directory moved out of the roots between them also splits. With ``removal_refused`` the thread may not
+    remove it either (a write worker whose directory left the roots): it is left to the calling thread."""
+    fd = os.open(directory, os.O_PATH | os.O_DIRECTORY)
+    handled = landlock.ACCESS_FS_MAKE_REG | landlock.ACCESS_FS_WRITE_FILE
+    if removal_refused:
+        handled |= landlock.ACCESS_FS_REMOVE_FILE
+    leftovers: list[Any] = []
+    failure: list[BaseException] = []
+
+    def refused() -> None:
+        with landlock.Ruleset(handled) as ruleset:
+            ruleset.allow_path(fd, landlock.ACCESS_FS_MAKE_REG)
+            ruleset.restrict_self()
+        write_domain._local.leftovers = leftovers if removal_refused else None
+        try:
+            atomic_write.write_temp(fd, b"content\n")
+        except BaseException as exc:
+            failure.append(exc)
+
+    try:
+        thread = threading.Thread(target=refused)
+        thread.start()
+        thread.join()
+    finally:
+        os.close(fd)
+    return (failure[0] if failure else None), leftovers
+
+
+@pytest.mark.skipif(not HAS_LANDLOCK, reason="needs Landlock ABI >= 2 in this kernel")
+@pytest.mark.parametrize("removal_refused", [False, True], ids=["removed-in-place", "left-to-the-caller"])
+def test_a_temp_file_made_but_not_opened_is_not_left_behind(tmp_path: Path, removal_refused: bool) -> None:
+    """The kernel can create the temp file and then refuse to open it (the flake of issue 37's mover race: an
+    empty ``.rootbound-*.tmp`` left in a directory moved out and back): the empty file is removed, by the
+    worker if it may, else by the calling thread once the call is over."""
+    failure, leftovers = _write_temp_refused_at_open(tmp_path, removal_refused=removal_refused)
+    assert isinstance(failure, PermissionError)
+    if removal_refused:
+        assert [p.stat().st_size for p in tmp_path.iterdir()] == [0]  # made, and the worker could not remove it
+        assert len(leftovers) == 1
+        write_domain._tidy(leftovers)  # what WriteDomain.run does on the calling thread
+    assert list(tmp_path.iterdir()) == []

@@ -16,7 +16,8 @@ import pytest
 
 from rootbound import Boundary, Root, RootedFS
 from rootbound.mcp import RootsProvider
-from rootbound.workspace.tools import Limits, ToolError, call_tool
+from rootbound.workspace._arguments import InvalidArguments, checker
+from rootbound.workspace.tools import Limits, ToolError, call_tool, tool_specs
 from tests.helpers.serve_process import serve
 
 
@@ -330,9 +331,9 @@ def test_a_failed_publication_is_undone(tmp_path: Path, monkeypatch: Any) -> Non
     (base / "gone.txt").write_text("g\n")
     real = patch_ops.PatchOps._create
 
-    def squat(self: Any, handle: Any, temp: str, ino: int, undo: Any) -> None:
+    def squat(self: Any, plan: Any, handle: Any, undo: Any) -> None:
         (base / "new.txt").write_text("squatter\n")
-        real(self, handle, temp, ino, undo)
+        real(self, plan, handle, undo)
 
     monkeypatch.setattr(patch_ops.PatchOps, "_create", squat)
     patch = wrap(
@@ -384,3 +385,34 @@ def test_old_string_new_string_replace_all_and_expected_replacements(tmp_path: P
             with pytest.raises(ToolError, match=message.replace("[", r"\[").replace("(", r"\(")):
                 call_tool("edit_file", fs, {"path": "f.txt", **arguments}, Limits())
         assert target.read_text() == "a = 5\nb = 5\nc = 4\n"
+
+
+def test_the_reference_servers_spelling_old_text_new_text_and_dry_run(tmp_path: Path) -> None:
+    """The reference filesystem server's ``edit_file`` arguments, ``edits: [{oldText, newText}]`` and ``dryRun``,
+    mean what rootbound's own names mean; two spellings of one thing in one call are refused."""
+    base = Path(os.path.realpath(tmp_path))
+    target = base / "f.txt"
+    target.write_text("a = 1\nb = 2\n")
+    with Boundary([base]) as boundary:
+        fs = RootedFS(boundary)
+        edits = [{"oldText": "a = 1", "newText": "a = 3"}, {"oldText": "b = 2", "newText": "b = 4"}]
+        _, data = run(fs, "edit_file", path="f.txt", edits=edits, dryRun=True)
+        assert data is not None and (data["written"], data["dry_run"]) == (False, True)
+        assert "+a = 3" in data["diff"] and target.read_text() == "a = 1\nb = 2\n"
+        _, data = run(fs, "edit_file", path="f.txt", edits=edits, dryRun=False)
+        assert data is not None and data["written"] and target.read_text() == "a = 3\nb = 4\n"
+        refusals: list[tuple[dict[str, Any], str]] = [
+            ({"edits": [{"oldText": "a", "new_text": "b"}]}, "edits[0]: use old_text/new_text or"),
+            ({"edits": [{"oldText": "a = 3", "newText": "x"}], "dryRun": True, "dry_run": False}, "dry_run or dryRun"),
+            ({"edits": [{"oldText": "a = 3", "newText": "x"}], "dryRun": "yes"}, "'dryRun' must be a boolean"),
+        ]
+        for arguments, message in refusals:
+            with pytest.raises(ToolError, match=message.replace("[", r"\[")):
+                call_tool("edit_file", fs, {"path": "f.txt", **arguments}, Limits())
+        assert target.read_text() == "a = 3\nb = 4\n"
+    (spec,) = [spec for spec in tool_specs(writable=True) if spec.name == "edit_file"]
+    check = checker(spec.input_schema)  # what the server checks every call against, every object closed
+    check({"path": "f.txt", "edits": edits, "dryRun": True})
+    named = r"unexpected argument in argument .edits.0.; the accepted .*oldText, newText"
+    with pytest.raises(InvalidArguments, match=named):
+        check({"path": "f.txt", "edits": [{"oldText": "a", "newString": "b"}]})

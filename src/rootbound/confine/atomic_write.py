@@ -129,7 +129,13 @@ def write_temp(
     ``st_mode``) is applied exactly with ``fchmod`` instead, so a replaced file keeps its bits.
     """
     name = f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
-    fd = os.open(name, _CREATE, 0o600 if keep_mode is not None else new_mode, dir_fd=dir_fd)
+    try:
+        fd = os.open(name, _CREATE, 0o600 if keep_mode is not None else new_mode, dir_fd=dir_fd)
+    except FileExistsError:
+        raise  # not made by us: never removed
+    except OSError:
+        _discard_unopened(dir_fd, name)
+        raise
     try:
         try:
             if keep_mode is not None:
@@ -144,6 +150,19 @@ def write_temp(
         discard(dir_fd, name)
         raise
     return name
+
+
+def _discard_unopened(dir_fd: int, name: str) -> None:
+    """After a failed ``O_CREAT|O_EXCL`` open: the kernel may have made the file and then refused to open it.
+    Landlock checks the right to make it on the directory (at creation) and the right to write it on the new
+    file (at open): a directory moved out of the roots between the two leaves an empty file of ours at the fresh
+    name, which is removed here (or left to the calling thread, as :func:`discard` does)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return  # not made: the usual case
+    if stat.S_ISREG(st.st_mode) and st.st_size == 0 and st.st_nlink == 1:
+        discard(dir_fd, name)
 
 
 def discard(dir_fd: int, name: str) -> None:

@@ -312,14 +312,10 @@ class PatchOps(WriteOps):
                     target, source = plan.target, plan.source
                     if target is not None:
                         assert target.handle is not None
-                        assert plan.temp is not None
-                        handle, temp = target.handle, plan.temp
-                        assert handle.name is not None
                         if target.existing is not None:
-                            self._replace(handle, temp, target.existing, undo, commit)
+                            self._replace(plan, target.handle, target.existing, undo, commit)
                         else:
-                            self._create(handle, temp, plan.temp_ino, undo)
-                        plan.temp = None
+                            self._create(plan, target.handle, undo)
                     if source is not None and (plan.op.kind == "delete" or plan.op.move_to is not None):
                         assert plan.source_st is not None
                         self._remove(source, plan.source_st, undo, commit)
@@ -338,15 +334,19 @@ class PatchOps(WriteOps):
 
     def _replace(
         self,
+        plan: _Plan,
         handle: Handle,
-        temp: str,
         expect: os.stat_result,
         undo: list[tuple[Callable[[], bool], Path]],
         commit: list[tuple[int, str]],
     ) -> None:
-        """Trade the temp file with the file at the name; the old one stays under the temp name until commit."""
-        fd, name, root = handle.fd, handle.name, _root_id(handle)
+        """Trade the temp file with the file at the name; the old one stays under the temp name until commit.
+
+        From the trade on, the temp name holds the displaced file: the plan lets go of it (``_unstage`` must not
+        remove it) and the undo owns it, so a trade that cannot be undone keeps it, reported."""
+        fd, name, root, temp = handle.fd, handle.name, _root_id(handle), plan.temp
         assert name is not None
+        assert temp is not None
         if not beneath(fd, root):
             raise OutsideRoots("moved outside roots")
         try:
@@ -356,28 +356,35 @@ class PatchOps(WriteOps):
                 raise
             hidden = _hidden()  # no RENAME_EXCHANGE here: keep the old file under a second name, then rename
             os.link(name, hidden, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
-            os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            try:
+                os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                discard(fd, hidden)  # a second name of the file still at ``name``: nothing displaced yet
+                raise
             temp = hidden
-        ours = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        plan.temp = None
+        ours: os.stat_result | None = None  # what we published, once seen (the undo reads it when it runs)
 
         def back() -> bool:
             now = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            if not same_file(now, ours):
+            if ours is None or not same_file(now, ours):
                 return False  # another writer changed what we published: theirs is kept
             exchange(fd, temp, fd, name)
             discard(fd, temp)
             return True
 
-        old = os.stat(temp, dir_fd=fd, follow_symlinks=False)
         undo.append((back, handle.path))
+        ours = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        old = os.stat(temp, dir_fd=fd, follow_symlinks=False)
         if not same_file(old, expect):
             raise FileChanged()  # replaced or written since it was read: traded back by the undo
         undo_if_outside(fd, root, lambda: None, enabled=self._undo())
         commit.append((fd, temp))
 
-    def _create(self, handle: Handle, temp: str, ino: int, undo: list[tuple[Callable[[], bool], Path]]) -> None:
-        fd, name, root = handle.fd, handle.name, _root_id(handle)
+    def _create(self, plan: _Plan, handle: Handle, undo: list[tuple[Callable[[], bool], Path]]) -> None:
+        fd, name, root, temp, ino = handle.fd, handle.name, _root_id(handle), plan.temp, plan.temp_ino
         assert name is not None
+        assert temp is not None
         if not beneath(fd, root):
             raise OutsideRoots("moved outside roots")
         try:
@@ -389,6 +396,7 @@ class PatchOps(WriteOps):
                 raise
             os.link(temp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
             discard(fd, temp)
+        plan.temp = None  # published under ``name``: the undo owns it now
 
         def back() -> bool:
             if os.stat(name, dir_fd=fd, follow_symlinks=False).st_ino != ino:

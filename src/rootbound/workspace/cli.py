@@ -38,7 +38,8 @@ file:///etc is refused, / is narrowed to the home directory). --trust-client-roo
 then taken anywhere this user can read, except / itself. Use it only with a client you trust as much as a shell.
 
 Tools (read-only): list_roots, list_directory, directory_tree, read_file (lines or bytes), read_multiple_files,
-read_media_file, stat, search_files, grep (RE2), find_projects; with --writable also edit_file (with a diff),
+read_media_file, stat, search_files, grep (RE2), find_projects; with --writable also edit_file (with a diff;
+old_string/new_string as well as edits), apply_patch (Codex's patch format, all or nothing across files),
 write_file, create_directory, move_file and delete_file (rootbound docs writing). search_files, grep and
 directory_tree skip .git and what ignore files ignore (.gitignore, .ignore, .rgignore, .git/info/exclude, like git
 and ripgrep); grep also skips binary files, files over 4 MiB and symlinks, and says so. Paths are absolute, file://
@@ -113,7 +114,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     serve.add_argument(
         "--writable",
         action="store_true",
-        help="offer the writing tools (edit_file, write_file, create_directory, move_file, delete_file)",
+        help="offer the writing tools (edit_file, apply_patch, write_file, create_directory, move_file, delete_file)",
     )
     serve.add_argument(
         "--state-key-env",
@@ -242,7 +243,7 @@ def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
         roots = f"client roots ∩ DIRs [{shown}], or the DIRs when the client declares none"
     else:
         roots = "the client's roots (/ refused); none declared: tools answer -32021"
-    mode = "writable (edit, write, create, move, delete)" if args.writable else "read-only"
+    mode = "writable (edit, apply_patch, write, create, move, delete)" if args.writable else "read-only"
     if args.writable:
         from rootbound.confine.write_domain import write_wall
 

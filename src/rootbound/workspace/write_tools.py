@@ -63,6 +63,8 @@ _EDIT = _object(
         "new_text": _NEW,
         "old_string": {**_OLD, "description": "Same as old_text."},
         "new_string": {**_NEW, "description": "Same as new_text."},
+        "oldText": {**_OLD, "description": "Same as old_text."},
+        "newText": {**_NEW, "description": "Same as new_text."},
         "replace_all": _REPLACE_ALL,
         "expected_replacements": _EXPECTED_COUNT,
     },
@@ -94,7 +96,8 @@ WRITE_TOOLS: Final = (
         "edit_file",
         "Edit a file",
         "Replace text in one file. Either old_string + new_string (one replacement), or edits: a list of "
-        "{old_text, new_text} (old_string/new_string also accepted) applied in order, all or nothing. The old text "
+        "{old_text, new_text} (old_string/new_string or oldText/newText also accepted) applied in order, all or "
+        "nothing. The old text "
         "must occur exactly once, unless replace_all (every occurrence) or expected_replacements=N (exactly N, "
         "all replaced). Matching tolerates CRLF/LF differences, trailing whitespace and a block quoted at another "
         "indentation, and says when it did; the answer is a unified diff. dry_run previews it; expected_sha256 "
@@ -117,6 +120,7 @@ WRITE_TOOLS: Final = (
                     "description": "Several replacements, in order (instead of old_string/new_string).",
                 },
                 "dry_run": {"type": "boolean", "description": "Return the diff without writing (default false)."},
+                "dryRun": {"type": "boolean", "description": "Same as dry_run."},
                 "expected_sha256": {
                     **_SHA256,
                     "description": "Refuse unless the file's SHA-256 is this (it changed since you read it).",
@@ -250,9 +254,13 @@ WRITE_TOOLS: Final = (
 )
 
 
+# The names an edit's two texts go by: rootbound's, Claude Code's and Gemini CLI's, the reference server's.
+_EDIT_NAMES: Final = (("old_text", "new_text"), ("old_string", "new_string"), ("oldText", "newText"))
+
+
 def _edits(args: Mapping[str, Any]) -> list[Edit]:
     """The edits of a call: ``old_string``/``new_string`` at the top level (Claude Code's and Gemini CLI's form),
-    or ``edits`` whose items use ``old_text``/``new_text`` or ``old_string``/``new_string``."""
+    or ``edits`` whose items use one pair of :data:`_EDIT_NAMES`."""
     raw = args.get("edits")
     single = any(name in args for name in ("old_string", "new_string"))
     if single:
@@ -270,12 +278,20 @@ def _edits(args: Mapping[str, Any]) -> list[Edit]:
     for index, item in enumerate(raw):
         if not isinstance(item, Mapping):
             raise ToolError(f"edits[{index}] must be an object with old_text and new_text")
-        both = "old_text" in item or "new_text" in item
-        if both and ("old_string" in item or "new_string" in item):
-            raise ToolError(f"edits[{index}]: use old_text/new_text or old_string/new_string, not both")
-        names = ("old_text", "new_text") if both or "old_string" not in item else ("old_string", "new_string")
-        edits.append(_edit(item, *names, f"edits[{index}]"))
+        used = [pair for pair in _EDIT_NAMES if pair[0] in item or pair[1] in item]
+        if len(used) > 1:
+            raise ToolError(
+                f"edits[{index}]: use old_text/new_text or old_string/new_string or oldText/newText, not two"
+            )
+        edits.append(_edit(item, *(used[0] if used else _EDIT_NAMES[0]), f"edits[{index}]"))
     return edits
+
+
+def _dry_run(args: Mapping[str, Any]) -> bool:
+    """``dry_run``, or ``dryRun`` as the reference filesystem server spells it (one of them)."""
+    if args.get("dry_run") is not None and args.get("dryRun") is not None:
+        raise ToolError("send dry_run or dryRun, not both")
+    return bool_arg(args, "dryRun") if args.get("dryRun") is not None else bool_arg(args, "dry_run")
 
 
 def _edit(item: Mapping[str, Any], old_name: str, new_name: str, where: str) -> Edit:
@@ -301,7 +317,7 @@ def edit_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
     mtime = args.get("expected_mtime_ns")
     if mtime is not None and (isinstance(mtime, bool) or not isinstance(mtime, int)):
         raise ToolError("argument 'expected_mtime_ns' must be an integer")
-    dry_run = bool_arg(args, "dry_run")
+    dry_run = _dry_run(args)
     outcome = fs.edit_file(path, edits, expected_hash=expected, expected_mtime_ns=mtime, dry_run=dry_run)
     shown = escape(str(outcome.path))
     if dry_run:
