@@ -13,23 +13,12 @@ mkdir -p "$DEPS"
 
 log() { printf 'setup-converters: %s\n' "$*" >&2; }
 
+# shellcheck source=scripts/pinned-deps.sh
+source "$ROOT/scripts/pinned-deps.sh"
+
 converter_venv() {
-    local major=$1
-    local pins="$ROOT/tests/judges/converters/requirements/mcp$major.txt" dst="$DEPS/converters-mcp$major"
-    local python=${PYTHON:-python3} want
-    want=$( { cat "$pins"; "$python" -V 2>&1; } | sha256sum | cut -d' ' -f1)
-    if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -x "$dst/bin/python" ]]; then
-        return 0
-    fi
-    log "installing the mcp $major.x converters into .deps/converters-mcp$major (pinned by tests/judges/converters/requirements/mcp$major.txt)"
-    rm -rf "$dst"
-    "$python" -m venv "$dst"
-    if ! "$dst/bin/python" -m pip install -q --disable-pip-version-check -r "$pins" >"$dst.log" 2>&1; then
-        tail -n 20 "$dst.log" >&2
-        log "pip could not install .deps/converters-mcp$major (the whole log: .deps/converters-mcp$major.log)"
-        exit 1
-    fi
-    echo "$want" >"$dst/.installed"
+    pinned_venv "the mcp $1.x converters" "$ROOT/tests/judges/converters/requirements/mcp$1.txt" \
+        "$DEPS/converters-mcp$1" bin/python
 }
 
 converter_venv 1 &

@@ -13,41 +13,8 @@ mkdir -p "$DEPS"
 
 log() { printf 'setup-packaging-deps: %s\n' "$*" >&2; }
 
-mcpb_tree() {
-    local src="$ROOT/tests/packaging/mcpb" dst="$DEPS/mcpb" want
-    want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
-    if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -x "$dst/node_modules/.bin/mcpb" ]]; then
-        return 0
-    fi
-    if ! command -v npm >/dev/null; then
-        log "npm is required (Node.js >= 20 with npm) to install the MCP Bundle CLI into .deps/mcpb"
-        exit 1
-    fi
-    log "installing @anthropic-ai/mcpb into .deps/mcpb (pinned by tests/packaging/mcpb/package-lock.json)"
-    rm -rf "$dst"
-    mkdir -p "$dst"
-    cp "$src/package.json" "$src/package-lock.json" "$dst/"
-    (cd "$dst" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-    echo "$want" >"$dst/.installed"
-}
+# shellcheck source=scripts/pinned-deps.sh
+source "$ROOT/scripts/pinned-deps.sh"
 
-installers_venv() {
-    local pins="$ROOT/tests/packaging/installers.txt" dst="$DEPS/installers"
-    local python=${PYTHON:-python3} want
-    want=$( { cat "$pins"; "$python" -V 2>&1; } | sha256sum | cut -d' ' -f1)
-    if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -x "$dst/bin/uv" && -x "$dst/bin/pipx" ]]; then
-        return 0
-    fi
-    log "installing pipx, uv, build and twine into .deps/installers (pinned by tests/packaging/installers.txt)"
-    rm -rf "$dst"
-    "$python" -m venv "$dst"
-    if ! "$dst/bin/python" -m pip install -q --disable-pip-version-check -r "$pins" >"$dst.log" 2>&1; then
-        tail -n 20 "$dst.log" >&2
-        log "pip could not install .deps/installers (the whole log: .deps/installers.log)"
-        exit 1
-    fi
-    echo "$want" >"$dst/.installed"
-}
-
-mcpb_tree
-installers_venv
+pinned_npm "the MCP Bundle CLI (@anthropic-ai/mcpb)" "$ROOT/tests/packaging/mcpb" "$DEPS/mcpb" node_modules/.bin/mcpb
+pinned_venv "pipx, uv, build and twine" "$ROOT/tests/packaging/installers.txt" "$DEPS/installers" bin/pipx

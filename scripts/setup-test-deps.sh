@@ -27,24 +27,12 @@ mkdir -p "$DEPS"
 
 log() { printf 'setup-test-deps: %s\n' "$*" >&2; }
 
+# shellcheck source=scripts/pinned-deps.sh
+source "$ROOT/scripts/pinned-deps.sh"
+
 # npm_tree NAME: `npm ci` tests/judges/NAME/package{,-lock}.json into .deps/NAME unless the lockfile is unchanged.
 npm_tree() {
-    local name=$1 src="$ROOT/tests/judges/$1" dst="$DEPS/$1"
-    local want
-    want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
-    if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -d "$dst/node_modules" ]]; then
-        return 0
-    fi
-    if ! command -v npm >/dev/null; then
-        log "npm is required (Node.js >= 20 with npm) to install the $name test dependencies"
-        exit 1
-    fi
-    log "installing npm packages for $name (pinned by tests/judges/$name/package-lock.json)"
-    rm -rf "$dst"
-    mkdir -p "$dst"
-    cp "$src/package.json" "$src/package-lock.json" "$dst/"
-    (cd "$dst" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-    echo "$want" >"$dst/.installed"
+    pinned_npm "npm packages for $1" "$ROOT/tests/judges/$1" "$DEPS/$1" node_modules
 }
 
 npm_tree conformance
