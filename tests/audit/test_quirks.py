@@ -85,6 +85,28 @@ def test_an_editor_is_probed_on_existing_files(tmp_path: Path) -> None:
     assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, clean.gaps()
 
 
+def test_a_path_check_that_answers_only_resolved_paths_is_tested(tmp_path: Path) -> None:
+    """A metadata-only tool (an optional path; it names where the path resolves, opening nothing the kernel
+    sees): the control is W's marker named by its resolved path, and an outside canary named as served is an
+    escape of kind metadata, low like every metadata finding."""
+    report = audit(tmp_path, "path-check")
+    assert params(report) == {("check_path", "path"): "tested"}, report.gaps()
+    assert report.modes[0].tools[0].params[0].evidence == "path"
+    named = [f for f in report.findings if (f.tool, f.kind) == ("check_path", "meta")]
+    assert {f.class_id for f in named} >= {"symlink-leaf"}, [(f.class_id, f.kind) for f in report.findings]
+    assert {f.severity for f in named} == {"low"}
+    clean = audit(tmp_path, "path-check", "--fixed")
+    assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, (clean.gaps(), clean.at_or_above("low"))
+
+
+def test_an_editor_whose_edits_are_optional_still_gets_one(tmp_path: Path) -> None:
+    report = audit(tmp_path, "edit-optional", write=True)
+    assert params(report) == {("edit_text", "path"): "tested"}, report.gaps()
+    assert "outside-absolute" in found(report, "edit_text", "path", "write")
+    clean = audit(tmp_path, "edit-optional", "--fixed", write=True)
+    assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, clean.gaps()
+
+
 def test_a_listing_that_refuses_ws_own_links_is_probed_from_a_clean_subdirectory(tmp_path: Path) -> None:
     report = audit(tmp_path, "dangling-list")
     assert params(report) == {("list_tree", "path"): "tested"}
