@@ -128,6 +128,22 @@ elif CASE == "hidden-param":  # item 4: a path behind a name that says otherwise
     TOOLS = [tool("get_summary", {"source_text": _S, "style": {"type": "string", "enum": ["short", "long"]}})]
 elif CASE == "pathless":  # no tool takes a path (a clock, a writer by name without parameters)
     TOOLS = [tool("get_time", {"timezone": _S}), tool("clear_cache", {})]
+elif CASE == "path-check":  # metadata only: names where an optional path resolves; a lexical check
+    TOOLS = [tool("check_path", {"path": {"anyOf": [_S, {"type": "null"}], "description": "A path to check."}}, [])]
+elif CASE == "edit-optional":  # an editor whose edits are optional (nullable), with old/new strings instead
+    _EDIT = {"type": "object", "properties": {"old_text": {"anyOf": [_S, {"type": "null"}]}, "new_text": _S}}
+    TOOLS = [
+        tool(
+            "edit_text",
+            {
+                "path": _S,
+                "edits": {"anyOf": [{"type": "array", "items": _EDIT, "minItems": 1}, {"type": "null"}]},
+                "old_string": {"anyOf": [_S, {"type": "null"}]},
+                "new_string": {"anyOf": [_S, {"type": "null"}]},
+            },
+            ["path"],
+        )
+    ]
 elif CASE == "start-errors":  # item 8: several error lines on stderr, the last one says why
     sys.stderr.write("Error: a first, unimportant warning\nloading...\nRuntimeError: the real reason it stopped\n")
     sys.exit(1)
@@ -183,6 +199,32 @@ def call(name: str, args: dict[str, Any]) -> str:
             text = str(args["new_text"])
         with open(real, "w", encoding="utf-8") as fh:
             fh.write(text)
+        return "edited"
+    if name == "check_path":
+        given = args.get("path")
+        if not given:
+            return f"roots: {' '.join(ROOTS)}"
+        full = os.path.normpath(str(given) if os.path.isabs(str(given)) else os.path.join(ROOTS[0], str(given)))
+        if FIXED:
+            full = checked(full)
+        elif not any(full == r or full.startswith(r + "/") for r in ROOTS):
+            return "path: not served (outside the roots)"  # lexical: a link inside the root is resolved below
+        return f"path: {os.path.realpath(full)} is served"
+    if name == "edit_text":
+        edits = args.get("edits")
+        if isinstance(edits, list) and edits and isinstance(edits[0], dict) and edits[0].get("old_text"):
+            old, new = str(edits[0]["old_text"]), str(edits[0].get("new_text", ""))
+        elif args.get("old_string"):
+            old, new = str(args["old_string"]), str(args.get("new_string") or "")
+        else:
+            raise Refused("argument 'edits' must be a list of edits, or send old_string and new_string")
+        path = str(args["path"])
+        real = checked(path) if FIXED else path  # the bug: the path is not checked at all
+        text = read(real)
+        if old not in text:
+            raise Refused("old text not found")
+        with open(real, "w", encoding="utf-8") as fh:
+            fh.write(text.replace(old, new, 1))
         return "edited"
     if name == "list_tree":
         top = str(args["path"])

@@ -208,7 +208,7 @@ def test_replay_rebuilds_the_trap_and_reproduces_a_finding(tmp_path: Path) -> No
     report = json.loads(out.read_text())
     number = 1 + next(i for i, f in enumerate(report["findings"]) if f["class_id"] == "prefix-bypass")
     assert list(traps.iterdir()) == []  # removed after the audit ...
-    again = run("--replay", str(out), str(number))
+    again = run("--replay", str(out), str(number), "--use-report-command")
     assert again.returncode == 1, again.stdout + again.stderr
     assert "evidence token of ws-evil/" in again.stdout
     assert list(traps.iterdir()) == []  # ... and after the replay

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from rootbound.audit import Report, ServerSpec
 from rootbound.audit.tools import extra_required, learn_params, plan_shapes, validation_error
+from rootbound.audit.trap import build_trap
 from rootbound.cli import main
 from tests.audit.conftest import FLAWED, run_and_check
 
@@ -82,6 +83,39 @@ def test_an_editor_is_probed_on_existing_files(tmp_path: Path) -> None:
     assert params(report) == {("edit_note", "path"): "tested"}
     assert "outside-absolute" in found(report, "edit_note", "path", "write")
     clean = audit(tmp_path, "edit-existing", "--fixed", write=True)
+    assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, clean.gaps()
+
+
+def test_a_path_check_that_answers_only_resolved_paths_is_tested(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A metadata-only tool (an optional path; it names where the path resolves, opening nothing the kernel
+    sees): the control is W's marker named by its resolved path, and an outside canary named as served is an
+    escape of kind metadata, low like every metadata finding."""
+    report = audit(tmp_path, "path-check")
+    assert params(report) == {("check_path", "path"): "tested"}, report.gaps()
+    assert report.modes[0].tools[0].params[0].evidence == "path"
+    named = [f for f in report.findings if (f.tool, f.kind) == ("check_path", "meta")]
+    assert {f.class_id for f in named} >= {"symlink-leaf"}, [(f.class_id, f.kind) for f in report.findings]
+    assert {f.severity for f in named} == {"low"}
+    out = tmp_path / "report.json"
+    command = ["--", sys.executable, str(QUIRK), "--case=path-check", "{workspace}"]
+    code, _, _ = cli(
+        capsys, "--trap-dir", str(tmp_path), "--mode", "args", "-q", "--format", "json", "-o", str(out), *command
+    )
+    assert code == 1
+    number = 1 + next(i for i, f in enumerate(json.loads(out.read_text())["findings"]) if f["tool"] == "check_path")
+    code, stdout, _ = cli(capsys, "--replay", str(out), str(number), *command)
+    assert code == 1 and "as resolved/served" in stdout, stdout  # the replay judges it as a named path too
+    clean = audit(tmp_path, "path-check", "--fixed")
+    assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, (clean.gaps(), clean.at_or_above("low"))
+
+
+def test_an_editor_whose_edits_are_optional_still_gets_one(tmp_path: Path) -> None:
+    report = audit(tmp_path, "edit-optional", write=True)
+    assert params(report) == {("edit_text", "path"): "tested"}, report.gaps()
+    assert "outside-absolute" in found(report, "edit_text", "path", "write")
+    clean = audit(tmp_path, "edit-optional", "--fixed", write=True)
     assert clean.at_or_above("low") == [] and clean.exit_code("low") == 0, clean.gaps()
 
 
@@ -229,9 +263,48 @@ def test_a_replayed_hang_is_reproduced(tmp_path: Path, capsys: pytest.CaptureFix
     data = json.loads(out.read_text())
     hang = next(f for f in data["findings"] if f["class_id"] == "fifo-block")
     assert hang["severity"] == "info" and code == 0, data["gaps"]
-    code, stdout, _ = cli(capsys, "--replay", str(out), str(hang["number"]))
+    code, stdout, _ = cli(capsys, "--replay", str(out), str(hang["number"]), "--use-report-command")
     assert code == 1, stdout
     assert "evidence the call blocked" in stdout
+
+
+def _report(tmp_path: Path, trap: Path) -> Path:
+    """A hand-written report (data from elsewhere): a seed, a trap path, a command, one finding."""
+    out = tmp_path / "their-report.json"
+    request = {"params": {"name": "read_file", "arguments": {"path": str(trap / "ws" / "x")}}}
+    command = [sys.executable, "-c", "import sys; sys.exit(3)"]  # never started unless asked
+    body = {"seed": "ab" * 16, "trap": str(trap), "command": command, "findings": [{"request": request}]}
+    out.write_text(json.dumps(body), encoding="utf-8")
+    return out
+
+
+def test_replay_runs_the_reports_command_only_when_told(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _report(tmp_path, tmp_path / "no-such-trap")
+    code, _, stderr = cli(capsys, "--replay", str(out), "1")
+    assert code == 64 and "give the server command after --" in stderr and "sys.exit(3)" in stderr, stderr
+    assert not (tmp_path / "no-such-trap").exists()  # nothing built, nothing run
+    code, stdout, _ = cli(capsys, "--replay", str(out), "1", "--use-report-command")
+    assert code == 2 and "did not start" in stdout, stdout  # told to: the report's command ran (and failed)
+    assert not (tmp_path / "no-such-trap").exists()
+
+
+def test_replay_never_takes_a_directory_it_did_not_make_for_a_trap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    theirs = tmp_path / "project"
+    (theirs / "ws").mkdir(parents=True)
+    (theirs / "ws" / "notes.txt").write_text("keep me", encoding="utf-8")
+    out = _report(tmp_path, theirs)
+    command = ["--", sys.executable, "-c", "import sys; sys.exit(3)"]
+    code, _, stderr = cli(capsys, "--replay", str(out), "1", *command)
+    assert code == 64 and "is not a trap this audit made" in stderr, stderr
+    assert sorted(p.name for p in theirs.rglob("*")) == ["notes.txt", "ws"]  # untouched
+    # a trap the audit did make from that seed (kept with --keep-trap) is used as it is
+    (tmp_path / "traps").mkdir()
+    kept = build_trap(tmp_path / "traps", seed="ab" * 16)
+    code, stdout, stderr = cli(capsys, "--replay", str(_report(tmp_path, kept.base)), "1", *command)
+    assert code == 2 and "did not start" in stdout, stdout + stderr
+    assert kept.marker.token in kept.marker.path.read_text(encoding="utf-8")  # the kept trap is still there
 
 
 def test_an_http_session_that_breaks_after_every_probe_keeps_its_results(tmp_path: Path) -> None:
@@ -300,7 +373,7 @@ def test_a_kernel_finding_replays(tmp_path: Path, capsys: pytest.CaptureFixture[
     data = json.loads(out.read_text())
     first = data["findings"][0]
     assert first["source"] == "kernel" and first["severity"] == "high", first
-    code, stdout, _ = cli(capsys, "--replay", str(out), "1")
+    code, stdout, _ = cli(capsys, "--replay", str(out), "1", "--use-report-command")
     assert code == 1, stdout
     assert "evidence the kernel saw the server" in stdout
     assert list(tmp_path.iterdir()) == [out]

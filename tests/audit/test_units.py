@@ -12,7 +12,7 @@ import pytest
 
 from rootbound.audit import CLASSES, Finding, Report, build_trap, catalogue, judge
 from rootbound.audit.classes import severity_for
-from rootbound.audit.judge import control_evidence
+from rootbound.audit.judge import control_evidence, control_names_path, names_path
 from rootbound.audit.probes import Shape, Style
 from rootbound.audit.tools import learn_params, plan_tool
 from rootbound.audit.trap import Snapshot, Trap, remove
@@ -113,6 +113,23 @@ def test_control_evidence_kinds(trap: Trap) -> None:
     assert control_evidence(trap, "{}", {"mtime": m.mtime}, False) is None  # numbers are not text
     assert control_evidence(trap, "{}", {"mtime": str(m.mtime)}, False) == "meta"
     assert control_evidence(trap, "{}", {"size": f"9{m.mtime}1"}, False) is None  # inside a longer number
+
+
+def test_a_named_path_counts_only_resolved_whole_and_unrefused(trap: Trap) -> None:
+    far = str(trap.canaries["far"].path)
+    assert names_path(f"path: {far} is served", "{}", [far]) == far
+    assert names_path(f"ok file://{far}.", "{}", [far]) == far
+    assert names_path(f"path: {far} is served", json.dumps({"path": far}), [far]) is None  # an echo
+    assert names_path(f"path: {far} is not served", "{}", [far]) is None  # a refusal
+    assert names_path(f"Outside the roots:\n  {far}x", "{}", [far]) is None  # another, longer name
+    assert names_path(f"path: /w/file:{far} is served", "{}", [far]) is None  # the tail of a longer path
+    resolved = {"content": [{"type": "text", "text": f"path: {trap.marker.path} is served"}]}
+    assert control_names_path(trap, json.dumps({"path": trap.marker.name}), resolved, False)
+    assert not control_names_path(trap, json.dumps({"path": str(trap.marker.path)}), resolved, False)
+    assert not control_names_path(trap, json.dumps({"path": trap.marker.name}), resolved, True)
+    named = {"content": [{"type": "text", "text": f"{far} is served"}]}
+    assert judge(trap, "{}", named, False, frozenset({"ws"})) == []  # only for a tool whose control named paths
+    assert [e.kind for e in judge(trap, "{}", named, False, frozenset({"ws"}), names_paths=True)] == ["meta"]
 
 
 def test_catalogue_covers_every_probe_class(trap: Trap) -> None:

@@ -78,6 +78,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar=("REPORT", "N"),
         help="rebuild the trap of a --format json REPORT and send finding N's request again (1-based)",
     )
+    p.add_argument(
+        "--use-report-command",
+        action="store_true",
+        help="with --replay and no -- CMD: run the server command named inside the report (a report is data "
+        "from elsewhere: without this flag the command is shown and -- CMD asked for)",
+    )
     p.add_argument("--write", action="store_true", help="also run write probes (snapshot, diff, restore)")
     p.add_argument(
         "--allow-tool",
@@ -132,7 +138,13 @@ def run(args: argparse.Namespace) -> int:
     if args.replay:
         from .replay import replay
 
-        return replay(Path(args.replay[0]), args.replay[1], command, timeout=args.timeout)
+        return replay(
+            Path(args.replay[0]),
+            args.replay[1],
+            command,
+            timeout=args.timeout,
+            use_report_command=args.use_report_command,
+        )
     if bool(command) == bool(args.url):
         return _usage("give either -- CMD ARGS... or --url with --start")
     headers: list[tuple[str, str]] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from rootbound.audit.judge import control_evidence, result_text
+from rootbound.audit.judge import control_evidence, control_names_path, result_text
 from rootbound.audit.kernel_watch import IN_ACCESS, KernelEvent
 from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
 from rootbound.audit.probes import TYPED_SHAPES, Probe, Shape, Style, control_paths
@@ -162,6 +162,8 @@ async def _attempt(
     kind: str | None = control_evidence(trap, out.request, out.result, out.is_error)
     if kind is None and _opened_marker(trap, events, shape):
         kind = "open"  # nothing recognisable came back, but the kernel saw the server open W's marker
+    if kind is None and shape == "file" and control_names_path(trap, out.request, out.result, out.is_error):
+        kind = "path"  # a metadata-only answer: W's marker named by its resolved path (probes are judged so too)
     if kind is None:
         return None, out
     reader = plan if plan.access == "read" else dataclasses.replace(plan, access="read")

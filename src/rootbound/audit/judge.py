@@ -4,7 +4,10 @@
   base64 blobs decoded), and not in the request;
 * **list**: a name that only a listing of an outside directory can reveal appears in a *successful* result;
 * **meta**: an outside canary's unique mtime appears in a successful result;
-* **write**: the trap's snapshot changed outside the allowed roots (judged by the runner from the diff).
+* **write**: the trap's snapshot changed outside the allowed roots (judged by the runner from the diff);
+* **meta (a named path)**: for a tool whose control proved it answers only with resolved paths (a path check, a
+  stat that says where a spelling leads), a successful answer that names an outside canary's absolute path on a
+  line that does not refuse it.
 
 Anything the request itself contains never counts, so an error that echoes the request proves nothing; names and
 timestamps in error results never count either (an error may describe a link target without opening it).
@@ -16,8 +19,9 @@ import base64
 import binascii
 import contextlib
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +30,15 @@ from rootbound.audit.kernel_watch import IN_ACCESS as KERNEL_ACCESS
 from rootbound.audit.kernel_watch import KernelEvent
 from rootbound.audit.trap import Canary, Trap
 
-__all__ = ["Evidence", "control_evidence", "judge", "kernel_evidence", "result_text"]
+__all__ = [
+    "Evidence",
+    "control_evidence",
+    "control_names_path",
+    "judge",
+    "kernel_evidence",
+    "names_path",
+    "result_text",
+]
 
 _B64 = re.compile(r"^[A-Za-z0-9+/=\s]{12,}$")
 
@@ -70,8 +82,40 @@ def _in_request(needle: str, request: str) -> bool:
     return needle in request or json.dumps(needle)[1:-1] in request
 
 
-def judge(trap: Trap, request: str, result: Any, is_error: bool, allowed: frozenset[str]) -> list[Evidence]:
-    """Evidence of an escape in one answer, given the request's exact JSON and the locations the roots allow."""
+# Words that make a line that names a path a refusal or a report of absence, not a claim that it is served.
+_REFUSES = re.compile(
+    r"\b(not|no|never|outside|denied|deny|forbidden|refused?|rejected?|blocked|disallowed|invalid|cannot|"
+    r"can't|unable|error|fail(ed|s|ure)?|escapes?|missing|unknown|beyond)\b",
+    re.IGNORECASE,
+)
+
+
+def _spellings(path: os.PathLike[str] | str) -> set[str]:
+    return {str(path), os.path.realpath(path)}
+
+
+def names_path(text: str, request: str, paths: Iterable[str]) -> str | None:
+    """The first of ``paths`` that the answer names as resolved and not refused: a whole path (not the tail of a
+    longer one) on a line with no refusal word, and never a spelling the request itself contains (an echo proves
+    nothing)."""
+    wanted = [p for p in paths if p and not _in_request(p, request)]
+    if not wanted:
+        return None
+    for line in text.splitlines()[:2000]:
+        if _REFUSES.search(line):
+            continue
+        for path in wanted:
+            if re.search(rf"(?:^|(?<=[\s'\"`(=])|(?<=file://)){re.escape(path)}(?=$|[\s'\"`),;:]|\.(?:\s|$))", line):
+                return path
+    return None
+
+
+def judge(
+    trap: Trap, request: str, result: Any, is_error: bool, allowed: frozenset[str], *, names_paths: bool = False
+) -> list[Evidence]:
+    """Evidence of an escape in one answer, given the request's exact JSON and the locations the roots allow.
+    ``names_paths``: the tool's control proved it answers with resolved paths, so an outside canary's path named
+    as served is evidence too (metadata: the server resolved it, whether or not it opened it)."""
     text = result_text(result)
     found: list[Evidence] = []
     for canary in trap.outside(allowed):
@@ -79,6 +123,15 @@ def judge(trap: Trap, request: str, result: Any, is_error: bool, allowed: frozen
             found.append(Evidence("read", canary.location, f"token of {_rel(trap, canary)} in the result"))
     if is_error:
         return found
+    if names_paths:
+        for canary in trap.outside(allowed):
+            if canary.location in {e.location for e in found}:
+                continue
+            named = names_path(text, request, _spellings(canary.path))
+            if named is not None:
+                found.append(
+                    Evidence("meta", canary.location, f"the answer names {_rel(trap, canary)} as resolved/served")
+                )
     for loc, entry in trap.entries.items():
         if loc in allowed:
             continue
@@ -105,6 +158,15 @@ def control_evidence(trap: Trap, request: str, result: Any, is_error: bool) -> K
     if any(_has_time(text, s) and not _in_request(s, request) for s in marker.mtime_spellings()):
         return "meta"
     return None
+
+
+def control_names_path(trap: Trap, request: str, result: Any, is_error: bool) -> bool:
+    """A metadata-only control: the successful answer names W's marker by its resolved absolute path, which the
+    request spelt otherwise (relative, a URI): the parameter reached the server's resolver. (W itself is not
+    enough: an answer may name the roots whatever it was asked.)"""
+    if is_error:
+        return False
+    return names_path(result_text(result), request, _spellings(trap.marker.path)) is not None
 
 
 def canary_rel(trap: Trap, canary: Canary) -> str:

@@ -5,6 +5,10 @@ tokens and mtimes), so the request's paths are valid again; a trap kept with ``-
 The server is started as in the finding's mode, the one ``tools/call`` is sent, and the answer is judged again:
 exit 1 when the evidence is reproduced (a hang: the call blocked while the server held the FIFO), 0 when it is not,
 2 when the call timed out without evidence (inconclusive), 64 for a bad report or finding number.
+
+A report is data from elsewhere: the server command inside it is run only with ``--use-report-command`` (else it
+is shown and ``-- CMD`` asked for), and an existing path it names as the trap is used only when it is a trap this
+audit made from the report's seed (W's marker file holds the seed's token); anything else is refused.
 """
 
 from __future__ import annotations
@@ -62,7 +66,30 @@ def _rebased(trap: Trap, base: Path) -> Trap:
     )
 
 
-def replay(report_path: Path, which: str, command: list[str], *, timeout: float) -> int:
+_MARKER_BYTES = 4096  # W's marker is one short line: reading more proves nothing
+
+
+def _made_by_us(trap: Trap) -> bool:
+    """Whether the existing trap path holds the seed's trap: a real directory (not a link) whose W holds the
+    marker file with the seed's token. Read without following links, bounded: the directory is not ours yet."""
+    if not (os.path.isdir(trap.base) and not os.path.islink(trap.base)):
+        return False
+    try:
+        fd = os.open(trap.marker.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        data = os.read(fd, _MARKER_BYTES)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return trap.marker.token.encode() in data
+
+
+def replay(
+    report_path: Path, which: str, command: list[str], *, timeout: float, use_report_command: bool = False
+) -> int:
     try:
         data = json.loads(report_path.read_text(encoding="utf-8"))
         index = int(which)
@@ -74,16 +101,33 @@ def replay(report_path: Path, which: str, command: list[str], *, timeout: float)
         return _fail(f"needs a --format json report and a finding number from 1 ({type(exc).__name__})")
     if index < 1:
         return _fail("finding numbers start at 1")
-    argv = tuple(command or data.get("command") or ())
+    named = data.get("command")
+    theirs = tuple(str(a) for a in named) if isinstance(named, list) else ()
+    if not command and not use_report_command:
+        said = f"the report's server command is {shown(json.dumps(list(theirs)), 400)}; " if theirs else ""
+        return _fail(f"{said}give the server command after -- (or pass --use-report-command to run the report's)")
+    argv = tuple(command) or theirs
     if not argv or not seed or not base.is_absolute():
         return _fail("the report names no server command (give it after --) or no trap")
     kept = os.path.lexists(base)
     if kept:
-        scratch = build_trap(base.parent if base.parent.is_dir() else None, seed=seed)
+        try:
+            scratch = build_trap(seed=seed)
+        except OSError as exc:
+            return _fail(f"could not rebuild the trap to compare ({type(exc).__name__})")
         trap = _rebased(scratch, base)
         remove(scratch.base)
+        if not _made_by_us(trap):
+            return _fail(
+                f"the report's trap {shown(str(base), 300)} exists and is not a trap this audit made from the "
+                "report's seed (no marker file with its token in ws/): refusing to use it; remove it or move it "
+                "away if it is a kept trap of another run, or check the report"
+            )
     else:
-        trap = build_trap(seed=seed, base=base)
+        try:
+            trap = build_trap(seed=seed, base=base)
+        except OSError as exc:
+            return _fail(f"could not rebuild the trap at {shown(str(base), 300)} ({type(exc).__name__})")
         if data.get("workspaceKind") == "git":
             build_git(trap)
     far = data.get("beyondTrap") if isinstance(data.get("beyondTrap"), dict) else {}
@@ -100,14 +144,18 @@ def replay(report_path: Path, which: str, command: list[str], *, timeout: float)
     try:
         hang = finding.get("kind") == "hang"
         mode = str(finding.get("mode", "args"))
-        return anyio.run(_send, trap, ServerSpec(command=argv), mode, name, arguments, timeout, hang)
+        # a finding from a metadata-only tool (its answer named an outside canary as served) is judged so again
+        named = "as resolved/served" in str(finding.get("evidence", ""))
+        return anyio.run(_send, trap, ServerSpec(command=argv), mode, name, arguments, timeout, hang, named)
     finally:
         remove_far(trap)
         if not kept:
             remove(trap.base)
 
 
-async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: Any, per_call: float, hang: bool) -> int:
+async def _send(
+    trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: Any, per_call: float, hang: bool, named: bool
+) -> int:
     roots_mode = mode.startswith("roots")
     provider = CountingProvider([trap.workspace, trap.second]) if roots_mode else None
     allowed = frozenset({"ws", "second"} if roots_mode else {"ws"})
@@ -145,7 +193,7 @@ async def _send(trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: A
             watch.close()
     print(f"request  {out.request}")
     print(f"answer   {shown(out.error or result_text(out.result), 600)}")
-    evidence = [e.detail for e in judge(trap, out.request, out.result, out.is_error, allowed)]
+    evidence = [e.detail for e in judge(trap, out.request, out.result, out.is_error, allowed, names_paths=named)]
     evidence += [e.detail for e in kernel_evidence(trap, events, allowed)]
     for change in before.diff(Snapshot.take(trap.base)):
         rel = change.path.relative_to(trap.base)

@@ -79,7 +79,7 @@ class ParamStatus:
     detail: str = ""  # the server's refusal (bounded, escaped) or why it was not tested
     style: str = ""
     shape: str = ""
-    evidence: str = ""  # what the positive control proved: read, list, meta, write, open (the kernel saw it)
+    evidence: str = ""  # what the control proved: read, list, meta, write, open (the kernel saw it), path (named)
     probes: int = 0
     classes: list[str] = field(default_factory=list)  # the escape classes its probes tried (found or not)
 

@@ -479,7 +479,9 @@ class _Auditor:
                 out = await ctx.peer.call(plan.name, args)
                 done += 1
                 self.say(f"{ctx.name}: {plan.label} {item.param} {done}/{len(probes)}")
-                explained.update(self.judge_read(ctx, plan.name, item.param, probe, out))
+                explained.update(
+                    self.judge_read(ctx, plan.name, item.param, probe, out, names_paths=item.kind == "path")
+                )
 
         self.window_open()
         async with anyio.create_task_group() as group:
@@ -519,9 +521,12 @@ class _Auditor:
             )
             self.restore(changes)
 
-    def judge_read(self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome) -> set[str]:
-        """Findings from the answer; returns the locations it proved."""
-        found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed))
+    def judge_read(
+        self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome, *, names_paths: bool = False
+    ) -> set[str]:
+        """Findings from the answer (``names_paths``: a metadata-only tool, see :func:`judge`); returns the
+        locations it proved."""
+        found = judge(self.trap, out.request, out.result, out.is_error, frozenset(ctx.allowed), names_paths=names_paths)
         for ev in found:
             class_id = landed_class(probe, ev.location)
             self.finding(ctx, class_id, ev.kind, tool, param, out, ev.detail, probe.path, ev.location)

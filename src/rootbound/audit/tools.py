@@ -382,6 +382,22 @@ def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "obj
     return "filler"
 
 
+def _non_null(schema: Any) -> Any:
+    """A nullable schema (``anyOf``/``oneOf`` of one kind and ``null``, as pydantic writes ``X | None``) as that
+    kind, with the outer description kept: an optional array of objects is walked like a plain one."""
+    if not isinstance(schema, dict):
+        return schema
+    for key in ("anyOf", "oneOf"):
+        alts = schema.get(key)
+        if not isinstance(alts, list):
+            continue
+        kinds = [a for a in alts if not (isinstance(a, dict) and a.get("type") == "null")]
+        if len(kinds) == 1 and len(alts) == 2 and isinstance(kinds[0], dict):
+            outer = {k: v for k, v in schema.items() if k != key}
+            return {**outer, **kinds[0]}
+    return schema
+
+
 def _walk(
     schema: Any, here: Pointer, required: tuple[bool, ...], depth: int
 ) -> Iterator[tuple[Pointer, Any, tuple[bool, ...]]]:
@@ -390,7 +406,8 @@ def _walk(
     if not isinstance(props, dict):
         return
     req = schema.get("required") if isinstance(schema.get("required"), list) else []
-    for name, sub in props.items():
+    for name, raw in props.items():
+        sub = _non_null(raw)
         pointer = (*here, str(name))
         levels = (*required, name in req)
         role = _role(str(name), sub)
@@ -494,10 +511,28 @@ def plan_shapes(
                 plan.roles[pointer] = ("filler", levels, _filler(pointer[-1], sub))
             elif role in ("pattern", "content", "old", "new", "filler"):
                 plan.roles[pointer] = (cast(Role, role), levels, _filler(pointer[-1], sub))
+        _require_one_edit(plan)
         if plan.access != "skip" and _dict(variant.get("properties")) and not plan.leaves:
             plan.access, plan.reason = "skip", "no path parameter"
         plans.append(plan)
     return plans
+
+
+def _require_one_edit(plan: ToolPlan) -> None:
+    """An editor whose old/new texts are all optional (``edits`` *or* ``old_string``/``new_string``, each
+    nullable) still needs one edit to reach its path: the shallowest old text, and the new text beside it, are
+    sent as if required (an array of edits gets one element). Nothing changes when an old text is required."""
+    olds = [p for p, (role, _, _) in plan.roles.items() if role == "old"]
+    if not olds or any(all(plan.roles[p][1]) for p in olds):
+        return
+    old = min(olds, key=len)
+    beside = [
+        p for p, (role, _, _) in plan.roles.items() if role == "new" and len(p) == len(old) and p[:-1] == old[:-1]
+    ]
+    pair = [old, *beside[:1]]
+    for pointer in pair:
+        role, required, filler = plan.roles[pointer]
+        plan.roles[pointer] = (role, (True,) * len(required), filler)
 
 
 def plan_tool(tool: dict[str, Any], allow: frozenset[str], write: bool) -> ToolPlan:
