@@ -155,7 +155,7 @@ def test_a_misplaced_edit_argument_says_where_it_belongs() -> None:
         check({"path": "a", "edits": [{"old_text": "a", "new_text": "b", "sneaky": 1}]})
     assert str(info.value) == (
         "invalid arguments: unexpected argument in argument 'edits.0'; the accepted ones are: old_text, new_text, "
-        "old_string, new_string, replace_all, expected_replacements"
+        "old_string, new_string, oldText, newText, replace_all, expected_replacements"
     )
 
 

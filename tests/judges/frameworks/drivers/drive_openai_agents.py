@@ -27,7 +27,13 @@ def strict_call(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, 
 
 
 def _fill(schema: dict[str, Any], value: Any) -> Any:
-    """Every property of every object (in lists too) present: strict mode makes them all required."""
+    """Every property of every object (in lists too) present: strict mode makes them all required. An optional
+    value (``anyOf [T, null]``) is filled by its non-null branch."""
+    if value is not None and "anyOf" in schema:
+        kind = "object" if isinstance(value, dict) else "array" if isinstance(value, list) else None
+        branch = next((b for b in schema["anyOf"] if isinstance(b, dict) and b.get("type") == kind), None)
+        if branch is not None:
+            return _fill(branch, value)
     if isinstance(value, dict) and "properties" in schema:
         return {name: _fill(sub, value.get(name)) for name, sub in schema["properties"].items()}
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
