@@ -18,7 +18,8 @@ from tests.workspace.test_hardening import ACCEPT, _bare_initialize, serve_url
 
 pytestmark = pytest.mark.anyio
 
-CAP = 12
+CAP = {"legacy": 256, "2026-07-28": 12}
+"""The red team's 256 pinged sessions for handshake-era newcomers; 12 for the stateless era, which needs none."""
 PING = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
 NOTE = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
@@ -39,14 +40,15 @@ def test_what_counts_as_useful() -> None:
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_pinged_sessions_never_lock_a_new_client_out(tmp_path: Path, mode: str) -> None:
-    args = [str(tmp_path), "--max-sessions", str(CAP), "--init-timeout", "60"]
+    cap = CAP[mode]
+    args = [str(tmp_path), "--max-sessions", str(cap), "--init-timeout", "120"]
     with http_serve(args) as url, httpx2.Client(timeout=30) as http:
         # One session that does real work, then the flood fills the rest of the table and pings.
         worker = _bare_initialize(http, url)
         assert http.post(url, json=NOTE, headers=_headers(worker)).status_code == 202
         call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_roots", "arguments": {}}}
         flood = []
-        for _ in range(CAP - 1):
+        for _ in range(cap - 1):
             session = _bare_initialize(http, url)
             assert http.post(url, json=NOTE, headers=_headers(session)).status_code == 202
             flood.append(session)
