@@ -3,12 +3,14 @@
 # the stamp matches. The caller defines log() and sets DEPS.
 
 # pinned_venv LABEL PINS DST CHECK [PIP ARGS...]: a venv at DST with `pip install -r PINS` (plus PIP ARGS); CHECK is a
-# file that must exist in it afterwards. The stamp covers the pins, the Python version and PIP ARGS.
+# file that must exist in it afterwards. The stamp covers the pins, the Python version, PIP ARGS and DST.
 pinned_venv() {
     local label=$1 pins=$2 dst=$3 check=$4
     shift 4
     local python=${PYTHON:-python3} want
-    want=$( { cat "$pins"; "$python" -V 2>&1; if (($#)); then printf '%s\n' "$@"; fi; } | sha256sum | cut -d' ' -f1)
+    # The venv's own path too: a venv is not relocatable (its scripts name its python), so one made through another
+    # path to the same folder (a symlinked .deps) must be made again here.
+    want=$( { cat "$pins"; "$python" -V 2>&1; if (($#)); then printf '%s\n' "$@"; fi; echo "$dst"; } | sha256sum | cut -d' ' -f1)
     if [[ -f "$dst/.installed" && "$(cat "$dst/.installed")" == "$want" && -e "$dst/$check" ]]; then
         return 0
     fi
