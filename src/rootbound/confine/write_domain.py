@@ -43,7 +43,6 @@ __all__ = [
     "WriteThreads",
     "leave_behind",
     "on_write_worker",
-    "write_threads",
     "write_wall",
 ]
 
@@ -203,11 +202,6 @@ THREADS: Final = WriteThreads()
 os.register_at_fork(after_in_child=THREADS._reset)  # a child of fork() has none of the parent's threads
 
 
-def write_threads() -> WriteThreads:
-    """The process's write threads (for ``serve``'s figures and the tests' thread counts)."""
-    return THREADS
-
-
 class WriteDomain:
     """Writes of one root set on threads restricted (by Landlock, when the kernel has it) to beneath its roots.
 
@@ -236,11 +230,6 @@ class WriteDomain:
             raise _refusal(error) from None
         self._finalizer = weakref.finalize(self, os.close, self._ruleset)
         threads.register(self)
-
-    @property
-    def workers(self) -> int:
-        """Threads of this domain alive now."""
-        return self._workers
 
     def run(self, function: Callable[[], T]) -> T:
         """``function()`` on a restricted worker (in place where the domain is not enforced, or on a worker)."""

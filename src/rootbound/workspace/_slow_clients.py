@@ -127,16 +127,17 @@ def guarded_protocol(limits: ConnectionLimits) -> type[asyncio.Protocol]:
                 return "headers"
             return "body" if cycle.more_body else "app"
 
+        @property
+        def reading(self) -> bool:
+            """Whether it is still reading a request (not closing, not handed to the app)."""
+            return not (self.closed_by_us or self.transport.is_closing() or self.phase == "app")
+
         def stalled_for(self, now: float) -> float | None:
             """Seconds since its last byte, if it is reading a request; ``None`` while the app has it."""
-            if self.closed_by_us or self.transport.is_closing() or self.phase == "app":
-                return None
-            return now - self.last_byte
+            return now - self.last_byte if self.reading else None
 
         def check(self, now: float) -> None:
-            if self.closed_by_us or self.phase == "app" or self.transport.is_closing():
-                return
-            if now - self.phase_since > limits.read_timeout:
+            if self.reading and now - self.phase_since > limits.read_timeout:
                 self.drop()
 
         def drop(self) -> None:

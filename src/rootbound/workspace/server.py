@@ -174,11 +174,6 @@ class HeldBoundaries:
         if boundary is not None:
             boundary.close()
 
-    @property
-    def held(self) -> int:
-        """Snapshots held open now (for the lifetime tests and benches)."""
-        return len(self._held)
-
     @contextlib.contextmanager
     def for_roots(self, roots: RootSet, *, recurring: bool = False) -> Iterator[Boundary]:
         """The boundary of a snapshot, kept open for the ``with`` block (a replacement elsewhere cannot close it
