@@ -340,6 +340,5 @@ class WriteDomain:
             ruleset, self._ruleset = self._ruleset, None
             self._cond.notify_all()
         if ruleset is not None:
-            self._finalizer.detach()
-            os.close(ruleset)
+            self._finalizer()  # closes the ruleset once: at exit the finaliser may have run before this close
         self._threads.unregister(self)
