@@ -24,7 +24,7 @@ from rootbound.text.patch_grammar import parse_patch
 from tests.confine.test_toctou import Arena
 from tests.confine.test_write_races import COMPLETE, A, B, arena, check_after, fs  # noqa: F401 (fixtures)
 from tests.confine.test_writes import snapshot
-from tests.helpers.swap import exchange
+from tests.helpers.swap import exchanging_process
 
 CALLS = 240
 
@@ -63,27 +63,9 @@ def run_patches(fs: RootedFS, count: int) -> tuple[int, int]:  # noqa: F811
 
 
 def test_swap_by_another_process_during_patches(fs: RootedFS, arena: Arena) -> None:  # noqa: F811
-    script = textwrap.dedent(
-        """
-        import ctypes, sys, time
-        libc = ctypes.CDLL(None, use_errno=True)
-        a, b = sys.argv[1].encode(), sys.argv[2].encode()
-        end = time.monotonic() + 60
-        print("ready", flush=True)
-        while time.monotonic() < end:
-            libc.renameat2(-100, a, -100, b, 2)
-        """
-    )
     before = snapshot(arena.outside)
-    child = subprocess.Popen([sys.executable, "-c", script, arena.d, arena.link], stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    with exchanging_process(arena.d, arena.link):
         ok, denied = run_patches(fs, CALLS)
-    finally:
-        child.kill()
-        child.wait()
-        if os.path.islink(arena.d):
-            exchange(arena.d, arena.link)
     check_after(arena, before)
     assert ok > 0 and denied > 0, (ok, denied)
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import subprocess
 import sys
-import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +22,7 @@ from rootbound import Boundary, RootedFS, RootsError
 from rootbound.text.edit import Edit
 from tests.confine.test_toctou import Arena, race
 from tests.confine.test_writes import snapshot
-from tests.helpers.swap import exchange
+from tests.helpers.swap import exchanging_process
 
 RESOLVERS = ["openat2", "walk"]
 A = b"variant-A " + b"a" * 4096 + b"\n"
@@ -97,22 +95,9 @@ def test_swap_dir_for_outside_link_during_writes(fs: RootedFS, arena: Arena) -> 
 
 def test_swap_by_another_process_during_writes(fs: RootedFS, arena: Arena) -> None:
     """The swapper in its own process runs truly in parallel with the writes (no GIL between them)."""
-    script = textwrap.dedent(
-        """
-        import ctypes, sys, time
-        libc = ctypes.CDLL(None, use_errno=True)
-        a, b = sys.argv[1].encode(), sys.argv[2].encode()
-        end = time.monotonic() + 60
-        print("ready", flush=True)
-        while time.monotonic() < end:
-            libc.renameat2(-100, a, -100, b, 2)
-        """
-    )
     before = snapshot(arena.outside)
-    child = subprocess.Popen([sys.executable, "-c", script, arena.d, arena.link], stdout=subprocess.PIPE, text=True)
     ok = denied = 0
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    with exchanging_process(arena.d, arena.link):
         call = operations(fs)
         for _ in range(CALLS // 2):
             try:
@@ -120,11 +105,6 @@ def test_swap_by_another_process_during_writes(fs: RootedFS, arena: Arena) -> No
                 ok += 1
             except RootsError:
                 denied += 1
-    finally:
-        child.kill()
-        child.wait()
-        if os.path.islink(arena.d):
-            exchange(arena.d, arena.link)
     check_after(arena, before)
     assert ok > 0 and denied > 0, (ok, denied)
 

@@ -4,15 +4,17 @@ would, while a client claims the outside directory as its root."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["INSIDE", "OUTSIDE", "DirSwapper", "DirSwapperProcess", "SwapArena", "exchange"]
+__all__ = ["INSIDE", "OUTSIDE", "DirSwapper", "DirSwapperProcess", "SwapArena", "exchange", "exchanging_process"]
 
 INSIDE = b"INSIDE-operator-dir"
 OUTSIDE = b"OUTSIDE-SECRET-content"
@@ -109,3 +111,31 @@ class DirSwapperProcess:
         self._process.wait(30)
         self._process.stdout.close()
         assert self._process.returncode == 0
+
+
+_EXCHANGE_LOOP = """
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = sys.argv[1].encode(), sys.argv[2].encode()
+end = time.monotonic() + 60
+print("ready", flush=True)
+while time.monotonic() < end:
+    libc.renameat2(-100, a, -100, b, 2)
+"""
+
+
+@contextlib.contextmanager
+def exchanging_process(directory: str, link: str) -> Iterator[None]:
+    """Another process trades ``directory`` and ``link`` (a symlink) with RENAME_EXCHANGE in a loop (at most 60 s)
+    while the block runs, truly in parallel (no GIL between them); afterwards ``directory`` is the directory again."""
+    child = subprocess.Popen([sys.executable, "-c", _EXCHANGE_LOOP, directory, link], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+        if os.path.islink(directory):
+            exchange(directory, link)
