@@ -185,6 +185,17 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "across all clients; others wait their turn within their deadline (default: CPUs less one, at least 1)",
     )
     serve.add_argument(
+        "--no-index",
+        action="store_true",
+        help="search every file on every grep and search_files (no search index of the DIRs)",
+    )
+    serve.add_argument(
+        "--index-at-start",
+        action="store_true",
+        help="build the search index of each DIR at start rather than at the first search (in the background; "
+        "until it is ready searches scan, and their answers say so)",
+    )
+    serve.add_argument(
         "--max-sessions",
         metavar="N",
         type=_positive_int,
@@ -390,6 +401,8 @@ def run(args: argparse.Namespace) -> int:
         strict_empty_roots=args.strict_empty_roots,
         ignore_client_roots=args.ignore_client_roots,
         one_client=not args.http,
+        index=not args.no_index,
+        index_at_start=args.index_at_start,
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )

@@ -38,6 +38,7 @@ from rootbound import __version__
 from rootbound.confine.boundary import Boundary, Dropped
 from rootbound.confine.local_disks import keep_mountinfo_open
 from rootbound.confine.rooted_fs import RootedFS
+from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.core.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
@@ -118,6 +119,10 @@ class WorkspaceConfig:
     one_client: bool = False
     """The process serves one client (stdio): in 2026-07-28, where requests have no connection, the process
     remembers whether that client ever listed a root."""
+    index: bool = False
+    """grep and search_files go through the search index of each DIR (``--no-index`` turns it off), built at the
+    first search (or at start with ``index_at_start``)."""
+    index_at_start: bool = False
     inline_quick_calls: bool = False
     """Try each quick read-only call (``ToolSpec.quick``) on the event loop for up to :data:`INLINE_SLICE`, when the
     roots are on local disks (``Boundary.on_local_disks``), and hand it to a worker thread only if it runs longer.
@@ -450,12 +455,21 @@ def _result(output: ToolOutput, *, modern: bool) -> dict[str, Any]:
     return result
 
 
+def _indexes(config: WorkspaceConfig) -> IndexRegistry | None:
+    """One search index per DIR, shared by every session (none for the home directory of no-DIR mode: a wall,
+    not a workspace). In memory: the kernel sandbox leaves the server nowhere to write a cache."""
+    if not config.index or not config.dirs or config.dirs_confine_only:
+        return None
+    return IndexRegistry([d.resolve() for d in config.dirs], at_start=config.index_at_start)
+
+
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
     """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
     allow = list(config.dirs) if config.dirs and not config.dirs_confine_only else None
     if config.inline_quick_calls:
         keep_mountinfo_open()  # before the CLI applies its sandbox, which refuses the open (Boundary.on_local_disks)
     held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots))
+    indexes = _indexes(config)
     service = RootsService(
         fallback=allow,
         warm=not config.ignore_client_roots,  # issue 33 #5: "listed" from the first answer, cached for first calls
@@ -519,6 +533,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                     "budget": budget,
                     "sandbox": config.sandbox,
                     "answers": answers,
+                    "index": indexes,
                 }
                 return call_tool_in(params.name, fs, arguments, config.limits, context)
             except ToolError as error:

@@ -25,6 +25,8 @@ from rootbound.confine.rooted_fs import RootedFS
 from rootbound.confine.search.agent_grep import GrepLimits, grep_tree
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
+from rootbound.confine.search.index.indexed_search import grep_with_index, names_with_index
+from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.confine.search.safe_regex import compile_bytes, line_local
 from rootbound.confine.write_domain import write_wall
 from rootbound.core.errors import LimitExceeded, OutsideRoots, RootsError
@@ -73,6 +75,31 @@ def _filter(args: Mapping[str, Any], *, include: bool = False) -> PathFilter:
         include=globs_arg(args, "include") if include else (),
         gitignore=not bool_arg(args, "include_ignored"),
     )
+
+
+def _filter_key(args: Mapping[str, Any], *, include: bool = False) -> tuple[object, ...]:
+    """What :func:`_filter` was built from: the index keeps one walk result per start and key."""
+    return (
+        tuple(globs_arg(args, "exclude")),
+        tuple(globs_arg(args, "include")) if include else (),
+        not bool_arg(args, "include_ignored"),
+    )
+
+
+def _index_of(context: Mapping[str, Any]) -> IndexRegistry | None:
+    index = context.get("index")
+    return index if isinstance(index, IndexRegistry) else None
+
+
+def _answered_by(statuses: list[str]) -> str:
+    """The answer's last line: which path answered (``[index]``, ``[scan: building index 40%]``); empty without an
+    index."""
+    if not statuses:
+        return ""
+    other = next((status for status in statuses if status and status != "index"), None)
+    if other is None:
+        return "[index]"
+    return f"[{other}]" if other.startswith("scan") else f"[scan: {other}]"
 
 
 def _targets(fs: RootedFS, path: str | None, context: Mapping[str, Any]) -> list[object]:
@@ -369,7 +396,22 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
     found: list[str] = []
     truncated = False
     skipped = _NotEntered()
+    index = _index_of(context)
+    statuses: list[str] = []
     for start in _targets(fs, str_arg(args, "path", required=False), context):
+        if index is not None:
+            answer, status = names_with_index(
+                index, fs, start, where, _filter_key(args), matches, limits.max_results - len(found), budget.check
+            )
+            statuses.append(status)
+            if answer is not None:
+                names, more, not_entered = answer
+                found.extend(names)
+                skipped.count += not_entered
+                if more:
+                    truncated = True
+                    break
+                continue
         try:
             for item in walk(fs, start, where, check=budget.check, keep=matches, not_entered=skipped):
                 if len(found) >= limits.max_results:
@@ -382,7 +424,7 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
             break
     found.sort()
     structured = {"matches": found, "truncated": truncated}
-    note = _not_entered(skipped.count)
+    note = "\n".join(line for line in (_not_entered(skipped.count), _answered_by(statuses)) if line)
     if not found:
         return ToolOutput(_with_note("(no matches)", note), structured)
     text = bounded([escape(p) for p in found], limits.max_output - len(note) - 1, more=truncated)
@@ -410,24 +452,45 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
     truncated = False
     capped = searched = skipped = not_entered = 0
     why = {"too_large": 0, "binary": 0, "links": 0, "unreadable": 0}
+    index = _index_of(context)
+    statuses: list[str] = []
     for start in _targets(fs, str_arg(args, "path", required=False), context):
-        report = grep_tree(
-            fs,
-            start,
-            compiled,
-            where,
-            limits=GrepLimits(
-                max_matches=grep_limits.max_matches - len(matches),
-                max_per_file=grep_limits.max_per_file,
-                context=around,
-            ),
-            files_only=files_only,
-            max_files=limits.max_results - len(files),
-            check=budget.check,
-            required=required,
-            deadline=budget.deadline,
-            line_local=line_local(pattern, regex=regex),
+        call_limits = GrepLimits(
+            max_matches=grep_limits.max_matches - len(matches), max_per_file=grep_limits.max_per_file, context=around
         )
+        report = None
+        if index is not None:
+            report, status = grep_with_index(
+                index,
+                fs,
+                start,
+                compiled,
+                where,
+                _filter_key(args, include=True),
+                (pattern, regex, ignore_case),
+                limits=call_limits,
+                files_only=files_only,
+                max_files=limits.max_results - len(files),
+                check=budget.check,
+                required=required,
+                deadline=budget.deadline,
+            )
+            if status:
+                statuses.append(status)
+        if report is None:
+            report = grep_tree(
+                fs,
+                start,
+                compiled,
+                where,
+                limits=call_limits,
+                files_only=files_only,
+                max_files=limits.max_results - len(files),
+                check=budget.check,
+                required=required,
+                deadline=budget.deadline,
+                line_local=line_local(pattern, regex=regex),
+            )
         searched += report.searched
         skipped += report.skipped
         not_entered += report.dirs_not_entered
@@ -458,7 +521,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
         "files_skipped": skipped,
         "truncated": truncated,
     }
-    notes = (_not_searched(why, grep_limits.max_file_size), _not_entered(not_entered))
+    notes = (_not_searched(why, grep_limits.max_file_size), _not_entered(not_entered), _answered_by(statuses))
     note = "\n".join(line for line in notes if line)
     if not lines:
         text = f"(no matches in {searched} {_files(searched)} searched)"

@@ -1,0 +1,254 @@
+"""grep and search_files answered from the index: the same report a full scan gives, from fewer opens.
+
+Why the same: the walk is the one walk (a :class:`~tree_index.View` is its recorded result, dropped on any change
+under it), every file the index cannot vouch for is opened and searched (a candidate for the pattern's literals, a
+dirty file, a file with more than one link, one it never read), and the rest are counted as the index read them
+(searched, binary, too large, unreadable), in walk order, so caps, skip counts and the truncation point agree.
+Every open is beneath the session's own start directory, one name at a time with ``O_NOFOLLOW`` on the root's mount
+(:meth:`~rootbound.confine.boundary.Handle.open_entry`), as the walk does: the index only names files, the session's
+boundary decides what opens.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from typing import Final
+
+from rootbound.confine.boundary import LIST, Handle
+from rootbound.confine.regular_files import check_file
+from rootbound.confine.resolvers import DIR_READ
+from rootbound.confine.rooted_fs import RootedFS
+from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, _search_one
+from rootbound.confine.search.grep_scan import LineScanner
+from rootbound.confine.search.ignore_rules import PathFilter
+from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits
+from rootbound.confine.search.index.registry import IndexRegistry
+from rootbound.confine.search.index.tree_index import ALWAYS, Plan, View, reason_of
+from rootbound.confine.search.safe_regex import BytesPattern
+from rootbound.confine.search.tree_walk import CHECK_EVERY
+from rootbound.core.errors import LimitExceeded, NotADirectory, RootsError
+
+__all__ = ["grep_plan", "grep_with_index", "names_in_view", "names_with_index"]
+
+_MAX_OPEN_DIRS: Final = 64
+
+
+class _DirStack:
+    """The directories from the start down to the file being opened, held open (files come in walk order, so the
+    stack changes as a walk's would); each entered by name beneath its parent with the walk's own opener."""
+
+    def __init__(self, handle: Handle, view: View) -> None:
+        self.handle, self.view = handle, view
+        self.open_entry = handle.entry_opener()
+        self.names: list[str] = []
+        self.fds: list[int] = [handle.fd]
+
+    def enter(self, directory: str) -> int | None:
+        """The fd of ``directory`` (below the start, ``""`` for the start itself), or ``None`` if it is no longer
+        the directory the walk listed."""
+        parts = directory.split("/") if directory else []
+        keep = 0
+        while keep < len(self.names) and keep < len(parts) and self.names[keep] == parts[keep]:
+            keep += 1
+        while len(self.names) > keep:
+            self.names.pop()
+            os.close(self.fds.pop())
+        for index in range(keep, len(parts)):
+            rel = "/".join(parts[: index + 1])
+            inode = self.view.dirs.get(rel)
+            if inode is None or len(self.fds) > _MAX_OPEN_DIRS:
+                return None
+            opened = self.open_entry(self.fds[-1], parts[index], inode, DIR_READ)
+            if opened is None:
+                return None
+            self.names.append(parts[index])
+            self.fds.append(opened[0])
+        return self.fds[-1]
+
+    def close(self) -> None:
+        for fd in self.fds[1:]:
+            os.close(fd)
+        self.fds, self.names = self.fds[:1], []
+
+
+def grep_plan(
+    fs: RootedFS,
+    start: object,
+    plan: Plan,
+    pattern: BytesPattern,
+    *,
+    limits: GrepLimits,
+    files_only: bool,
+    max_files: int,
+    check: Callable[[int], None] | None,
+    required: bytes | None,
+    deadline: float | None,
+) -> GrepReport:
+    """The report :func:`~rootbound.confine.search.agent_grep.grep_tree` gives for the same call, from ``plan``."""
+    report = GrepReport(dirs_not_entered=plan.view.not_entered)
+    scanner = LineScanner(
+        search=pattern, required=required, max_file_size=limits.max_file_size, check=check, deadline=deadline
+    )
+    candidates, kinds, dirty = plan.candidates, plan.kinds, plan.dirty
+    with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
+        base = handle.prefix
+        stack = _DirStack(handle, plan.view)
+        try:
+            for count, (rel, indexed, inode, link) in enumerate(plan.view.files, 1):
+                if check is not None and count % CHECK_EVERY == 0:
+                    check(CHECK_EVERY)
+                if link:
+                    report.skip("links")
+                    continue
+                kind = kinds.get(indexed)
+                if (
+                    candidates is not None
+                    and kind is not None
+                    and kind != ALWAYS
+                    and indexed not in candidates
+                    and indexed not in dirty
+                ):
+                    reason = reason_of(kind)
+                    if reason is None:
+                        report.searched += 1
+                    else:
+                        report.skip(reason)
+                    continue
+                _open_and_search(fs, stack, rel, inode, base, scanner, files_only, limits, report)
+                if report.truncated or (files_only and len(report.files) >= max_files):
+                    report.truncated = True
+                    break
+        finally:
+            stack.close()
+    return report
+
+
+def _open_and_search(
+    fs: RootedFS,
+    stack: _DirStack,
+    rel: str,
+    inode: int,
+    base: str,
+    scanner: LineScanner,
+    files_only: bool,
+    limits: GrepLimits,
+    report: GrepReport,
+) -> None:
+    """One file opened beneath its directory (held by ``stack``) and searched (the caps are the caller's)."""
+    directory, _, name = rel.rpartition("/")
+    dir_fd = stack.enter(directory)
+    opened = None if dir_fd is None else stack.open_entry(dir_fd, name, inode, READ_FILE)
+    if opened is None:
+        report.skip("unreadable")
+        return
+    fd, st = opened
+    try:
+        if st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
+            check_file(st, fs.hardlinks, writing=False)
+        _search_one(fd, st.st_size, base + rel, scanner, files_only, limits, report)
+    except RootsError:
+        report.skip("unreadable")
+    finally:
+        os.close(fd)
+
+
+def names_in_view(view: View, matches: Callable[[str, str, bool], bool], base: str, cap: int) -> tuple[list[str], bool]:
+    """``search_files`` over a view: the display paths of the entries ``matches`` keeps, at most ``cap`` (the flag:
+    more were left out), as the walk yields them."""
+    found: list[str] = []
+    for rel, name, is_dir in view.entries:
+        if matches(rel, name, is_dir):
+            if len(found) >= cap:
+                return found, True
+            found.append(base + rel)
+    return found, False
+
+
+def _view_for(
+    registry: IndexRegistry,
+    fs: RootedFS,
+    start: object,
+    where: PathFilter,
+    where_key: tuple[object, ...],
+    check: Callable[[int], None] | None,
+    pattern: tuple[str, bool, bool] | None,
+) -> tuple[Plan | None, str]:
+    """The plan for a walk from ``start`` (opened through the session's boundary) and the status for the answer;
+    no plan when the index cannot answer (the caller scans). A start that is a file: no plan, no status."""
+    try:
+        with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
+            prefix, st = handle.prefix, handle.fstat()
+    except NotADirectory:
+        return None, ""
+    index, start_rel, status = registry.find(prefix)
+    if index is None:
+        return None, status
+    if not index.same_directory(start_rel, (st.st_dev, st.st_ino)):
+        return None, "not indexed: not the directory the index holds at this path"
+    try:
+        plan = index.plan(fs, start, start_rel, where, where_key, WalkLimits(), check, pattern)
+    except LimitExceeded:
+        return None, "scan: the walk's entry cap"
+    if plan is None:
+        return None, "scan: the index is busy or the tree changed during the walk"
+    return plan, "index"
+
+
+def grep_with_index(
+    registry: IndexRegistry,
+    fs: RootedFS,
+    start: object,
+    pattern: BytesPattern,
+    where: PathFilter,
+    where_key: tuple[object, ...],
+    source: tuple[str, bool, bool],
+    *,
+    limits: GrepLimits,
+    files_only: bool,
+    max_files: int,
+    check: Callable[[int], None] | None,
+    required: bytes | None,
+    deadline: float | None,
+) -> tuple[GrepReport | None, str]:
+    """:func:`~rootbound.confine.search.agent_grep.grep_tree`'s report through the index, with the answer's status
+    line; ``(None, status)`` when the caller must scan. ``source``: the pattern as given, ``regex``,
+    ``ignore_case`` (for its literals)."""
+    plan, status = _view_for(registry, fs, start, where, where_key, check, source)
+    if plan is None:
+        return None, status
+    report = grep_plan(
+        fs,
+        start,
+        plan,
+        pattern,
+        limits=limits,
+        files_only=files_only,
+        max_files=max_files,
+        check=check,
+        required=required,
+        deadline=deadline,
+    )
+    return report, status
+
+
+def names_with_index(
+    registry: IndexRegistry,
+    fs: RootedFS,
+    start: object,
+    where: PathFilter,
+    where_key: tuple[object, ...],
+    matches: Callable[[str, str, bool], bool],
+    cap: int,
+    check: Callable[[int], None] | None,
+) -> tuple[tuple[list[str], bool, int] | None, str]:
+    """``search_files`` below ``start`` from the index's view: ``(paths, truncated, directories not entered)`` and
+    the status line, or ``(None, status)`` when the caller must walk."""
+    plan, status = _view_for(registry, fs, start, where, where_key, check, None)
+    if plan is None:
+        return None, status
+    with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
+        base = handle.prefix
+    found, more = names_in_view(plan.view, matches, base, cap)
+    return (found, more, plan.view.not_entered), status
