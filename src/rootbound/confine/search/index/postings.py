@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from rootbound.confine.search.index.literals import GRAM
 
-__all__ = ["MAX_SEGMENT_FILES", "Segment", "SegmentBuilder", "file_grams", "query_grams"]
+__all__ = ["MAX_SEGMENT_FILES", "Segment", "SegmentBuilder", "file_grams", "literal_grams"]
 
 MAX_SEGMENT_FILES: Final = 65_535
 MAX_SEGMENT_POSTINGS: Final = 4 << 20
@@ -46,9 +46,9 @@ def file_grams(data: bytes) -> U32:
     return np.unique(grams)
 
 
-def query_grams(literal: bytes) -> U32:
-    """The trigrams of one folded literal (:func:`~literals.required_literals`)."""
-    return file_grams(literal)
+def literal_grams(literals: Sequence[bytes]) -> U32:
+    """The distinct trigrams of folded literals (:func:`~literals.required_literals`)."""
+    return np.unique(np.concatenate([file_grams(literal) for literal in literals]))
 
 
 class Segment:

@@ -24,9 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
-
-import numpy as np
+from typing import TYPE_CHECKING, Final
 
 from rootbound.confine.boundary import LIST, Boundary
 from rootbound.confine.inotify import (
@@ -46,8 +44,11 @@ from rootbound.confine.search.grep_scan import LineScanner
 from rootbound.confine.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.confine.search.index.literals import required_literals
-from rootbound.confine.search.index.postings import Segment, SegmentBuilder, file_grams, query_grams
 from rootbound.core.errors import LimitExceeded, RootsError
+
+if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its import starts BLAS threads, and the
+    # kernel sandbox (applied at start) must be the only thread then
+    from rootbound.confine.search.index.postings import Segment, SegmentBuilder
 
 __all__ = ["IndexLimits", "Plan", "TreeIndex", "View"]
 
@@ -205,6 +206,8 @@ class TreeIndex:
             self.identity = (st.st_dev, st.st_ino)
             self.watches[notify.watch_entry(top.fd)] = ""
         self.total = self._count(fs)
+        from rootbound.confine.search.index.postings import SegmentBuilder, file_grams
+
         builder = SegmentBuilder(self.cache)
         names: list[str] = []
         reader = LineScanner(search=None, required=b"-", max_file_size=self.limits.max_file_size)
@@ -427,7 +430,9 @@ class TreeIndex:
         literals = required_literals(pattern, regex=regex, ignore_case=ignore_case)
         if not literals:
             return None
-        grams = np.unique(np.concatenate([query_grams(literal) for literal in literals]))
+        from rootbound.confine.search.index.postings import literal_grams
+
+        grams = literal_grams(literals)
         found: set[str] = set()
         for segment, names in zip(self.segments, self.names, strict=True):
             local = segment.matching(grams)
