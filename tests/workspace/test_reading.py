@@ -9,6 +9,7 @@ annotations, outputSchema + structuredContent, a linear-time regex, progress not
 from __future__ import annotations
 
 import base64
+import re
 import struct
 import zlib
 from collections.abc import Callable, Coroutine
@@ -197,7 +198,9 @@ async def check_search(client: Client, proj: Path) -> None:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     main = proj / "src" / "main.py"
-    assert block.text.splitlines() == [
+    *lines, answered_by = block.text.splitlines()
+    assert re.fullmatch(r"\[(index|scan: .+)\]", answered_by)  # which path answered (issue 36): said, not silent
+    assert lines == [
         f"{main}-9-line 9",
         f"{main}:10:line 10 NEEDLE",
         f"{main}-11-line 11",
