@@ -25,9 +25,8 @@ from rootbound.confine.search.grep_scan import LineScanner
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits
 from rootbound.confine.search.index.registry import IndexRegistry
-from rootbound.confine.search.index.tree_index import ALWAYS, Plan, View, reason_of
+from rootbound.confine.search.index.tree_index import BINARY, TEXT, TOO_LARGE, UNREADABLE, Counts, Plan, View
 from rootbound.confine.search.safe_regex import BytesPattern
-from rootbound.confine.search.tree_walk import CHECK_EVERY
 from rootbound.core.errors import LimitExceeded, NotADirectory, RootsError
 
 __all__ = ["grep_plan", "grep_with_index", "names_in_view", "names_with_index"]
@@ -91,38 +90,51 @@ def grep_plan(
     scanner = LineScanner(
         search=pattern, required=required, max_file_size=limits.max_file_size, check=check, deadline=deadline
     )
-    candidates, kinds, dirty = plan.candidates, plan.kinds, plan.dirty
+    view, counted = plan.view, plan.view.counted
+    assert counted is not None
+    if plan.candidates is None:  # no literal to narrow by: every file is opened
+        positions: list[int] = list(range(len(view.files)))
+    else:
+        at = counted.at
+        wanted = {at[rel] for rel in plan.candidates | plan.dirty if rel in at}
+        positions = sorted(wanted.union(counted.must))
     with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
-        stack = _DirStack(handle, plan.view)
+        stack = _DirStack(handle, view)
         try:
-            for count, (rel, indexed, inode, link) in enumerate(plan.view.files, 1):
-                if check is not None and count % CHECK_EVERY == 0:
-                    check(CHECK_EVERY)
+            done = 0  # files below this position are counted
+            for position in positions:
+                _count_between(counted, done, position, report, check)
+                done = position + 1
+                rel, _, inode, link = view.files[position]
                 if link:
                     report.skip("links")
-                    continue
-                kind = kinds.get(indexed)
-                if (
-                    candidates is not None
-                    and kind is not None
-                    and kind != ALWAYS
-                    and indexed not in candidates
-                    and indexed not in dirty
-                ):
-                    reason = reason_of(kind)
-                    if reason is None:
-                        report.searched += 1
-                    else:
-                        report.skip(reason)
                     continue
                 _open_and_search(fs, stack, rel, inode, base, scanner, files_only, limits, report)
                 if report.truncated or (files_only and len(report.files) >= max_files):
                     report.truncated = True
                     break
+            else:
+                _count_between(counted, done, len(view.files), report, check)
         finally:
             stack.close()
     return report
+
+
+def _count_between(
+    counted: Counts, low: int, high: int, report: GrepReport, check: Callable[[int], None] | None
+) -> None:
+    """The files at positions ``[low, high)``, none of which must be opened, counted as the index read them."""
+    if high <= low:
+        return
+    before = counted.before
+    report.searched += before[TEXT][high] - before[TEXT][low]
+    for kind, reason in ((BINARY, "binary"), (TOO_LARGE, "too_large"), (UNREADABLE, "unreadable"), ("l", "links")):
+        skipped = before[kind][high] - before[kind][low]
+        if skipped:
+            report.skip(reason, skipped)
+    if check is not None:
+        check(high - low)
 
 
 def _open_and_search(

@@ -50,12 +50,11 @@ if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its i
     # kernel sandbox (applied at start) must be the only thread then
     from rootbound.confine.search.index.postings import Segment, SegmentBuilder
 
-__all__ = ["IndexLimits", "Plan", "TreeIndex", "View"]
+__all__ = ["Counts", "IndexLimits", "Plan", "TreeIndex", "View", "count_view"]
 
 TEXT, BINARY, TOO_LARGE, UNREADABLE, ALWAYS = "t", "b", "L", "u", "h"
 """What a file was when read: searched text, skipped as binary, over the size cap, unreadable; ``ALWAYS``: more
 than one link, read by every query."""
-_SKIP_REASON: Final = {BINARY: "binary", TOO_LARGE: "too_large", UNREADABLE: "unreadable"}
 _STRUCTURE: Final = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
 _WATCHED_NAMES: Final = frozenset((*IGNORE_FILES, ".git"))
 """Entries whose change changes what a walk yields below their directory."""
@@ -89,6 +88,37 @@ class View:
     """``(path below the start, path in the index, inode, is a symlink)`` of the files and links grep sees, in
     order."""
     not_entered: int = 0
+    counted: Counts | None = None
+
+
+@dataclass
+class Counts:
+    """A view's files by what the index read them as, so a query touches only the files it must open: ``at`` maps a
+    file's path in the index to its position, ``must`` are the positions every query opens (more than one link, or
+    never read), and ``before[kind][i]`` counts the files of ``kind`` at positions below ``i``."""
+
+    version: int
+    at: dict[str, int]
+    must: list[int]
+    before: dict[str, list[int]]
+
+
+def count_view(view: View, kinds: dict[str, str], version: int) -> Counts:
+    """:class:`Counts` of ``view`` for the index's ``kinds`` (recomputed when their version changes)."""
+    at: dict[str, int] = {}
+    must: list[int] = []
+    columns: dict[str, list[int]] = {kind: [0] for kind in (TEXT, BINARY, TOO_LARGE, UNREADABLE, "l")}
+    running = dict.fromkeys(columns, 0)
+    for position, (_, indexed, _, link) in enumerate(view.files):
+        at[indexed] = position
+        kind = "l" if link else kinds.get(indexed, ALWAYS)
+        if kind == ALWAYS:
+            must.append(position)
+        else:
+            running[kind] += 1
+        for name, column in columns.items():
+            column.append(running[name])
+    return Counts(version, at, must, columns)
 
 
 @dataclass
@@ -119,6 +149,7 @@ class TreeIndex:
         self.segments: list[Segment] = []
         self.names: list[list[str]] = []  # per segment: its files' paths
         self.kinds: dict[str, str] = {}
+        self.kinds_version = 0
         self.inodes: dict[str, int] = {}
         self.dirty: set[str] = set()
         self.watches: dict[int, str] = {}
@@ -370,6 +401,7 @@ class TreeIndex:
             for other, inode in self.inodes.items():
                 if inode == st.st_ino:
                     self.kinds[other] = ALWAYS
+                    self.kinds_version += 1
 
     # -- queries --------------------------------------------------------------------------------------------------
 
@@ -422,6 +454,8 @@ class TreeIndex:
                     self.views.pop(next(iter(self.views)))
                 self.views[key] = view
             candidates = None if pattern is None else self._candidates(*pattern)
+            if pattern is not None and (view.counted is None or view.counted.version != self.kinds_version):
+                view.counted = count_view(view, self.kinds, self.kinds_version)
             return Plan(view, candidates, self.kinds, frozenset(self.dirty))
         finally:
             self.lock.release()
@@ -485,7 +519,3 @@ def _walk_view(
                 view.files.append((rel, lead + rel, 0, True))
     return view
 
-
-def reason_of(kind: str) -> str | None:
-    """The grep report's skip reason for a file the index read as ``kind`` (``None``: it was searched)."""
-    return _SKIP_REASON.get(kind)
