@@ -70,9 +70,9 @@ def tool(fs: RootedFS, name: str, args: dict[str, Any], index: IndexRegistry | N
         data = out.structured or {}
         if name == "search_files":
             return set(data.get("matches", [])), out.text.rsplit("\n", 1)[-1]
-        return {(m["path"], m["line"]) for m in data.get("matches", []) if not m["context"]}, out.text.rsplit(
-            "\n", 1
-        )[-1]
+        return {(m["path"], m["line"]) for m in data.get("matches", []) if not m["context"]}, out.text.rsplit("\n", 1)[
+            -1
+        ]
 
     return run
 

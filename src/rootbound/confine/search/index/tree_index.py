@@ -518,4 +518,3 @@ def _walk_view(
             elif entry.is_symlink():
                 view.files.append((rel, lead + rel, 0, True))
     return view
-
