@@ -2,7 +2,7 @@
 writes, removes or moves a canary is seen doing it, whatever it answers (a PDF reader, a converter, a tool that
 answers only metadata or nothing at all).
 
-Python has no inotify binding, so ``inotify_init1`` and ``inotify_add_watch`` come from libc through ctypes; the
+Python has no inotify binding: the ctypes calls are :mod:`rootbound.confine.inotify`'s; the
 events are read from the descriptor with ``os.read``. Only directories are watched (and each canary file's event
 arrives on its directory's watch, with its name): a hard link in W to an outside inode is therefore not seen as
 an access of the outside directory (hard links are the ``hardlink`` class, reported from the answer).
@@ -15,15 +15,14 @@ outside the roots and which names count.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import errno
 import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 from rootbound.audit.trap import OUTSIDE_DIRS, Trap
+from rootbound.confine.inotify import Inotify
+from rootbound.confine.inotify import available as inotify_available
 
 __all__ = ["KernelEvent", "KernelWatch", "available", "watch_trap"]
 
@@ -39,10 +38,6 @@ IN_DELETE_SELF = 0x400
 IN_MOVE_SELF = 0x800
 IN_Q_OVERFLOW = 0x4000
 IN_ISDIR = 0x40000000
-IN_ONLYDIR = 0x01000000
-IN_DONT_FOLLOW = 0x02000000
-IN_NONBLOCK = os.O_NONBLOCK
-IN_CLOEXEC = os.O_CLOEXEC
 _READS = IN_ACCESS | IN_OPEN
 _WRITES = IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
 MASK = _READS | _WRITES
@@ -79,55 +74,23 @@ class KernelEvent:
         return next((word for bit, word in names if self.mask & bit), "touched")
 
 
-_libc: ctypes.CDLL | None = None
-
-
-def _lib() -> ctypes.CDLL | None:
-    global _libc
-    if _libc is None:
-        name = ctypes.util.find_library("c")
-        if name is None:
-            return None
-        lib = ctypes.CDLL(name, use_errno=True)
-        if not hasattr(lib, "inotify_init1"):
-            return None
-        lib.inotify_init1.argtypes = [ctypes.c_int]
-        lib.inotify_init1.restype = ctypes.c_int
-        lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        lib.inotify_add_watch.restype = ctypes.c_int
-        _libc = lib
-    return _libc
-
-
 def available() -> bool:
-    return _lib() is not None
+    return inotify_available()
 
 
 class KernelWatch:
     """One inotify instance over a set of directories, each with its location label."""
 
     def __init__(self) -> None:
-        lib = _lib()
-        if lib is None:
-            raise OSError(errno.ENOSYS, "inotify is not available (no libc inotify_init1)")
-        fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-        if fd < 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err))
-        self.fd = fd
+        self._notify = Inotify()
+        self.fd = self._notify.fd
         self.where: dict[int, str] = {}
         self.overflowed = False
         self.background: list[KernelEvent] = []  # seen between windows (the server at start or in the background)
 
     def add(self, directory: Path, location: str) -> None:
         """Watch ``directory`` (never following a link to it); raises OSError if the kernel refuses."""
-        lib = _lib()
-        assert lib is not None
-        wd = lib.inotify_add_watch(self.fd, os.fsencode(directory), MASK | IN_ONLYDIR | IN_DONT_FOLLOW)
-        if wd < 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err), str(directory))
-        self.where[wd] = location
+        self.where[self._notify.watch_path(directory, MASK)] = location
 
     def drain(self) -> list[KernelEvent]:
         """Every event queued so far (at most :data:`MAX_EVENTS`; a queue overflow is remembered)."""
@@ -169,9 +132,8 @@ class KernelWatch:
         return self.drain()
 
     def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        self._notify.close()
+        self.fd = -1
 
 
 def watch_trap(trap: Trap, notes: list[str]) -> KernelWatch | None:

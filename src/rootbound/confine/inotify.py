@@ -123,6 +123,14 @@ class Inotify:
             raise OSError(err, os.strerror(err))
         return int(wd)
 
+    def watch_path(self, directory: os.PathLike[str] | str, mask: int = CHANGES) -> int:
+        """Watch the directory at a path (not following a final symlink); raises :class:`OSError` naming it."""
+        wd = self._lib.inotify_add_watch(self.fd, os.fsencode(directory), mask | IN_ONLYDIR | IN_DONT_FOLLOW)
+        if wd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), str(directory))
+        return int(wd)
+
     def unwatch(self, wd: int) -> None:
         self._lib.inotify_rm_watch(self.fd, wd)  # an already removed watch (EINVAL) is nothing to report
 
