@@ -4,6 +4,7 @@ every tool, the root policy table, ``--writable``, and bounded output."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,18 +71,25 @@ async def test_every_tool(tree: Path, transport: str, mode: str) -> None:
             error, text = await text_of(client, "stat", path=str(work / "lib" / "notes.md"))
             assert "type: file\nsize: 17\n" in text
             error, text = await text_of(client, "search_files", pattern="*.py")
-            assert (error, text) == (False, str(work / "app" / "src" / "main.py"))
+            found, answered_by = text.split("\n")  # the last line says which path answered (issue 36)
+            assert (error, found) == (False, str(work / "app" / "src" / "main.py"))
+            assert re.fullmatch(r"\[(index|scan: .+)\]", answered_by), answered_by
             error, text = await text_of(client, "grep", pattern="TODO")
             assert not error
             # app/leak, a symlink, is not followed, and the answer says so (issue 27).
             not_searched = "[not searched: 1 symlink (not followed; grep its target's path)]"
-            assert text.splitlines() == [
+            *shown, answered_by = text.splitlines()
+            assert re.fullmatch(r"\[(index|scan: .+)\]", answered_by), answered_by
+            assert shown == [
                 f"{work / 'app' / 'src' / 'main.py'}:1:print('hi')  # TODO one",
                 f"{work / 'lib' / 'notes.md'}:1:TODO two",
                 not_searched,
             ]
             error, text = await text_of(client, "grep", pattern="TO+DO t", regex=True)
-            assert (error, text) == (False, f"{work / 'lib' / 'notes.md'}:1:TODO two\n{not_searched}")
+            assert (error, text.rsplit("\n", 1)[0]) == (
+                False,
+                f"{work / 'lib' / 'notes.md'}:1:TODO two\n{not_searched}",
+            )
             error, text = await text_of(client, "find_projects")
             assert (error, text.splitlines()) == (
                 False,
@@ -211,8 +219,9 @@ async def test_output_is_bounded_with_a_marker(tree: Path) -> None:
             error, text = await text_of(client, "grep", pattern="needle")
             lines = text.splitlines()
             assert not error
-            assert len(lines) == 201  # 200 matches (the per-call cap) + the marker
-            assert lines[-1] == "[truncated: the first 200 shown; narrow the request]"
+            assert len(lines) == 202  # 200 matches (the per-call cap) + the marker + which path answered
+            assert lines[-2] == "[truncated: the first 200 shown; narrow the request]"
+            assert re.fullmatch(r"\[(index|scan: .+)\]", lines[-1]), lines[-1]
 
 
 def test_cli_help_and_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ path is resolved beneath that fd (``IN_DONT_FOLLOW``: a symlink in its place is 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import struct
@@ -68,10 +67,9 @@ _libc: ctypes.CDLL | None = None
 def _lib() -> ctypes.CDLL | None:
     global _libc
     if _libc is None:
-        name = ctypes.util.find_library("c")
-        if name is None:
-            return None
-        lib = ctypes.CDLL(name, use_errno=True)
+        # The process's own symbols (libc is loaded): find_library would run ldconfig or a compiler through a
+        # temporary file, which the kernel sandbox refuses.
+        lib = ctypes.CDLL(None, use_errno=True)
         if not hasattr(lib, "inotify_init1"):
             return None
         lib.inotify_init1.argtypes = [ctypes.c_int]

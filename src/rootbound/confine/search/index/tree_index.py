@@ -209,11 +209,13 @@ class TreeIndex:
         try:
             self._build_inner()
         except LimitExceeded:
-            self._fail(f"over {self.limits.max_entries} entries (the walk's cap)")
+            self._fail(f"over {self.limits.max_entries} entries or {self.limits.max_bytes >> 20} MiB of postings")
         except _Stopped:
             return
         except (OSError, RootsError, MemoryError) as exc:
-            self._fail(type(exc).__name__ if not isinstance(exc, OSError) else (exc.strerror or "i/o error"))
+            # A fixed reason, never the exception's text (it may name paths): errno's name, or the failure's kind.
+            code = exc.errno if isinstance(exc, OSError) else None
+            self._fail(os.strerror(code) if code else "the index could not be built")
         else:
             with self.lock:
                 if self.state == "building":
@@ -290,7 +292,7 @@ class TreeIndex:
             return
         self.bytes += segment.nbytes()
         if self.bytes > self.limits.max_bytes:
-            raise OSError(0, f"the index would exceed {self.limits.max_bytes >> 20} MiB")
+            raise LimitExceeded()
         with self.lock:
             self.segments.append(segment)
             self.names.append(names)
