@@ -54,6 +54,20 @@ def test_a_working_directory_sibling_gets_w(tmp_path: Path) -> None:
     assert report.exit_code("low") == 1
 
 
+def test_a_repository_named_path_beside_file_path_gets_w(tmp_path: Path) -> None:
+    """``path`` (the repository, optional) beside ``filePath`` (a file in it): no name says which one is the
+    directory, so the control tries each path parameter in turn as the working directory. Before, ``path`` got a
+    file of W (or nothing) on every call, both parameters were "blocked", and the unchecked ``filePath`` hid."""
+    report = audit(tmp_path, "repo-file")
+    rows = params(report)
+    assert rows == {("blame", "path"): "tested", ("blame", "filePath"): "tested"}, rows
+    assert "outside-absolute" in found(report, "blame", "filePath", "read")
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "repo-file", "--fixed")
+    assert clean.gaps() == [] and clean.at_or_above("low") == [], (clean.gaps(), clean.at_or_above("low"))
+    assert clean.exit_code("low") == 0
+
+
 def test_path_names_by_words_and_tools_without_a_path(tmp_path: Path) -> None:
     report = audit(tmp_path, "names", write=True)
     rows = params(report)

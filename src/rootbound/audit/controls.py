@@ -66,13 +66,13 @@ async def control_leaf(
     errors: list[str] = []
     answered = 0
     learnt_extra = False
-    for every in (False, True) if len(plan.leaves) > 1 else (False,):
+    for every, tried in _passes(plan):
         for style in STYLES:
             for shape, as_write in shapes:
                 for pattern in patterns:
                     if host.hung(ctx):
                         return None
-                    got, out = await _attempt(host, ctx, plan, param, style, shape, as_write, pattern, every)
+                    got, out = await _attempt(host, ctx, tried, param, style, shape, as_write, pattern, every)
                     if got is not None or out is None:
                         if got is None and out is None:
                             status.detail = "it modified W during its control (the audit writes only with --write)"
@@ -83,9 +83,9 @@ async def control_leaf(
                         text = (out.error or "") + "\n" + result_text(out.result)
                         if not learnt_extra and out.is_error and validation_error(text):
                             learnt_extra = True
-                            if extra_required(plan, learn_params(text), ctx.tool_names):
+                            if extra_required(tried, learn_params(text), ctx.tool_names):
                                 got, out = await _attempt(
-                                    host, ctx, plan, param, style, shape, as_write, pattern, every
+                                    host, ctx, tried, param, style, shape, as_write, pattern, every
                                 )
                                 if got is not None:
                                     return got
@@ -99,6 +99,19 @@ async def control_leaf(
             f" (first error: {errors[0]})" if errors else ""
         )
     return None
+
+
+def _passes(plan: ToolPlan) -> list[tuple[bool, ToolPlan]]:
+    """The argument shapes a control tries, in order: the required path parameters only; every path parameter;
+    then, for a tool with several, each one in turn as the directory the call works in (W, and a file in W when it
+    is the one probed): ``path`` beside ``filePath`` names the repository whatever its name says."""
+    if len(plan.leaves) < 2:
+        return [(False, plan)]
+    out = [(False, plan), (True, plan)]
+    for leaf in plan.leaves:
+        if not leaf.array and not leaf.dir_sibling:
+            out.append((True, dataclasses.replace(plan, workdirs=plan.workdirs | {leaf.name})))
+    return out
 
 
 def _opened_marker(trap: Trap, events: list[KernelEvent], shape: Shape) -> bool:
@@ -135,7 +148,7 @@ async def _attempt(
         content = host.content()
     else:
         value = control_paths(trap, shape, style, new)
-        sibling = plan.leaf(param).dir_sibling and shape in ("dir", "clean")
+        sibling = plan.workdir(param) and shape in ("dir", "clean")
         other = control_paths(trap, "file", style, new) if sibling else value  # a working directory: a file in it
         content = ""
     workdir = control_paths(trap, "dir", style, "")
