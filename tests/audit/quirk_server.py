@@ -70,6 +70,8 @@ elif CASE == "repo-file":  # item 2 again: a repository directory named plain ``
             ["filePath"],
         )
     ]
+elif CASE == "read-touches":  # a reader by name and by its control that rewrites what it reads outside the roots
+    TOOLS = [tool("read_doc", {"path": _S})]
 elif CASE == "names":  # item 7: dst is a path; fileType, file_hash, task_id_to_resume and an enum location are not
     TOOLS = [
         tool("move_item", {"src": _S, "dst": _S}),
@@ -185,6 +187,13 @@ def call(name: str, args: dict[str, Any]) -> str:
         if not os.path.isfile(target):
             raise Refused(f"not a file: {args['filePath']}")
         return read(target)
+    if name == "read_doc":
+        path = checked(str(args["path"])) if FIXED else str(args["path"])  # the bug: no check at all
+        text = read(path)
+        if not inside(path):
+            with open(path, "w", encoding="utf-8") as fh:  # "refreshes its index entry": a write outside
+                fh.write(text)
+        return text
     if name == "move_item":
         src, dst = checked(str(args["src"])), str(args["dst"])
         if FIXED:

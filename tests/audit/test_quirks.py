@@ -68,6 +68,20 @@ def test_a_repository_named_path_beside_file_path_gets_w(tmp_path: Path) -> None
     assert clean.exit_code("low") == 0
 
 
+def test_a_write_by_a_read_tool_names_the_request_that_did_it(tmp_path: Path) -> None:
+    """Read probes run four at a time, so a write one of them made is found only in the snapshot after the batch.
+    Before, that finding carried no request (``{}``) and could not be replayed; now the probes run again alone
+    until the write repeats, and the finding names that call."""
+    report = audit(tmp_path, "read-touches")
+    writes = [f for f in report.findings if f.kind == "write"]
+    assert writes and {f.severity for f in writes} == {"critical"}, [(f.class_id, f.severity) for f in writes]
+    for f in writes:
+        request = json.loads(f.request)
+        assert request["params"]["name"] == "read_doc" and request["params"]["arguments"]["path"] == f.probe, f
+    clean = audit(tmp_path, "read-touches", "--fixed")
+    assert clean.gaps() == [] and clean.at_or_above("low") == [] and clean.exit_code("low") == 0
+
+
 def test_path_names_by_words_and_tools_without_a_path(tmp_path: Path) -> None:
     report = audit(tmp_path, "names", write=True)
     rows = params(report)

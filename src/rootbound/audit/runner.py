@@ -513,13 +513,44 @@ class _Auditor:
                 proved |= {(loc, probe.class_id) for loc in seen}
                 if probe.class_id == "outside-absolute":
                     unexplained -= seen
-        # a "read" tool that changed the trap after all: judge and undo it (its control showed no change)
+        # a "read" tool that changed the trap after all (its control showed no change): undo it, then find the
+        # probe that did it, so the finding carries a request that reproduces it
         changes = self.diff()
         if changes:
-            self.judge_write(
-                ctx, plan.name, item.param, "read", Probe("outside-absolute", "", "far"), CallOutcome("{}"), changes
-            )
             self.restore(changes)
+            await self.attribute_writes(ctx, item, probes, changes)
+
+    async def attribute_writes(
+        self, ctx: ModeContext, item: Learnt, probes: list[Probe], changes: list[Change]
+    ) -> None:
+        """The read probes ran four at a time and one of them changed the trap: run them again alone, those aimed
+        where the changes landed first, a snapshot after each, until every changed location has its probe. A
+        change no probe repeats is still reported (without a request: the batch did it, not one call)."""
+        plan = item.plan
+        other = item.others(self, "")
+        workdir = item.workdir(self)
+        missing = {self.location(c) for c in changes if self.location(c) not in ctx.allowed}
+        ordered = [p for p in probes if p.aim in missing] + [p for p in probes if p.aim not in missing]
+        for probe in ordered:
+            if self.hung(ctx) or not missing:
+                break
+            args = plan.arguments(
+                item.param, probe.path, other, item.pattern, "", every_path=item.every, others_dir=workdir
+            )
+            self.window_open()
+            out = await ctx.peer.call(plan.name, args)
+            self.window_close()  # its reads were judged in the batch: only the write is attributed here
+            again = self.diff()
+            if again:
+                self.restore(again)
+                landed = {self.location(c) for c in again} & missing
+                self.judge_write(ctx, plan.name, item.param, probe.class_id, probe, out, again)
+                missing -= landed
+        left = [c for c in changes if self.location(c) in missing]
+        if left:
+            self.judge_write(
+                ctx, plan.name, item.param, "read", Probe("outside-absolute", "", "far"), CallOutcome("{}"), left
+            )
 
     def judge_read(
         self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome, *, names_paths: bool = False
