@@ -72,6 +72,8 @@ elif CASE == "repo-file":  # item 2 again: a repository directory named plain ``
     ]
 elif CASE == "read-touches":  # a reader by name and by its control that rewrites what it reads outside the roots
     TOOLS = [tool("read_doc", {"path": _S})]
+elif CASE == "allow-flag":  # a reader with a boolean named allow*: not a tool that widens the server's bounds
+    TOOLS = [tool("read_file", {"path": _S, "allowEmpty": {"type": "boolean"}}, ["path"])]
 elif CASE == "names":  # item 7: dst is a path; fileType, file_hash, task_id_to_resume and an enum location are not
     TOOLS = [
         tool("move_item", {"src": _S, "dst": _S}),
@@ -187,6 +189,12 @@ def call(name: str, args: dict[str, Any]) -> str:
         if not os.path.isfile(target):
             raise Refused(f"not a file: {args['filePath']}")
         return read(target)
+    if name == "read_file" and CASE == "allow-flag":
+        path = checked(str(args["path"])) if FIXED else str(args["path"])  # the bug: no check at all
+        text = read(path)
+        if not text and not args.get("allowEmpty"):
+            raise Refused("the file is empty (set allowEmpty)")
+        return text
     if name == "read_doc":
         path = checked(str(args["path"])) if FIXED else str(args["path"])  # the bug: no check at all
         text = read(path)

@@ -82,6 +82,17 @@ def test_a_write_by_a_read_tool_names_the_request_that_did_it(tmp_path: Path) ->
     assert clean.gaps() == [] and clean.at_or_above("low") == [] and clean.exit_code("low") == 0
 
 
+def test_a_boolean_named_allow_something_does_not_make_a_widening_tool(tmp_path: Path) -> None:
+    """@cyanheads/git-mcp-server's git_commit has ``allowEmpty`` (a boolean): the rule for parameters that set the
+    server's allowed set (``allowed_roots``) took it for one, so the tool was "probed last" as self-widening and
+    never probed as what it is. Here a reader with that flag: its unchecked path must be found."""
+    report = audit(tmp_path, "allow-flag")
+    assert params(report) == {("read_file", "path"): "tested"}, params(report)
+    assert "outside-absolute" in found(report, "read_file", "path", "read")
+    clean = audit(tmp_path, "allow-flag", "--fixed")
+    assert clean.gaps() == [] and clean.at_or_above("low") == [] and clean.exit_code("low") == 0
+
+
 def test_path_names_by_words_and_tools_without_a_path(tmp_path: Path) -> None:
     report = audit(tmp_path, "names", write=True)
     rows = params(report)
