@@ -32,6 +32,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import select
 import struct
 import sys
@@ -42,14 +43,17 @@ from typing import Any
 
 import anyio
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from pydantic import ValidationError
 
 from mcp import Client, MCPDeprecationWarning
+from rootbound.audit._sdk import raw_request  # the transport only: nothing of the audit's judging
 from rootbound.audit.far_canaries import plant_far, remove_far
 from rootbound.audit.git_trap import build_git
 from rootbound.audit.session import ServerSpec, substitute
 from rootbound.audit.trap import Trap, build_trap, remove
 
 EXIT_USAGE = 64
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 ROOTS_MODES = ("roots", "roots-2026")
 
 # --- an inotify watch of our own (not the audit's kernel_watch) ---------------------------------------------------
@@ -132,9 +136,10 @@ def answer_text(result: Any) -> str:
                 visit(item)
         elif isinstance(node, str):
             parts.append(node)
-            if len(node) > 64 and len(node) % 4 == 0:
+            packed = "".join(node.split())
+            if len(packed) >= 16 and len(packed) % 4 == 0 and _BASE64.fullmatch(packed):
                 with contextlib.suppress(ValueError):
-                    parts.append(base64.b64decode(node, validate=True).decode("latin-1"))
+                    parts.append(base64.b64decode(packed, validate=True).decode("latin-1"))
         elif node is not None:
             parts.append(str(node))
 
@@ -254,7 +259,8 @@ async def call_once(
         if mode == "roots":  # a roots-aware server asks right after the handshake: let it
             with anyio.move_on_after(min(per_call, 3.0)):
                 await asked.wait()
-        await client.list_tools()  # the server has read the roots answer by the time it answers this
+        with contextlib.suppress(Exception):  # a tools/list the SDK cannot validate is an answer all the same
+            await client.list_tools()  # the server has read the roots answer by the time it answers this
         await anyio.sleep(0.2)  # ... and applied it (an async roots handler may still be running)
         if withdraw:
             allowed[:] = [] if withdraw == "all" else [trap.workspace]
@@ -263,7 +269,8 @@ async def call_once(
                 await client.send_roots_list_changed()
                 with anyio.move_on_after(2.0):
                     await asked.wait()
-            await client.list_tools()
+            with contextlib.suppress(Exception):
+                await client.list_tools()
             await anyio.sleep(0.2)
         before = walk(outside_roots, skip)
         watch = Inotify(_outside_dirs(trap, allowed))
@@ -272,9 +279,13 @@ async def call_once(
         request = json.dumps(arguments)
         try:
             with anyio.fail_after(per_call + 1):
-                out = await client.call_tool(name, arguments, read_timeout_seconds=per_call)
-            result = out.model_dump(mode="json", by_alias=True)
-            witness.is_error = bool(out.is_error)
+                try:
+                    out = await client.call_tool(name, arguments, read_timeout_seconds=per_call)
+                    result = out.model_dump(mode="json", by_alias=True)
+                except ValidationError:  # the SDK rejects the server's tools/list or result: send it raw
+                    call = {"name": name, "arguments": arguments}
+                    result = await raw_request(client.session, "tools/call", call, per_call)
+            witness.is_error = bool(result.get("isError")) if isinstance(result, dict) else False
         except TimeoutError:
             witness.timed_out = True
         except Exception as exc:  # an error answer is data too (the SDK raises on JSON-RPC errors)
