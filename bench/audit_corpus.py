@@ -1,6 +1,6 @@
 """Audit a list of published MCP servers and print one table: verdict, coverage, findings by severity, time.
 
-    python bench/audit_corpus.py [LIST] [--write] [--budget S] [--only NAME]
+    python bench/audit_corpus.py [LIST] [--write] [--budget S] [--only NAME] [--reports DIR]
 
 LIST (default bench/audit_corpus.tsv) has one server per line, ``name<TAB>command``; the command may use
 ``{workspace}`` (as for ``rootbound audit``), ``{deps}`` (this checkout's .deps/), ``{python}`` (this Python).
@@ -9,8 +9,11 @@ Lines starting with ``!`` install what the commands need, into .deps/corpus/ (id
     !npm  fs-2.0.1  @modelcontextprotocol/server-filesystem@2.0.1     -> {deps}/corpus/npm/node_modules/fs-2.0.1
     !pypi git-latest  mcp-server-git==2026.10.19                      -> {deps}/corpus/pypi/git-latest/bin/...
 
-Each audit runs as a real ``rootbound audit --format json`` process. Only counts are printed (never a third
-party's findings): what a server does wrong is for its maintainers, through the advisories the docs cite.
+Each audit runs as a real ``rootbound audit --format json`` process. With ``--reports DIR`` each server's JSON
+report is kept as ``DIR/NAME.json`` (its stderr log beside it) and the audit runs in ``DIR/NAME.cwd/`` (the
+server's cwd, where a canary is planted), so ``bench/audit_reproduce.py`` can replay every finding by hand. Only
+counts are printed (never a third party's findings): what a server does wrong is for its maintainers, through the
+advisories the docs cite.
 """
 
 from __future__ import annotations
@@ -84,13 +87,19 @@ def _peak_kib(pid: int) -> int:
     return 0
 
 
-def audit(command: list[str], write: bool, budget: float) -> tuple[int, dict[str, object], float, int]:
+def audit(
+    command: list[str], write: bool, budget: float, keep: Path | None = None
+) -> tuple[int, dict[str, object], float, int]:
     """One real ``rootbound audit`` process: exit code, JSON report, wall time, and its peak RSS in KiB (polled
-    from /proc while it runs)."""
-    with tempfile.TemporaryDirectory(prefix="rb-corpus-") as tmp:
-        out = Path(tmp) / "report.json"
+    from /proc while it runs). ``keep`` (``DIR/NAME``): the report, log and cwd are kept there."""
+    with tempfile.TemporaryDirectory(prefix="rb-corpus-") as scratch:
+        tmp = f"{keep}.cwd" if keep is not None else scratch
+        os.makedirs(tmp, exist_ok=True)
+        out = Path(f"{keep}.json") if keep is not None else Path(tmp) / "report.json"
+        log = Path(f"{keep}.stderr.log") if keep is not None else Path(tmp) / "stderr.log"
+        out.unlink(missing_ok=True)
         argv = [sys.executable, "-m", "rootbound", "audit", "-q", "--format", "json", "-o", str(out),
-                "--budget", str(budget), "--stderr-log", str(Path(tmp) / "stderr.log")]  # fmt: skip
+                "--budget", str(budget), "--stderr-log", str(log)]  # fmt: skip
         if write:
             argv.append("--write")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
@@ -142,6 +151,7 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="pass --write to every audit")
     parser.add_argument("--budget", type=float, default=120.0)
     parser.add_argument("--only", action="append", default=[], metavar="NAME")
+    parser.add_argument("--reports", type=Path, metavar="DIR", help="keep each JSON report as DIR/NAME.json")
     args = parser.parse_args()
     servers = [(n, c) for n, c in read_list(args.list) if not args.only or n in args.only]
     load = os.getloadavg()[0]
@@ -151,7 +161,10 @@ def main() -> int:
     times: list[float] = []
     peaks: list[int] = []
     for name, command in servers:
-        code, report, took, peak = audit(command, args.write, args.budget)
+        if args.reports is not None:
+            args.reports.mkdir(parents=True, exist_ok=True)
+        keep = args.reports.resolve() / name if args.reports is not None else None
+        code, report, took, peak = audit(command, args.write, args.budget, keep)
         times.append(took)
         peaks.append(peak)
         print(row(name, code, report, took, peak), flush=True)

@@ -59,6 +59,21 @@ if CASE == "refuse-hint":  # issue 34 item 1: the refusal quotes a name that loo
     TOOLS = [tool("read_file", {"path": _S})]
 elif CASE == "sibling":  # item 2: path plus a working directory that must be a directory inside the roots
     TOOLS = [tool("read_in", {"path": _S, "workingDirectory": _S})]
+elif CASE == "repo-file":  # item 2 again: a repository directory named plain ``path`` beside ``filePath``
+    TOOLS = [
+        tool(
+            "blame",
+            {
+                "path": {"type": "string", "description": "The repository (default: the session's directory)."},
+                "filePath": {"type": "string", "description": "The file, relative to the repository."},
+            },
+            ["filePath"],
+        )
+    ]
+elif CASE == "read-touches":  # a reader by name and by its control that rewrites what it reads outside the roots
+    TOOLS = [tool("read_doc", {"path": _S})]
+elif CASE == "allow-flag":  # a reader with a boolean named allow*: not a tool that widens the server's bounds
+    TOOLS = [tool("read_file", {"path": _S, "allowEmpty": {"type": "boolean"}}, ["path"])]
 elif CASE == "names":  # item 7: dst is a path; fileType, file_hash, task_id_to_resume and an enum location are not
     TOOLS = [
         tool("move_item", {"src": _S, "dst": _S}),
@@ -162,6 +177,31 @@ def call(name: str, args: dict[str, Any]) -> str:
             raise Refused("workingDirectory must be a directory inside the allowed directories")
         target = os.path.join(wd, str(args["path"]))
         return read(checked(target) if FIXED else target)  # the bug: the joined path is not checked
+    if name == "blame":
+        if not args.get("path"):
+            raise Refused("No session working directory set. Please specify a 'path'.")
+        repo = str(args["path"])
+        if not os.path.isdir(repo):
+            raise Refused(f"Working directory is not a directory: {repo}")
+        repo = checked(repo)
+        target = os.path.join(repo, str(args["filePath"]))
+        target = checked(target) if FIXED else target  # the bug: the file is not checked, only the repository
+        if not os.path.isfile(target):
+            raise Refused(f"not a file: {args['filePath']}")
+        return read(target)
+    if name == "read_file" and CASE == "allow-flag":
+        path = checked(str(args["path"])) if FIXED else str(args["path"])  # the bug: no check at all
+        text = read(path)
+        if not text and not args.get("allowEmpty"):
+            raise Refused("the file is empty (set allowEmpty)")
+        return text
+    if name == "read_doc":
+        path = checked(str(args["path"])) if FIXED else str(args["path"])  # the bug: no check at all
+        text = read(path)
+        if not inside(path):
+            with open(path, "w", encoding="utf-8") as fh:  # "refreshes its index entry": a write outside
+                fh.write(text)
+        return text
     if name == "move_item":
         src, dst = checked(str(args["src"])), str(args["dst"])
         if FIXED:

@@ -54,6 +54,45 @@ def test_a_working_directory_sibling_gets_w(tmp_path: Path) -> None:
     assert report.exit_code("low") == 1
 
 
+def test_a_repository_named_path_beside_file_path_gets_w(tmp_path: Path) -> None:
+    """``path`` (the repository, optional) beside ``filePath`` (a file in it): no name says which one is the
+    directory, so the control tries each path parameter in turn as the working directory. Before, ``path`` got a
+    file of W (or nothing) on every call, both parameters were "blocked", and the unchecked ``filePath`` hid."""
+    report = audit(tmp_path, "repo-file")
+    rows = params(report)
+    assert rows == {("blame", "path"): "tested", ("blame", "filePath"): "tested"}, rows
+    assert "outside-absolute" in found(report, "blame", "filePath", "read")
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "repo-file", "--fixed")
+    assert clean.gaps() == [] and clean.at_or_above("low") == [], (clean.gaps(), clean.at_or_above("low"))
+    assert clean.exit_code("low") == 0
+
+
+def test_a_write_by_a_read_tool_names_the_request_that_did_it(tmp_path: Path) -> None:
+    """Read probes run four at a time, so a write one of them made is found only in the snapshot after the batch.
+    Before, that finding carried no request (``{}``) and could not be replayed; now the probes run again alone
+    until the write repeats, and the finding names that call."""
+    report = audit(tmp_path, "read-touches")
+    writes = [f for f in report.findings if f.kind == "write"]
+    assert writes and {f.severity for f in writes} == {"critical"}, [(f.class_id, f.severity) for f in writes]
+    for f in writes:
+        request = json.loads(f.request)
+        assert request["params"]["name"] == "read_doc" and request["params"]["arguments"]["path"] == f.probe, f
+    clean = audit(tmp_path, "read-touches", "--fixed")
+    assert clean.gaps() == [] and clean.at_or_above("low") == [] and clean.exit_code("low") == 0
+
+
+def test_a_boolean_named_allow_something_does_not_make_a_widening_tool(tmp_path: Path) -> None:
+    """@cyanheads/git-mcp-server's git_commit has ``allowEmpty`` (a boolean): the rule for parameters that set the
+    server's allowed set (``allowed_roots``) took it for one, so the tool was "probed last" as self-widening and
+    never probed as what it is. Here a reader with that flag: its unchecked path must be found."""
+    report = audit(tmp_path, "allow-flag")
+    assert params(report) == {("read_file", "path"): "tested"}, params(report)
+    assert "outside-absolute" in found(report, "read_file", "path", "read")
+    clean = audit(tmp_path, "allow-flag", "--fixed")
+    assert clean.gaps() == [] and clean.at_or_above("low") == [] and clean.exit_code("low") == 0
+
+
 def test_path_names_by_words_and_tools_without_a_path(tmp_path: Path) -> None:
     report = audit(tmp_path, "names", write=True)
     rows = params(report)

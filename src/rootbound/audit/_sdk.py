@@ -3,7 +3,8 @@
 
 Why: an audit must survive servers the SDK's typed client rejects (a ``tools/list`` or ``tools/call`` result
 that fails validation). For those, the audit sends the same request through the session's own JSON-RPC
-dispatcher and reads the raw result dict. Private attribute used: ``ClientSession._dispatcher`` and its
+dispatcher and reads the raw result dict. A handshake-era ``ping`` goes the same way (the SDK's ``send_ping``
+warns that 2026-07-28 dropped it). Private attribute used: ``ClientSession._dispatcher`` and its
 ``send_raw_request(method, params, opts)``.
 """
 

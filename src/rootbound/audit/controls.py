@@ -10,6 +10,7 @@ change makes it a reader. The auditor that drives it is any :class:`AuditorView`
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from rootbound.audit.judge import control_evidence, control_names_path, result_text
 from rootbound.audit.kernel_watch import IN_ACCESS, KernelEvent
@@ -66,13 +67,14 @@ async def control_leaf(
     errors: list[str] = []
     answered = 0
     learnt_extra = False
-    for every in (False, True) if len(plan.leaves) > 1 else (False,):
+    sent: dict[str, CallOutcome] = {}  # calls already made that showed nothing: not sent twice
+    for every, tried in _passes(plan):
         for style in STYLES:
             for shape, as_write in shapes:
                 for pattern in patterns:
                     if host.hung(ctx):
                         return None
-                    got, out = await _attempt(host, ctx, plan, param, style, shape, as_write, pattern, every)
+                    got, out = await _attempt(host, ctx, tried, param, style, shape, as_write, pattern, every, sent)
                     if got is not None or out is None:
                         if got is None and out is None:
                             status.detail = "it modified W during its control (the audit writes only with --write)"
@@ -83,9 +85,9 @@ async def control_leaf(
                         text = (out.error or "") + "\n" + result_text(out.result)
                         if not learnt_extra and out.is_error and validation_error(text):
                             learnt_extra = True
-                            if extra_required(plan, learn_params(text), ctx.tool_names):
+                            if extra_required(tried, learn_params(text), ctx.tool_names):
                                 got, out = await _attempt(
-                                    host, ctx, plan, param, style, shape, as_write, pattern, every
+                                    host, ctx, tried, param, style, shape, as_write, pattern, every, sent
                                 )
                                 if got is not None:
                                     return got
@@ -99,6 +101,19 @@ async def control_leaf(
             f" (first error: {errors[0]})" if errors else ""
         )
     return None
+
+
+def _passes(plan: ToolPlan) -> list[tuple[bool, ToolPlan]]:
+    """The argument shapes a control tries, in order: the required path parameters only; every path parameter;
+    then, for a tool with several, each one in turn as the directory the call works in (W, and a file in W when it
+    is the one probed): ``path`` beside ``filePath`` names the repository whatever its name says."""
+    if len(plan.leaves) < 2:
+        return [(False, plan)]
+    out = [(False, plan), (True, plan)]
+    for leaf in plan.leaves:
+        if not leaf.array and not leaf.dir_sibling:
+            out.append((True, dataclasses.replace(plan, workdirs=plan.workdirs | {leaf.name})))
+    return out
 
 
 def _opened_marker(trap: Trap, events: list[KernelEvent], shape: Shape) -> bool:
@@ -124,9 +139,11 @@ async def _attempt(
     as_write: bool,
     pattern: str,
     every: bool,
+    sent: dict[str, CallOutcome],
 ) -> tuple[Learnt | None, CallOutcome | None]:
     """One control call. ``(Learnt, out)`` on success; ``(None, out)`` when W never showed; ``(None, None)`` when
-    a tool the audit may not let write changed W (it is not called again)."""
+    a tool the audit may not let write changed W (it is not called again). A call with the same arguments (up to
+    the fresh name of a new file), shape and intent as one in ``sent`` is not made again: its answer is reused."""
     trap = host.trap
     new = trap.new_name()
     if as_write:
@@ -135,14 +152,16 @@ async def _attempt(
         content = host.content()
     else:
         value = control_paths(trap, shape, style, new)
-        sibling = plan.leaf(param).dir_sibling and shape in ("dir", "clean")
+        sibling = plan.workdir(param) and shape in ("dir", "clean")
         other = control_paths(trap, "file", style, new) if sibling else value  # a working directory: a file in it
         content = ""
     workdir = control_paths(trap, "dir", style, "")
+    arguments = plan.arguments(param, value, other, pattern, content, every_path=every, others_dir=workdir)
+    key = json.dumps([shape, as_write, arguments], sort_keys=True, default=str).replace(new, "\0new")
+    if key in sent:
+        return None, sent[key]
     host.window_open()
-    out = ctx.last = await ctx.peer.call(
-        plan.name, plan.arguments(param, value, other, pattern, content, every_path=every, others_dir=workdir)
-    )
+    out = ctx.last = await ctx.peer.call(plan.name, arguments)
     events = host.window_close()
     # A control can itself escape (a recursive listing that follows W's links out, a write through a link).
     label = "control"
@@ -158,6 +177,7 @@ async def _attempt(
         writer = plan if plan.access == "write" else dataclasses.replace(plan, access="write")
         return Learnt(writer, param, style, shape, "write", pattern, every), out
     if as_write:
+        sent[key] = out
         return None, out
     kind: str | None = control_evidence(trap, out.request, out.result, out.is_error)
     if kind is None and _opened_marker(trap, events, shape):
@@ -165,6 +185,7 @@ async def _attempt(
     if kind is None and shape == "file" and control_names_path(trap, out.request, out.result, out.is_error):
         kind = "path"  # a metadata-only answer: W's marker named by its resolved path (probes are judged so too)
     if kind is None:
+        sent[key] = out
         return None, out
     reader = plan if plan.access == "read" else dataclasses.replace(plan, access="read")
     return Learnt(reader, param, style, shape, kind, pattern, every), out

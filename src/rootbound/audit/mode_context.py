@@ -100,7 +100,7 @@ class Learnt:
             if self.shape == "new":
                 return host.scratch(self.style)
             return control_paths(host.trap, "new", self.style, new or host.trap.new_name())
-        if self.plan.leaf(self.param).dir_sibling and self.shape in ("dir", "clean"):
+        if self.plan.workdir(self.param) and self.shape in ("dir", "clean"):
             return control_paths(host.trap, "file", self.style, new)  # probing the working directory: a file in it
         return control_paths(host.trap, self.shape, self.style, new)
 

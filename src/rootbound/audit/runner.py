@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import anyio
 
+from rootbound.audit import _sdk
 from rootbound.audit.classes import by_id, severity_for
 from rootbound.audit.controls import control_leaf, learn
 from rootbound.audit.far_canaries import plant_far, remove_far
@@ -37,6 +38,7 @@ from rootbound.audit.server_output import StderrSink, StdoutNoise
 from rootbound.audit.session import (
     CallOutcome,
     CountingProvider,
+    Peer,
     ServerSpec,
     StartFailed,
     leaf_error,
@@ -63,6 +65,7 @@ ModeName = Literal["args", "roots", "both"]
 WorkspaceKind = Literal["auto", "dir", "git"]
 PARALLEL = 4  # read probes in flight at once
 ROOTS_WAIT = 3.0  # seconds a roots-mode run waits for the server's first roots request before the first control
+ROOTS_GRACE = 0.5  # ... or this long after the server answered a ping sent after `initialized`
 
 
 @dataclass
@@ -102,6 +105,7 @@ class _Auditor:
         self.cwd_created: set[Path] = set()  # rbt- files write probes created in the server's cwd (removed at the end)
         self.watch = watch
         self.finished = ""  # the last mode whose probes all ran (an error closing its session does not undo them)
+        self.args_era: tuple[bool, str] | None = None  # args mode's session: 2026-07-28 or not, the version chosen
         self.marker = secrets.token_hex(16)
         self.git = report.workspace_kind == "git"
         env = dict(os.environ)
@@ -135,6 +139,13 @@ class _Auditor:
         for name in modes:
             run = ModeRun(name)
             self.report.modes.append(run)
+            if name == "roots-2026" and self.args_era and not self.args_era[0] and not spec.roots_command:
+                # the same program negotiated its newest version in args mode (the client offered 2026-07-28):
+                # starting it again only to hear the same answer costs a server start and finds nothing
+                run.status = "not applicable"
+                run.detail = f"the server does not speak 2026-07-28 (it chose {self.args_era[1]} in args mode)"
+                run.protocol_version = self.args_era[1]
+                continue
             started = time.monotonic()
             try:
                 await self.run_mode(name, run)
@@ -213,6 +224,8 @@ class _Auditor:
             label=name,
         ) as peer:
             run.protocol_version = peer.protocol_version
+            if name == "args":
+                self.args_era = (peer.modern, peer.protocol_version)
             if name == "roots-2026" and not peer.modern:
                 run.status, run.detail = "not applicable", "the server does not speak 2026-07-28"
                 return
@@ -222,8 +235,7 @@ class _Auditor:
             if provider is not None and not peer.modern:
                 # Handshake era: a server that fetches roots after `initialized` gets the time to do it, so no
                 # control fails for want of roots (2026-07-28 carries roots in every request).
-                with anyio.move_on_after(min(ROOTS_WAIT, self.o.timeout)):
-                    await provider.asked.wait()
+                await self.await_roots(peer, provider)
             try:
                 await self.exercise(ctx)
                 self.finished = name
@@ -231,6 +243,30 @@ class _Auditor:
                 run.calls = peer.calls
         if peer.reaped:
             self.report.notes.append(f"killed {peer.reaped} process(es) the server left running outside its group")
+
+    async def await_roots(self, peer: Peer, provider: CountingProvider) -> None:
+        """Wait for the server's first roots request: until it comes, or until the server has answered a ping
+        sent after ``initialized`` and ROOTS_GRACE more has passed (a server that asks on ``initialized`` has
+        asked by then), at most ROOTS_WAIT. A server that asks later still gets ROOTS_WAIT more before its first
+        failed control is tried again (``exercise``)."""
+        with anyio.move_on_after(min(ROOTS_WAIT, self.o.timeout)):
+            async with anyio.create_task_group() as group:
+
+                async def asked() -> None:
+                    await provider.asked.wait()
+                    group.cancel_scope.cancel()
+
+                async def quiet() -> None:
+                    try:
+                        # raw: the SDK's send_ping warns that 2026-07-28 dropped ping (this is the handshake era)
+                        await _sdk.raw_request(peer.client.session, "ping", None, self.o.timeout)
+                    except Exception:  # no ping: the whole wait, as before
+                        return
+                    await anyio.sleep(ROOTS_GRACE)
+                    group.cancel_scope.cancel()
+
+                group.start_soon(asked)
+                group.start_soon(quiet)
 
     async def exercise(self, ctx: ModeContext) -> None:
         tools = await ctx.peer.list_tools()
@@ -513,13 +549,44 @@ class _Auditor:
                 proved |= {(loc, probe.class_id) for loc in seen}
                 if probe.class_id == "outside-absolute":
                     unexplained -= seen
-        # a "read" tool that changed the trap after all: judge and undo it (its control showed no change)
+        # a "read" tool that changed the trap after all (its control showed no change): undo it, then find the
+        # probe that did it, so the finding carries a request that reproduces it
         changes = self.diff()
         if changes:
-            self.judge_write(
-                ctx, plan.name, item.param, "read", Probe("outside-absolute", "", "far"), CallOutcome("{}"), changes
-            )
             self.restore(changes)
+            await self.attribute_writes(ctx, item, probes, changes)
+
+    async def attribute_writes(
+        self, ctx: ModeContext, item: Learnt, probes: list[Probe], changes: list[Change]
+    ) -> None:
+        """The read probes ran four at a time and one of them changed the trap: run them again alone, those aimed
+        where the changes landed first, a snapshot after each, until every changed location has its probe. A
+        change no probe repeats is still reported (without a request: the batch did it, not one call)."""
+        plan = item.plan
+        other = item.others(self, "")
+        workdir = item.workdir(self)
+        missing = {self.location(c) for c in changes if self.location(c) not in ctx.allowed}
+        ordered = [p for p in probes if p.aim in missing] + [p for p in probes if p.aim not in missing]
+        for probe in ordered:
+            if self.hung(ctx) or not missing:
+                break
+            args = plan.arguments(
+                item.param, probe.path, other, item.pattern, "", every_path=item.every, others_dir=workdir
+            )
+            self.window_open()
+            out = await ctx.peer.call(plan.name, args)
+            self.window_close()  # its reads were judged in the batch: only the write is attributed here
+            again = self.diff()
+            if again:
+                self.restore(again)
+                landed = {self.location(c) for c in again} & missing
+                self.judge_write(ctx, plan.name, item.param, probe.class_id, probe, out, again)
+                missing -= landed
+        left = [c for c in changes if self.location(c) in missing]
+        if left:
+            self.judge_write(
+                ctx, plan.name, item.param, "read", Probe("outside-absolute", "", "far"), CallOutcome("{}"), left
+            )
 
     def judge_read(
         self, ctx: ModeContext, tool: str, param: str, probe: Probe, out: CallOutcome, *, names_paths: bool = False

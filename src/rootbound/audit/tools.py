@@ -147,6 +147,9 @@ class ToolPlan:
     shape: str = ""  # "" for the tool's one shape, else "oneOf 2" etc.
     reason: str = ""
     by_name: Access = "read"  # what the name and annotations said (the runner may learn better from effects)
+    # leaves a control found to name the directory the call works in, whatever their names say (``path`` beside
+    # ``filePath``): they get W as a sibling, and a file in W when they are the one probed
+    workdirs: frozenset[str] = frozenset()
 
     @property
     def path_params(self) -> list[str]:
@@ -173,6 +176,11 @@ class ToolPlan:
             if role in ("filler", "pattern", "content", "new", "old") and isinstance(filler, str)
         ]
 
+    def workdir(self, name: str) -> bool:
+        """The leaf ``name`` names the directory the call works in: by its name, or as a control found."""
+        leaf = self.leaf(name)
+        return leaf.dir_sibling or (not leaf.array and name in self.workdirs)
+
     def as_path(self, pointer: Pointer) -> ToolPlan:
         """A copy in which the leaf at ``pointer`` is a path leaf (the kernel saw it name a file)."""
         roles = dict(self.roles)
@@ -196,7 +204,7 @@ class ToolPlan:
     ) -> dict[str, Any]:
         """Arguments with ``value`` at the leaf named ``probe`` and ``others`` at every other path leaf that is
         required (or every one, with ``every_path``); a sibling that names a working directory (``cwd``,
-        ``workingDirectory``, ``base``) gets ``others_dir`` (W); the rest filled by role."""
+        ``workingDirectory``, ``base``, or one in ``workdirs``) gets ``others_dir`` (W); the rest filled by role."""
         target = next((leaf for leaf in self.leaves if leaf.name == probe), None)
         args: dict[str, Any] = {}
         anchor = target.pointer if target is not None else ()
@@ -204,7 +212,7 @@ class ToolPlan:
             if leaf is target:
                 _put(args, leaf.pointer, [value] if leaf.array else value)
             elif every_path or _needed(leaf.pointer, leaf.required, anchor):
-                other = others_dir if others_dir is not None and leaf.dir_sibling else others
+                other = others_dir if others_dir is not None and self.workdir(leaf.name) else others
                 _put(args, leaf.pointer, [other] if leaf.array else other)
         for pointer, (role, required, filler) in self.roles.items():
             if not _needed(pointer, required, anchor):

@@ -26,6 +26,7 @@ __all__ = ["probe_widening", "widens"]
 _PARAM = re.compile(
     r"^allow(ed)?[_-]?[a-z]|^roots$|allowlist|^(root|base)[_-]?(dirs|directories|paths)$", re.IGNORECASE
 )
+_PATH_NOUN = frozenset({"path", "paths"})
 MAX_TOOLS = 5  # widening tools probed per mode
 MAX_READERS = 4  # read tools re-run after each widening call
 
@@ -36,7 +37,20 @@ def widens(tool: dict[str, Any]) -> bool:
     schema = tool.get("inputSchema")
     props = schema.get("properties") if isinstance(schema, dict) else None
     named = bool(set(words) & WIDEN_VERB) and bool(set(words) & WIDEN_NOUN)
-    return named or (isinstance(props, dict) and any(_PARAM.search(str(p)) for p in props))
+    return named or (isinstance(props, dict) and any(_sets_bounds(str(p), s) for p, s in props.items()))
+
+
+def _sets_bounds(name: str, schema: Any) -> bool:
+    """A parameter that sets the allowed set: ``allowed_roots``, ``allowedDirectories``, ``allow_paths``,
+    ``roots``, ``root_dirs``, an ``allowlist``; a string or a list of them. A flag or a number named ``allow...``
+    (git_commit's ``allowEmpty``) is not one."""
+    if not _PARAM.search(name):
+        return False
+    kinds = schema.get("type") if isinstance(schema, dict) else None
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    if kinds and kinds <= {"boolean", "number", "integer", "null"}:
+        return False
+    return bool((set(word_list(name)) - {"allow", "allowed"}) & (WIDEN_NOUN | _PATH_NOUN))
 
 
 async def probe_widening(
