@@ -401,7 +401,15 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
     for start in _targets(fs, str_arg(args, "path", required=False), context):
         if index is not None:
             answer, status = names_with_index(
-                index, fs, start, where, _filter_key(args), matches, limits.max_results - len(found), budget.check
+                index,
+                fs,
+                start,
+                where,
+                _filter_key(args),
+                matches,
+                pattern,
+                limits.max_results - len(found),
+                budget.check,
             )
             statuses.append(status)
             if answer is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from rootbound.confine.boundary import LIST, Handle
 from rootbound.confine.regular_files import check_file
@@ -25,9 +25,13 @@ from rootbound.confine.search.grep_scan import LineScanner
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits
 from rootbound.confine.search.index.registry import IndexRegistry
-from rootbound.confine.search.index.tree_index import BINARY, TEXT, TOO_LARGE, UNREADABLE, Counts, Plan, View
+from rootbound.confine.search.index.view import BINARY, MAX_GLOBS, TEXT, TOO_LARGE, UNREADABLE, Counts, Plan, View
 from rootbound.confine.search.safe_regex import BytesPattern
 from rootbound.core.errors import LimitExceeded, NotADirectory, RootsError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["grep_plan", "grep_with_index", "names_in_view", "names_with_index"]
 
@@ -92,12 +96,9 @@ def grep_plan(
     )
     view, counted = plan.view, plan.view.counted
     assert counted is not None
-    if plan.candidates is None:  # no literal to narrow by: every file is opened
-        positions: list[int] = list(range(len(view.files)))
-    else:
-        at = counted.at
-        wanted = {at[rel] for rel in plan.candidates | plan.dirty if rel in at}
-        positions = sorted(wanted.union(counted.must))
+    positions, unchanged = _to_open(plan, counted)
+    ruled_out: list[int] = []  # numbers of files searched unchanged, with no match
+    number = counted.number
     with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
         stack = _DirStack(handle, view)
@@ -110,7 +111,10 @@ def grep_plan(
                 if link:
                     report.skip("links")
                     continue
+                found, searched = len(report.files), report.searched
                 _open_and_search(fs, stack, rel, inode, base, scanner, files_only, limits, report)
+                if position in unchanged and report.searched > searched and len(report.files) == found:
+                    ruled_out.append(int(number[position]))
                 if report.truncated or (files_only and len(report.files) >= max_files):
                     report.truncated = True
                     break
@@ -118,7 +122,31 @@ def grep_plan(
                 _count_between(counted, done, len(view.files), report, check)
         finally:
             stack.close()
+            if plan.rule_out is not None:
+                plan.rule_out(ruled_out)
     return report
+
+
+def _to_open(plan: Plan, counted: Counts) -> tuple[list[int], frozenset[int]]:
+    """The positions a query opens, in walk order: the candidates earlier queries of the pattern did not rule out,
+    the dirty files and the files every query reads; and which of them are indexed files unchanged since (whose
+    search may rule them out for the next query)."""
+    import numpy as np
+
+    number = counted.number
+    candidates: npt.NDArray[np.int64]
+    if plan.candidates is None:
+        candidates = np.flatnonzero(number >= 0)  # positions of every indexed text file
+    else:
+        located = counted.position[plan.candidates].astype(np.int64)
+        candidates = located[located >= 0]
+    if plan.ruled_out is not None and len(candidates):
+        candidates = candidates[~plan.ruled_out[number[candidates]]]
+    at = counted.at
+    changed = {at[rel] for rel in plan.dirty if rel in at}
+    changed.update(counted.must)
+    unchanged = frozenset(candidates.tolist()) - changed
+    return sorted(unchanged | changed), unchanged
 
 
 def _count_between(
@@ -166,16 +194,21 @@ def _open_and_search(
         os.close(fd)
 
 
-def names_in_view(view: View, matches: Callable[[str, str, bool], bool], base: str, cap: int) -> tuple[list[str], bool]:
-    """``search_files`` over a view: the display paths of the entries ``matches`` keeps, at most ``cap`` (the flag:
-    more were left out), as the walk yields them."""
-    found: list[str] = []
-    for rel, name, is_dir in view.entries:
-        if matches(rel, name, is_dir):
-            if len(found) >= cap:
-                return found, True
-            found.append(base + rel)
-    return found, False
+def names_in_view(
+    view: View, matches: Callable[[str, str, bool], bool], key: object, base: str, cap: int
+) -> tuple[list[str], bool]:
+    """``search_files`` over a view: the display paths of the entries ``matches`` (the glob ``key``) keeps, at
+    most ``cap`` (the flag: more were left out), as the walk yields them. The positions are kept with the view (it
+    does not change while it lives), so the glob runs once per view."""
+    found = view.globs.get(key)
+    if found is None:
+        entries = view.entries
+        found = [at for at, (rel, name, is_dir) in enumerate(entries) if matches(rel, name, is_dir)]
+        if len(view.globs) >= MAX_GLOBS:
+            view.globs.pop(next(iter(view.globs)))
+        view.globs[key] = found
+    entries = view.entries
+    return [base + entries[at][0] for at in found[:cap]], len(found) > cap
 
 
 def _view_for(
@@ -252,6 +285,7 @@ def names_with_index(
     where: PathFilter,
     where_key: tuple[object, ...],
     matches: Callable[[str, str, bool], bool],
+    key: object,
     cap: int,
     check: Callable[[int], None] | None,
 ) -> tuple[tuple[list[str], bool, int] | None, str]:
@@ -262,5 +296,5 @@ def names_with_index(
         return None, status
     with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
-    found, more = names_in_view(plan.view, matches, base, cap)
+    found, more = names_in_view(plan.view, matches, key, base, cap)
     return (found, more, plan.view.not_entered), status

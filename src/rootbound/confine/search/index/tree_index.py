@@ -21,8 +21,8 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -44,17 +44,28 @@ from rootbound.confine.search.grep_scan import LineScanner
 from rootbound.confine.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.confine.search.index.literals import required_literals
+from rootbound.confine.search.index.view import (
+    ALWAYS,
+    BINARY,
+    TEXT,
+    TOO_LARGE,
+    UNREADABLE,
+    Plan,
+    View,
+    count_view,
+    walk_view,
+)
 from rootbound.core.errors import LimitExceeded, RootsError
 
 if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its import starts BLAS threads, and the
     # kernel sandbox (applied at start) must be the only thread then
+    import numpy as np
+    import numpy.typing as npt
+
     from rootbound.confine.search.index.postings import Segment, SegmentBuilder
 
-__all__ = ["Counts", "IndexLimits", "Plan", "TreeIndex", "View", "count_view"]
+__all__ = ["IndexLimits", "TreeIndex"]
 
-TEXT, BINARY, TOO_LARGE, UNREADABLE, ALWAYS = "t", "b", "L", "u", "h"
-"""What a file was when read: searched text, skipped as binary, over the size cap, unreadable; ``ALWAYS``: more
-than one link, read by every query."""
 _STRUCTURE: Final = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
 _WATCHED_NAMES: Final = frozenset((*IGNORE_FILES, ".git"))
 """Entries whose change changes what a walk yields below their directory."""
@@ -72,64 +83,7 @@ class IndexLimits:
     rebuild_dirty: int = 2_000
     max_file_size: int = 4 * 1024 * 1024
     max_views: int = 16
-
-
-@dataclass
-class View:
-    """One walk's result (a start directory, a filter), kept until a change under it: the entries it yielded in
-    order, with the inode of each directory (to open candidates beneath the session's start), and the files."""
-
-    start: str
-    """The start, relative to the indexed directory (``""``: itself)."""
-    entries: list[tuple[str, str, bool]] = field(default_factory=list)
-    """``(path below the start, name, is_dir)`` of every entry the walk yielded, in walk order."""
-    dirs: dict[str, int] = field(default_factory=dict)
-    files: list[tuple[str, str, int, bool]] = field(default_factory=list)
-    """``(path below the start, path in the index, inode, is a symlink)`` of the files and links grep sees, in
-    order."""
-    not_entered: int = 0
-    counted: Counts | None = None
-
-
-@dataclass
-class Counts:
-    """A view's files by what the index read them as, so a query touches only the files it must open: ``at`` maps a
-    file's path in the index to its position, ``must`` are the positions every query opens (more than one link, or
-    never read), and ``before[kind][i]`` counts the files of ``kind`` at positions below ``i``."""
-
-    version: int
-    at: dict[str, int]
-    must: list[int]
-    before: dict[str, list[int]]
-
-
-def count_view(view: View, kinds: dict[str, str], version: int) -> Counts:
-    """:class:`Counts` of ``view`` for the index's ``kinds`` (recomputed when their version changes)."""
-    at: dict[str, int] = {}
-    must: list[int] = []
-    columns: dict[str, list[int]] = {kind: [0] for kind in (TEXT, BINARY, TOO_LARGE, UNREADABLE, "l")}
-    running = dict.fromkeys(columns, 0)
-    for position, (_, indexed, _, link) in enumerate(view.files):
-        at[indexed] = position
-        kind = "l" if link else kinds.get(indexed, ALWAYS)
-        if kind == ALWAYS:
-            must.append(position)
-        else:
-            running[kind] += 1
-        for name, column in columns.items():
-            column.append(running[name])
-    return Counts(version, at, must, columns)
-
-
-@dataclass
-class Plan:
-    """What one query searches: the view, the files to open (paths in the index), and each file's kind when read."""
-
-    view: View
-    candidates: set[str] | None
-    """``None``: every file (no literal to narrow by)."""
-    kinds: dict[str, str]
-    dirty: frozenset[str]
+    max_memos: int = 32
 
 
 class TreeIndex:
@@ -148,6 +102,8 @@ class TreeIndex:
         self.identity: tuple[int, int] | None = None
         self.segments: list[Segment] = []
         self.names: list[list[str]] = []  # per segment: its files' paths
+        self.numbers: dict[str, int] = {}  # an indexed text file's path: its number (segment's first + place in it)
+        self.memos: dict[tuple[str, bool, bool], npt.NDArray[np.bool_]] = {}  # a pattern: files ruled out
         self.kinds: dict[str, str] = {}
         self.kinds_version = 0
         self.inodes: dict[str, int] = {}
@@ -278,6 +234,7 @@ class TreeIndex:
                     continue
                 builder.add(file_grams(data))
                 names.append(rel)
+                self.numbers[rel] = len(self.numbers)
                 self.kinds[rel] = TEXT
                 if builder.full():
                     self._take(builder, names)
@@ -445,7 +402,7 @@ class TreeIndex:
             view = self.views.get(key)
             if view is None:
                 self.recent = []
-                view = _walk_view(fs, start, start_rel, where, walk_limits, check)
+                view = walk_view(fs, start, start_rel, where, walk_limits, check)
                 if (
                     not self._drain_locked()
                     or len(self.recent) >= 64
@@ -455,28 +412,62 @@ class TreeIndex:
                 if len(self.views) >= self.limits.max_views:
                     self.views.pop(next(iter(self.views)))
                 self.views[key] = view
-            candidates = None if pattern is None else self._candidates(*pattern)
-            if pattern is not None and (view.counted is None or view.counted.version != self.kinds_version):
-                view.counted = count_view(view, self.kinds, self.kinds_version)
-            return Plan(view, candidates, self.kinds, frozenset(self.dirty))
+            if pattern is None:
+                return Plan(view, None, frozenset(self.dirty))
+            if view.counted is None or view.counted.version != self.kinds_version:
+                view.counted = count_view(view, self.kinds, self.numbers, self.kinds_version)
+            ruled_out = self._memo(pattern)
+            return Plan(
+                view,
+                self._candidates(*pattern),
+                frozenset(self.dirty),
+                ruled_out,
+                lambda numbers: self._rule_out(ruled_out, numbers),
+            )
         finally:
             self.lock.release()
 
-    def _candidates(self, pattern: str, regex: bool, ignore_case: bool) -> set[str] | None:
+    def _candidates(self, pattern: str, regex: bool, ignore_case: bool) -> npt.NDArray[np.int64] | None:
+        """The numbers of the indexed files that hold every trigram of the pattern's literals (``None``: no
+        literal, every file)."""
         literals = required_literals(pattern, regex=regex, ignore_case=ignore_case)
         if not literals:
             return None
+        import numpy as np
+
         from rootbound.confine.search.index.postings import literal_grams
 
         grams = literal_grams(literals)
-        found: set[str] = set()
-        for segment, names in zip(self.segments, self.names, strict=True):
+        found: list[npt.NDArray[np.int64]] = []
+        first = 0
+        for segment in self.segments:
             local = segment.matching(grams)
             if local is None:
-                found.update(names)
-            else:
-                found.update(names[i] for i in local.tolist())
-        return found
+                found.append(np.arange(first, first + segment.count, dtype=np.int64))
+            elif len(local):
+                found.append(local.astype(np.int64) + first)
+            first += segment.count
+        return np.concatenate(found) if found else np.empty(0, np.int64)
+
+    def _memo(self, pattern: tuple[str, bool, bool]) -> npt.NDArray[np.bool_]:
+        """The files earlier queries of ``pattern`` ruled out (one flag per indexed file; the least recently used
+        pattern's flags are dropped past :attr:`IndexLimits.max_memos`). Sound for as long as this index lives:
+        a flag is only set for a file the query read unchanged since indexing, and a file changed since is dirty
+        (every query opens it whatever its flag says)."""
+        import numpy as np
+
+        flags = self.memos.pop(pattern, None)
+        if flags is None:
+            flags = np.zeros(len(self.numbers), np.bool_)
+            if len(self.memos) >= self.limits.max_memos:
+                self.memos.pop(next(iter(self.memos)))
+        self.memos[pattern] = flags
+        return flags
+
+    def _rule_out(self, flags: npt.NDArray[np.bool_], numbers: Sequence[int]) -> None:
+        if numbers:
+            with self.lock:
+                flags[list(numbers)] = True
 
     def needs_rebuild(self) -> bool:
         return self.state == "failed" or len(self.dirty) >= self.limits.rebuild_dirty
@@ -489,34 +480,3 @@ class _Stopped(Exception):
 def _below(rel: str, top: str) -> bool:
     """Whether ``rel`` is ``top`` or below it (both relative to the index, ``""`` the top)."""
     return not top or rel == top or rel.startswith(top + "/")
-
-
-def _walk_view(
-    fs: RootedFS,
-    start: object,
-    start_rel: str,
-    where: PathFilter,
-    walk_limits: WalkLimits,
-    check: Callable[[int], None] | None,
-) -> View:
-    """The one tree walk, from the session's start, recorded (raises what the walk raises: the caller scans)."""
-    view = View(start_rel)
-    lead = start_rel + "/" if start_rel else ""
-
-    def not_entered(path: str) -> None:
-        view.not_entered += 1
-
-    with walking(fs, start, where, limits=walk_limits, check=check, not_entered=not_entered) as (_, entries):
-        for prefix, entry, _, _ in entries:
-            name = entry.name
-            rel = prefix + name
-            if entry.is_dir(follow_symlinks=False):
-                view.entries.append((rel, name, True))
-                view.dirs[rel] = entry.inode()
-                continue
-            view.entries.append((rel, name, False))
-            if entry.is_file(follow_symlinks=False):
-                view.files.append((rel, lead + rel, entry.inode(), False))
-            elif entry.is_symlink():
-                view.files.append((rel, lead + rel, 0, True))
-    return view
