@@ -24,18 +24,21 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rootbound import Boundary, RootedFS
+from rootbound.confine.search.agent_grep import GrepLimits
 from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.workspace.tools import Limits, call_tool
 
 LIMITS = Limits(max_results=1_000_000, max_matches=1_000_000, max_per_file=200, max_output=1 << 30, deadline=600.0)
 LITERAL = "getaddrinfo"
 REGEX = r"class [A-Za-z0-9_]+Error\("
+NO_LITERAL = r"[a-z]+_[0-9]{4}\("
 GLOB = "*.pyi"
 
 
@@ -82,6 +85,102 @@ def row(label: str, best: float, median: float, base: float | None) -> None:
     print(f"{label:<44} best {best:8.3f}s  median {median:8.3f}s  {ratio}", flush=True)
 
 
+def first_time(run: Callable[[], Any], registry: IndexRegistry, tree: Path) -> Callable[[], Any]:
+    """``run`` as the first query of its pattern: what earlier queries ruled out is forgotten before it."""
+
+    def again() -> Any:
+        index = registry.find(str(tree) + "/")[0]
+        if index is not None:
+            index.memos.clear()
+        return run()
+
+    return again
+
+
+def forget_globs(run: Callable[[], Any], registry: IndexRegistry, tree: Path) -> Callable[[], Any]:
+    """``run`` as the first search_files of its glob on the recorded walk."""
+
+    def again() -> Any:
+        index = registry.find(str(tree) + "/")[0]
+        if index is not None:
+            for view in index.views.values():
+                view.globs.clear()
+        return run()
+
+    return again
+
+
+def ready(registry: IndexRegistry, tree: Path) -> bool:
+    while registry.find(str(tree) + "/")[0] is None:
+        status = registry.find(str(tree) + "/")[2]
+        if status.startswith("not indexed"):
+            print(status)
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def churn(rounds: int) -> int:
+    """``rounds`` changes by a separate process (every kind, in turn), each followed by every churn query through
+    the index and by a full scan; the count of answers that differ."""
+    from rootbound.confine.search.agent_grep import grep_tree
+    from rootbound.confine.search.ignore_rules import PathFilter
+    from rootbound.confine.search.index.indexed_search import grep_with_index
+    from rootbound.confine.search.safe_regex import compile_bytes
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.helpers.index_churn import CHURN_QUERIES, build_tree, change_in_another_process
+
+    wide = GrepLimits(max_matches=1_000_000, max_per_file=1_000_000)
+    differ = by_index = 0
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory() as work:
+        root, outside = Path(work, "tree"), Path(work, "outside")
+        root.mkdir()
+        outside.mkdir()
+        build_tree(root, fillers=3_000)
+        root = root.resolve()
+        registry = IndexRegistry([root], at_start=True)
+        if not ready(registry, root):
+            return 1
+        with Boundary([root]) as boundary:
+            fs = RootedFS(boundary)
+            for step in range(rounds):
+                change_in_another_process(root, outside, step)
+                for pattern, regex, ignore_case in CHURN_QUERIES:
+                    compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
+                    required = None if regex or ignore_case else pattern.encode()
+                    key: tuple[object, ...] = ((), (), True)
+                    source = (pattern, regex, ignore_case)
+                    report, _ = grep_with_index(
+                        registry, fs, str(root), compiled, PathFilter(), key, source, limits=wide,
+                        files_only=False, max_files=1_000_000, check=None, required=required, deadline=None,
+                    )  # fmt: skip
+                    if report is None:
+                        continue
+                    by_index += 1
+                    full = grep_tree(
+                        fs, str(root), compiled, PathFilter(), limits=wide, required=required, line_local=True
+                    )
+                    differ += summary(report) != summary(full)
+        registry.close()
+    took = time.perf_counter() - began
+    print(
+        f"churn: {rounds} rounds of changes by a separate process, {len(CHURN_QUERIES)} queries each: "
+        f"{by_index} answered by the index, {differ} differ from a full scan ({took:.0f}s)",
+        flush=True,
+    )
+    return differ
+
+
+def summary(report: Any) -> tuple[object, ...]:
+    return (
+        [(path, [(hit.number, hit.text, hit.match) for hit in hits]) for path, hits in report.files],
+        report.matches, report.searched, report.skipped, report.truncated, report.capped_files,
+        report.too_large, report.binary, report.links, report.unreadable, report.dirs_not_entered,
+    )  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path, required=True)
@@ -97,46 +196,53 @@ def main() -> int:
     rounds = args.rounds
     lit = {"pattern": LITERAL, "include_ignored": True}
     rex = {"pattern": REGEX, "regex": True, "include_ignored": True}
+    bare = {"pattern": NO_LITERAL, "regex": True, "include_ignored": True}
+    names = {"pattern": GLOB, "include_ignored": True}
     with Boundary([tree]) as boundary:
         fs = RootedFS(boundary, read_only=True)
         rg_lit = timed(rg("-n", "-uu", "-F", LITERAL, str(tree)), rounds)
         rg_lit1 = timed(rg("-n", "-uu", "-j1", "-F", LITERAL, str(tree)), rounds)
         rg_rex = timed(rg("-n", "-uu", REGEX, str(tree)), rounds)
+        rg_bare = timed(rg("-n", "-uu", NO_LITERAL, str(tree)), rounds)
         rg_files = timed(rg("--files", "-uu", "-g", GLOB, str(tree)), rounds)
         row("rg -n -uu literal (2 threads)", rg_lit[0], rg_lit[1], None)
         row("rg -n -uu -j1 literal", rg_lit1[0], rg_lit1[1], None)
         row("rg -n -uu regex", rg_rex[0], rg_rex[1], None)
+        row("rg -n -uu regex, no literal", rg_bare[0], rg_bare[1], None)
         row("rg --files -uu -g GLOB", rg_files[0], rg_files[1], None)
         cold = timed(tool(fs, "grep", lit, None), rounds)
         row("cold: grep tool literal, scan", cold[0], cold[1], rg_lit[0])
         cold_rex = timed(tool(fs, "grep", rex, None), rounds)
         row("cold: grep tool regex, scan", cold_rex[0], cold_rex[1], rg_rex[0])
+        cold_bare = timed(tool(fs, "grep", bare, None), rounds)
+        row("cold: grep tool regex no literal, scan", cold_bare[0], cold_bare[1], rg_bare[0])
         registry = IndexRegistry([tree], at_start=True)
         began = time.perf_counter()
-        while registry.find(str(tree) + "/")[0] is None:
-            status = registry.find(str(tree) + "/")[2]
-            if status.startswith("not indexed"):
-                print(status)
-                return 1
-            time.sleep(0.2)
+        if not ready(registry, tree):
+            return 1
         build = time.perf_counter() - began
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         postings = registry.status()[0][2]
         print(f"index build {build:.1f}s wall; peak RSS {rss:.0f} MiB; postings {postings / 2**20:.0f} MiB in memory")
+        tool(fs, "grep", {"pattern": "zz-warm-the-walk-zz", "include_ignored": True}, registry)()  # records the walk
         for label, query, base, want in (
-            ("repeated: grep literal, index", lit, rg_lit[0], rg_lit[2]),
-            ("repeated: grep regex, index", rex, rg_rex[0], rg_rex[2]),
+            ("grep literal", lit, rg_lit[0], rg_lit[2]),
+            ("grep regex", rex, rg_rex[0], rg_rex[2]),
+            ("grep regex no literal", bare, rg_bare[0], rg_bare[2]),
         ):
-            tool(fs, "grep", query, registry)()  # records the walk
+            best, median, result = timed(first_time(tool(fs, "grep", query, registry), registry, tree), rounds)
+            row(f"first of its pattern: {label} {result[1]}", best, median, base)  # type: ignore[index]
+            same = result[0] == want  # type: ignore[index]
             best, median, result = timed(tool(fs, "grep", query, registry), rounds)
-            got: set[tuple[str, int]] = result[0]  # type: ignore[index]
-            row(f"{label} {result[1]}", best, median, base)  # type: ignore[index]
-            if got != want:
-                print(f"  DIFFERENT from rg: {len(got ^ want)} (file, line) pairs")  # type: ignore[operator]
-        names = {"pattern": GLOB, "include_ignored": True}
-        tool(fs, "search_files", names, registry)()
+            row(f"repeated: {label} {result[1]}", best, median, base)  # type: ignore[index]
+            if not same or result[0] != want:  # type: ignore[index]
+                print(f"  DIFFERENT from rg: {len(result[0] ^ want)} (file, line) pairs")  # type: ignore[index]
+        best, median, result = timed(forget_globs(tool(fs, "search_files", names, registry), registry, tree), rounds)
+        row(f"first of its glob: search_files {result[1]}", best, median, rg_files[0])  # type: ignore[index]
         best, median, result = timed(tool(fs, "search_files", names, registry), rounds)
-        row(f"repeated: search_files, index {result[1]}", best, median, rg_files[0])  # type: ignore[index]
+        row(f"repeated: search_files {result[1]}", best, median, rg_files[0])  # type: ignore[index]
+        if {str(Path(p)) for p in result[0]} != rg_files[2]:  # type: ignore[index]
+            print("  search_files DIFFERENT from rg --files")
         target = next(tree.rglob("*.py"))
         changes = []
         for step in range(rounds):
@@ -144,9 +250,9 @@ def main() -> int:
             changes.append(timed(tool(fs, "grep", lit, registry), 1)[0])
         row("after change: grep literal (one file rewritten)", min(changes), statistics.median(changes), rg_lit[0])
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"peak RSS at the end {rss:.0f} MiB; load {os.getloadavg()[0]:.2f}")
+        print(f"peak RSS at the end {rss:.0f} MiB; load {os.getloadavg()[0]:.2f}", flush=True)
         registry.close()
-    return 0
+    return 1 if args.changes and churn(args.changes) else 0
 
 
 if __name__ == "__main__":
