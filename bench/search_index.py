@@ -153,8 +153,8 @@ def churn(rounds: int) -> int:
                     key: tuple[object, ...] = ((), (), True)
                     source = (pattern, regex, ignore_case)
                     report, _ = grep_with_index(
-                        registry, fs, str(root), compiled, PathFilter(), key, source, limits=wide,
-                        files_only=False, max_files=1_000_000, check=None, required=required, deadline=None,
+                        registry, fs, str(root), compiled, PathFilter(), key, source, limits=wide, files_only=False,
+                        max_files=1_000_000, check=None, required=required, deadline=None, line_local=True,
                     )  # fmt: skip
                     if report is None:
                         continue

@@ -482,6 +482,7 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
                 check=budget.check,
                 required=required,
                 deadline=budget.deadline,
+                line_local=line_local(pattern, regex=regex),
             )
             if status:
                 statuses.append(status)

@@ -161,6 +161,7 @@ def _both(
     limits: GrepLimits = WIDE,
     files_only: bool = False,
     max_files: int = 100_000,
+    batched: bool = True,
 ) -> tuple[tuple[object, ...], tuple[object, ...], str]:
     compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
     required = None if regex or ignore_case else pattern.encode()
@@ -179,6 +180,7 @@ def _both(
         check=None,
         required=required,
         deadline=None,
+        line_local=batched,
     )
     full = grep_tree(
         fs,
@@ -210,8 +212,10 @@ def test_same_as_a_full_scan(
     indexed: tuple[Path, RootedFS, IndexRegistry], pattern: str, regex: bool, ignore_case: bool
 ) -> None:
     root, fs, registry = indexed
-    for _ in range(2):  # the first builds the walk's view, the second uses it
-        got, want, status = _both(fs, registry, str(root), pattern, regex=regex, ignore_case=ignore_case)
+    for batched in (True, False, True):  # the first builds the walk's view and rules out, the others use them
+        got, want, status = _both(
+            fs, registry, str(root), pattern, regex=regex, ignore_case=ignore_case, batched=batched
+        )
         assert status == "index"
         assert got == want
 
@@ -249,6 +253,10 @@ def test_caps_subdirectories_and_filters(indexed: tuple[Path, RootedFS, IndexReg
     assert got == want and want[4]  # truncated at the same file
     got, want, _ = _both(fs, registry, str(root), "getaddrinfo", files_only=True, max_files=3)
     assert got == want
+    for limits in (WIDE, GrepLimits(max_matches=1_000, max_per_file=1, context=1), GrepLimits(context=2)):
+        for _ in range(2):  # lines kept from a wide query, then taken under a per-file cap and with context
+            got, want, _ = _both(fs, registry, str(root), r"getaddrinfo|Foo", regex=True, limits=limits)
+            assert got == want
     got, want, _ = _both(fs, registry, str(root / "d0"), "getaddrinfo")
     assert got == want
     got, want, _ = _both(fs, registry, str(root), "getaddrinfo", where=PathFilter(gitignore=False), key=((), (), False))
@@ -322,6 +330,7 @@ def test_never_stale_after_another_process_changes_the_tree(
                 check=None,
                 required=required,
                 deadline=None,
+                line_local=step % 2 == 0,  # searched in batches, or one file at a time
             )
             full = grep_tree(fs, str(root), compiled, PathFilter(), limits=WIDE, required=required, line_local=True)
             if report is not None:

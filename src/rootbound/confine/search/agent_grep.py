@@ -80,11 +80,18 @@ class GrepReport:
         self.skipped += count
         setattr(self, reason, getattr(self, reason) + count)
 
+    def count(self, reason: str, count: int = 1) -> None:
+        """Count files searched (``reason`` ``searched``, without a match) or skipped (:meth:`skip`'s reasons)."""
+        if reason == "searched":
+            self.searched += count
+        else:
+            self.skip(reason, count)
+
     def skip_all(self, reasons: Iterable[Counter[str]]) -> None:
-        """Count the skips gathered in ``reasons`` (one counter per queued file, :class:`_Batches`)."""
+        """Count the files gathered in ``reasons`` (one counter per queued file, :class:`_Batches`)."""
         for counted in reasons:
             for reason, count in counted.items():
-                self.skip(reason, count)
+                self.count(reason, count)
 
 
 def _text(data: bytes, start: int, end: int, max_line: int) -> str:
@@ -166,6 +173,7 @@ class _Batches:
         "report",
         "required",
         "scanner",
+        "seen",
         "size",
         "skips",
     )
@@ -191,14 +199,17 @@ class _Batches:
         self.skips: list[Counter[str]] = []  # files skipped (by reason) in path order just before each queued file
         self.pending: Counter[str] = Counter()  # skipped since the last queued file
         self.size = 0
+        self.seen: Callable[[str, bytes, list[Span], bool], None] | None = None
+        """Told each file searched with a match: its path, content, lines shown and whether more were left out."""
 
-    def skip(self, reason: str) -> None:
-        """Count a file skipped (:meth:`GrepReport.skip`'s reasons): in path order, so a cap that stops the search
-        before it leaves it uncounted, as a search of one file at a time would."""
+    def skip(self, reason: str, count: int = 1) -> None:
+        """Count files skipped (:meth:`GrepReport.skip`'s reasons), or searched without a match (``searched``:
+        the search index's files it need not open): in path order, so a cap that stops the search before them
+        leaves them uncounted, as a search of one file at a time would."""
         if self.datas:
-            self.pending[reason] += 1
+            self.pending[reason] += count
         else:
-            self.report.skip(reason)
+            self.report.count(reason, count)
 
     def add(self, display: str, data: bytes) -> bool:
         """Queue one file's content, and search the batch once it is full; ``True`` when a cap says stop."""
@@ -246,10 +257,25 @@ class _Batches:
         found = self.finder.search(joined, pos)
         return -1 if found is None else found.start()
 
-    def _lines(self, display: str, data: bytes) -> bool:
+    def known(self, display: str, data: bytes, found: list[tuple[int, int, int]]) -> bool:
+        """A file searched before, unchanged since, whose matching lines were ``found`` then: the queued files are
+        searched first, then its lines are taken as a search of it would find them. ``True`` when a cap says
+        stop."""
+        if self.flush():
+            return True
+        self.report.searched += 1
+        return self._lines(display, data, found)
+
+    def _lines(self, display: str, data: bytes, found: list[tuple[int, int, int]] | None = None) -> bool:
         report, limits, files_only = self.report, self.limits, self.files_only
         room = 1 if files_only else min(limits.max_per_file, limits.max_matches - report.matches)
-        spans, more = self.scanner.lines(data, room, 0 if files_only else limits.context)
+        around = 0 if files_only else limits.context
+        if found is None:
+            spans, more = self.scanner.lines(data, room, around)
+            if self.seen is not None and spans:
+                self.seen(display, data, spans, more)
+        else:
+            spans, more = self.scanner.known(data, found, room, around)
         if spans:
             _record(report, display, data, spans, more, files_only, limits)
         if report.truncated or (files_only and len(report.files) >= self.max_files):

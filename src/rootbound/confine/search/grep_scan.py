@@ -175,6 +175,15 @@ class LineScanner:
             pos = line_end + 1
         return (_with_context(data, spans, context) if context and spans else spans), more
 
+    def known(
+        self, data: bytes, found: list[tuple[int, int, int]], max_hits: int, context: int = 0
+    ) -> tuple[list[Span], bool]:
+        """What :meth:`lines` gives for ``data`` when an earlier search of the same content found every matching
+        line in ``found`` (``(number, start, end)`` each, in order)."""
+        spans: list[Span] = [(number, start, end, True, False) for number, start, end in found[:max_hits]]
+        more = len(found) > max_hits
+        return (_with_context(data, spans, context) if context and spans else spans), more
+
     def find(self, data: bytes, pos: int) -> int:
         """Where the first match of the pattern at or after the line start ``pos`` begins (-1: none), window by
         window (``check(0)`` before each); ``data`` may be several files joined by newlines (see

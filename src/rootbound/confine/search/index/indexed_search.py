@@ -20,10 +20,11 @@ from rootbound.confine.boundary import LIST, Handle
 from rootbound.confine.regular_files import check_file
 from rootbound.confine.resolvers import DIR_READ
 from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, _search_one
+from rootbound.confine.search.agent_grep import BATCH_BYTES, GrepLimits, GrepReport, _Batches
 from rootbound.confine.search.grep_scan import LineScanner
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits
+from rootbound.confine.search.index.pattern_memo import PatternMemo
 from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.confine.search.index.view import BINARY, MAX_GLOBS, TEXT, TOO_LARGE, UNREADABLE, Counts, Plan, View
 from rootbound.confine.search.safe_regex import BytesPattern
@@ -88,43 +89,96 @@ def grep_plan(
     check: Callable[[int], None] | None,
     required: bytes | None,
     deadline: float | None,
+    line_local: bool = False,
 ) -> GrepReport:
-    """The report :func:`~rootbound.confine.search.agent_grep.grep_tree` gives for the same call, from ``plan``."""
+    """The report :func:`~rootbound.confine.search.agent_grep.grep_tree` gives for the same call, from ``plan``:
+    the files it opens are read and searched joined in batches as the scan does (``line_local``), and the files it
+    need not open are counted in path order through the same batches, so a cap stops at the same file."""
     report = GrepReport(dirs_not_entered=plan.view.not_entered)
     scanner = LineScanner(
         search=pattern, required=required, max_file_size=limits.max_file_size, check=check, deadline=deadline
     )
+    batches = _Batches(
+        scanner,
+        report,
+        limits,
+        files_only=files_only,
+        max_files=max_files,
+        required=required,
+        batch_bytes=BATCH_BYTES if line_local else 0,
+    )
     view, counted = plan.view, plan.view.counted
     assert counted is not None
     positions, unchanged = _to_open(plan, counted)
-    ruled_out: list[int] = []  # numbers of files searched unchanged, with no match
-    number = counted.number
+    number, memo = counted.number, plan.memo
+    read: list[tuple[str, int]] = []  # (display path, number) of the unchanged files read, in order
+    found: list[tuple[str, int, list[tuple[int, int, int]]]] = []  # matching lines of those searched
+    if memo is not None:
+        batches.seen = lambda display, data, spans, more: (
+            None if more else found.append((display, len(data), [(n, s, e) for n, s, e, hit, _ in spans if hit]))
+        )
     with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
         stack = _DirStack(handle, view)
         try:
             done = 0  # files below this position are counted
             for position in positions:
-                _count_between(counted, done, position, report, check)
+                _count_between(counted, done, position, batches, check)
                 done = position + 1
                 rel, _, inode, link = view.files[position]
                 if link:
-                    report.skip("links")
+                    batches.skip("links")
                     continue
-                found, searched = len(report.files), report.searched
-                _open_and_search(fs, stack, rel, inode, base, scanner, files_only, limits, report)
-                if position in unchanged and report.searched > searched and len(report.files) == found:
-                    ruled_out.append(int(number[position]))
-                if report.truncated or (files_only and len(report.files) >= max_files):
-                    report.truncated = True
+                data = _open_and_read(fs, stack, rel, inode, scanner, batches)
+                if data is None:
+                    continue
+                display = base + rel
+                if position in unchanged:
+                    read.append((display, int(number[position])))
+                    lines = None if memo is None else memo.lines_of(int(number[position]), len(data))
+                    if lines is not None:
+                        if batches.known(display, data, lines):
+                            break
+                        continue
+                if batches.add(display, data):
                     break
             else:
-                _count_between(counted, done, len(view.files), report, check)
+                _count_between(counted, done, len(view.files), batches, check)
+                batches.flush()
         finally:
             stack.close()
-            if plan.rule_out is not None:
-                plan.rule_out(ruled_out)
+    if memo is not None and plan.locked is not None:
+        plan.locked(lambda: _learn(memo, read, found, report))
     return report
+
+
+def _learn(
+    memo: PatternMemo,
+    read: list[tuple[str, int]],
+    found: list[tuple[str, int, list[tuple[int, int, int]]]],
+    report: GrepReport,
+) -> None:
+    """Keep what one query found in the files unchanged since indexing: the ones searched without a match, and
+    every matching line of the others (only when the per-file cap left none out)."""
+    memo.rule_out(_misses(read, report))
+    numbers = dict(read)
+    for display, size, lines in found:
+        if display in numbers and lines:
+            memo.keep(numbers[display], size, lines)
+
+
+def _misses(read: list[tuple[str, int]], report: GrepReport) -> list[int]:
+    """The numbers of the files in ``read`` that were searched and hold no match: all but the matching ones, and
+    none after the last matching one when a cap stopped the search there."""
+    matched = {display for display, _ in report.files}
+    last = report.files[-1][0] if report.truncated and report.files else None
+    misses: list[int] = []
+    for display, number in read:
+        if display == last:
+            break
+        if display not in matched:
+            misses.append(number)
+    return misses
 
 
 def _to_open(plan: Plan, counted: Counts) -> tuple[list[int], frozenset[int]]:
@@ -140,8 +194,8 @@ def _to_open(plan: Plan, counted: Counts) -> tuple[list[int], frozenset[int]]:
     else:
         located = counted.position[plan.candidates].astype(np.int64)
         candidates = located[located >= 0]
-    if plan.ruled_out is not None and len(candidates):
-        candidates = candidates[~plan.ruled_out[number[candidates]]]
+    if plan.memo is not None and len(candidates):
+        candidates = candidates[~plan.memo.ruled_out[number[candidates]]]
     at = counted.at
     changed = {at[rel] for rel in plan.dirty if rel in at}
     changed.update(counted.must)
@@ -150,46 +204,45 @@ def _to_open(plan: Plan, counted: Counts) -> tuple[list[int], frozenset[int]]:
 
 
 def _count_between(
-    counted: Counts, low: int, high: int, report: GrepReport, check: Callable[[int], None] | None
+    counted: Counts, low: int, high: int, batches: _Batches, check: Callable[[int], None] | None
 ) -> None:
     """The files at positions ``[low, high)``, none of which must be opened, counted as the index read them."""
     if high <= low:
         return
     before = counted.before
-    report.searched += before[TEXT][high] - before[TEXT][low]
-    for kind, reason in ((BINARY, "binary"), (TOO_LARGE, "too_large"), (UNREADABLE, "unreadable"), ("l", "links")):
-        skipped = before[kind][high] - before[kind][low]
-        if skipped:
-            report.skip(reason, skipped)
+    for kind, reason in (
+        (TEXT, "searched"),
+        (BINARY, "binary"),
+        (TOO_LARGE, "too_large"),
+        (UNREADABLE, "unreadable"),
+        ("l", "links"),
+    ):
+        count = before[kind][high] - before[kind][low]
+        if count:
+            batches.skip(reason, count)
     if check is not None:
         check(high - low)
 
 
-def _open_and_search(
-    fs: RootedFS,
-    stack: _DirStack,
-    rel: str,
-    inode: int,
-    base: str,
-    scanner: LineScanner,
-    files_only: bool,
-    limits: GrepLimits,
-    report: GrepReport,
-) -> None:
-    """One file opened beneath its directory (held by ``stack``) and searched (the caps are the caller's)."""
+def _open_and_read(
+    fs: RootedFS, stack: _DirStack, rel: str, inode: int, scanner: LineScanner, batches: _Batches
+) -> bytes | None:
+    """One file opened beneath its directory (held by ``stack``) and read by the scanner (``None``: skipped, the
+    reason counted in ``batches``)."""
     directory, _, name = rel.rpartition("/")
     dir_fd = stack.enter(directory)
     opened = None if dir_fd is None else stack.open_entry(dir_fd, name, inode, READ_FILE)
     if opened is None:
-        report.skip("unreadable")
-        return
+        batches.skip("unreadable")
+        return None
     fd, st = opened
     try:
         if st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
             check_file(st, fs.hardlinks, writing=False)
-        _search_one(fd, st.st_size, base + rel, scanner, files_only, limits, report)
+        return scanner.read(fd, st.st_size, batches.skip)
     except RootsError:
-        report.skip("unreadable")
+        batches.skip("unreadable")
+        return None
     finally:
         os.close(fd)
 
@@ -256,6 +309,7 @@ def grep_with_index(
     check: Callable[[int], None] | None,
     required: bytes | None,
     deadline: float | None,
+    line_local: bool = False,
 ) -> tuple[GrepReport | None, str]:
     """:func:`~rootbound.confine.search.agent_grep.grep_tree`'s report through the index, with the answer's status
     line; ``(None, status)`` when the caller must scan. ``source``: the pattern as given, ``regex``,
@@ -274,6 +328,7 @@ def grep_with_index(
         check=check,
         required=required,
         deadline=deadline,
+        line_local=line_local,
     )
     return report, status
 

@@ -21,7 +21,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -44,6 +44,7 @@ from rootbound.confine.search.grep_scan import LineScanner
 from rootbound.confine.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.confine.search.index.literals import required_literals
+from rootbound.confine.search.index.pattern_memo import PatternMemo
 from rootbound.confine.search.index.view import (
     ALWAYS,
     BINARY,
@@ -103,7 +104,7 @@ class TreeIndex:
         self.segments: list[Segment] = []
         self.names: list[list[str]] = []  # per segment: its files' paths
         self.numbers: dict[str, int] = {}  # an indexed text file's path: its number (segment's first + place in it)
-        self.memos: dict[tuple[str, bool, bool], npt.NDArray[np.bool_]] = {}  # a pattern: files ruled out
+        self.memos: dict[tuple[str, bool, bool], PatternMemo] = {}  # what queries of a pattern learned
         self.kinds: dict[str, str] = {}
         self.kinds_version = 0
         self.inodes: dict[str, int] = {}
@@ -416,14 +417,7 @@ class TreeIndex:
                 return Plan(view, None, frozenset(self.dirty))
             if view.counted is None or view.counted.version != self.kinds_version:
                 view.counted = count_view(view, self.kinds, self.numbers, self.kinds_version)
-            ruled_out = self._memo(pattern)
-            return Plan(
-                view,
-                self._candidates(*pattern),
-                frozenset(self.dirty),
-                ruled_out,
-                lambda numbers: self._rule_out(ruled_out, numbers),
-            )
+            return Plan(view, self._candidates(*pattern), frozenset(self.dirty), self._memo(pattern), self._locked)
         finally:
             self.lock.release()
 
@@ -449,25 +443,20 @@ class TreeIndex:
             first += segment.count
         return np.concatenate(found) if found else np.empty(0, np.int64)
 
-    def _memo(self, pattern: tuple[str, bool, bool]) -> npt.NDArray[np.bool_]:
-        """The files earlier queries of ``pattern`` ruled out (one flag per indexed file; the least recently used
-        pattern's flags are dropped past :attr:`IndexLimits.max_memos`). Sound for as long as this index lives:
-        a flag is only set for a file the query read unchanged since indexing, and a file changed since is dirty
-        (every query opens it whatever its flag says)."""
-        import numpy as np
-
-        flags = self.memos.pop(pattern, None)
-        if flags is None:
-            flags = np.zeros(len(self.numbers), np.bool_)
+    def _memo(self, pattern: tuple[str, bool, bool]) -> PatternMemo:
+        """What earlier queries of ``pattern`` learned (:mod:`pattern_memo`; the least recently used pattern's memo
+        is dropped past :attr:`IndexLimits.max_memos`)."""
+        memo = self.memos.pop(pattern, None)
+        if memo is None:
+            memo = PatternMemo(len(self.numbers))
             if len(self.memos) >= self.limits.max_memos:
                 self.memos.pop(next(iter(self.memos)))
-        self.memos[pattern] = flags
-        return flags
+        self.memos[pattern] = memo
+        return memo
 
-    def _rule_out(self, flags: npt.NDArray[np.bool_], numbers: Sequence[int]) -> None:
-        if numbers:
-            with self.lock:
-                flags[list(numbers)] = True
+    def _locked(self, update: Callable[[], None]) -> None:
+        with self.lock:
+            update()
 
     def needs_rebuild(self) -> bool:
         return self.state == "failed" or len(self.dirty) >= self.limits.rebuild_dirty

@@ -10,13 +10,14 @@ kept beside it and dies with it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from rootbound.confine.rooted_fs import RootedFS
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import WalkLimits, walking
+from rootbound.confine.search.index.pattern_memo import PatternMemo
 
 if TYPE_CHECKING:  # numpy is imported by the index's first build (see tree_index), never at start
     import numpy as np
@@ -103,10 +104,10 @@ class Plan:
     candidates: npt.NDArray[np.int64] | None
     """``None``: no literal to narrow by (every indexed text file is a candidate)."""
     dirty: frozenset[str]
-    ruled_out: npt.NDArray[np.bool_] | None = None
-    """Per indexed file number: an earlier query of this pattern searched it, unchanged, and found nothing."""
-    rule_out: Callable[[Sequence[int]], None] | None = None
-    """Record files (numbers) this query searched, unchanged since indexing, that hold no match."""
+    memo: PatternMemo | None = None
+    """What earlier queries of this pattern learned about the files unchanged since indexing."""
+    locked: Callable[[Callable[[], None]], None] | None = None
+    """Runs an update of ``memo`` (what this query learned) under the index's lock."""
 
 
 def walk_view(
