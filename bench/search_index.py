@@ -1,15 +1,22 @@
 """Issue 36: the grep and search_files tools through the search index, beside ripgrep, in one run.
 
-Run: ``.venv/bin/python bench/search_index.py --tree DIR [--rounds N] [--changes N]`` (``make test`` installs
-ripgrep). Rows, each the best and median of ``--rounds`` wall times, with the ratio to the ripgrep row it answers:
+Run: ``.venv/bin/python bench/search_index.py --tree DIR [--rounds N] [--changes N] [--in-memory]`` (``make test``
+installs ripgrep). Rows, each the best and median of ``--rounds`` wall times, with the ratio to the ripgrep row it
+answers:
 
-* ``cold``: the tool with no index (the scan every first query pays) vs ``rg -n -uu`` (both cores) and ``rg -j1``;
-* the index build: wall time, the process's peak RSS after it, the postings' size;
-* ``repeated``: the tool once the index is ready (the first call records the walk; the rows time the calls after);
-* ``search_files`` repeated vs ``rg --files -uu -g GLOB``;
+* ``cold``: the tool with no index (the scan every first query pays) vs ``rg -n -uu`` (both cores) and ``rg -j1``,
+  for a literal, a regex with required literals, and a regex with none (unindexable);
+* the index build: wall time, the process's peak RSS after it, the postings' size (on disk in a cache folder and
+  memory-mapped, as ``serve`` keeps them, or ``--in-memory``), and the RSS before and after, split into the
+  process's own pages and file pages;
+* ``first of its pattern``: the index ready and the walk recorded, nothing remembered of the pattern (the index
+  narrows by trigrams alone); ``repeated``: the same query again (the pattern's memo, ``pattern_memo.py``);
+* ``search_files``, first of its glob on the recorded walk and repeated, vs ``rg --files -uu -g GLOB``;
 * ``after change``: a separate process changes one file (a rewrite that adds the literal to a file that had none)
-  before each call; and ``--changes`` rounds of every kind of change, each answer compared with a full scan's
-  (the count of answers that differ is printed, and must be 0).
+  before each call;
+* ``churn``: ``--changes`` rounds of every kind of change by a separate process on a tree of 3,060 files
+  (``tests/helpers/index_churn.py``), each followed by four queries through the index, each compared with a full
+  scan (the count of answers that differ is printed, and must be 0: the exit status says so).
 
 Same flags on both sides as ``bench/search_real.py``: the tools with ``include_ignored`` (no ignore file read) and
 ripgrep with ``-uu``. Results are compared as sets of (file, line) and must be equal.
@@ -32,7 +39,7 @@ from typing import Any
 
 from rootbound import Boundary, RootedFS
 from rootbound.confine.search.agent_grep import GrepLimits
-from rootbound.confine.search.index.registry import IndexRegistry
+from rootbound.confine.search.index.registry import IndexRegistry, own_folder
 from rootbound.workspace.tools import Limits, call_tool
 
 LIMITS = Limits(max_results=1_000_000, max_matches=1_000_000, max_per_file=200, max_output=1 << 30, deadline=600.0)
@@ -108,6 +115,17 @@ def forget_globs(run: Callable[[], Any], registry: IndexRegistry, tree: Path) ->
         return run()
 
     return again
+
+
+def memory() -> str:
+    """This process's resident memory now: its own (anonymous) and file pages (the mapped postings among them)."""
+    fields = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "RssAnon", "RssFile"):
+                fields[name] = int(value.split()[0]) // 1024
+    return f"RSS {fields['VmRSS']} MiB (anonymous {fields['RssAnon']}, file {fields['RssFile']})"
 
 
 def ready(registry: IndexRegistry, tree: Path) -> bool:
@@ -186,6 +204,7 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--changes", type=int, default=1000)
+    parser.add_argument("--in-memory", action="store_true", help="postings in memory instead of a cache folder")
     args = parser.parse_args()
     tree = args.tree.resolve()
     if shutil.which("rg") is None:
@@ -216,14 +235,20 @@ def main() -> int:
         row("cold: grep tool regex, scan", cold_rex[0], cold_rex[1], rg_rex[0])
         cold_bare = timed(tool(fs, "grep", bare, None), rounds)
         row("cold: grep tool regex no literal, scan", cold_bare[0], cold_bare[1], rg_bare[0])
-        registry = IndexRegistry([tree], at_start=True)
+        before = memory()
+        scratch = Path(tempfile.mkdtemp(prefix="rootbound-bench-index-"))
+        cache = None if args.in_memory else own_folder(scratch)
+        registry = IndexRegistry([tree], cache=cache, at_start=True)
         began = time.perf_counter()
         if not ready(registry, tree):
             return 1
         build = time.perf_counter() - began
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         postings = registry.status()[0][2]
-        print(f"index build {build:.1f}s wall; peak RSS {rss:.0f} MiB; postings {postings / 2**20:.0f} MiB in memory")
+        disk = sum(f.stat().st_size for f in scratch.rglob("*") if f.is_file())
+        where = "in memory" if cache is None else f"on disk ({disk / 2**20:.0f} MiB, mapped)"
+        print(f"index build {build:.1f}s wall; peak RSS {rss:.0f} MiB; postings {postings / 2**20:.0f} MiB {where}")
+        print(f"  before the index: {before}; with it: {memory()}", flush=True)
         tool(fs, "grep", {"pattern": "zz-warm-the-walk-zz", "include_ignored": True}, registry)()  # records the walk
         for label, query, base, want in (
             ("grep literal", lit, rg_lit[0], rg_lit[2]),
@@ -250,8 +275,9 @@ def main() -> int:
             changes.append(timed(tool(fs, "grep", lit, registry), 1)[0])
         row("after change: grep literal (one file rewritten)", min(changes), statistics.median(changes), rg_lit[0])
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"peak RSS at the end {rss:.0f} MiB; load {os.getloadavg()[0]:.2f}", flush=True)
+        print(f"peak RSS at the end {rss:.0f} MiB; now {memory()}; load {os.getloadavg()[0]:.2f}", flush=True)
         registry.close()
+        shutil.rmtree(scratch, ignore_errors=True)
     return 1 if args.changes and churn(args.changes) else 0
 
 

@@ -331,8 +331,36 @@ def test_stdio_startup_line_reports_the_sandbox(tree: Path) -> None:
     first = done.stderr.splitlines()[0]
     assert first.startswith("rootbound serve: stdio; roots: "), first
     assert first.endswith(
-        f"; sandbox: landlock ABI {KERNEL_ABI}, files: the DIRs read-only, TCP: no bind, no connect"
+        f"; sandbox: landlock ABI {KERNEL_ABI}, files: the DIRs read-only, the search index's cache folder "
+        "read-write, TCP: no bind, no connect"
     ), first
+    done = serve_cli(str(tree / "inside"), "--no-index")
+    assert done.stderr.splitlines()[0].endswith(
+        f"; sandbox: landlock ABI {KERNEL_ABI}, files: the DIRs read-only, TCP: no bind, no connect"
+    )
+
+
+@needs_landlock
+def test_the_index_cache_folder_is_the_one_place_outside_the_dirs_it_may_write(tree: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    mine = cache / "mine"
+    mine.mkdir(parents=True)
+    script = (
+        "import os, sys\nfrom pathlib import Path\n"
+        "from rootbound.workspace.sandbox import Sandbox\n"
+        "Sandbox([Path(sys.argv[1])], writable=False, cache=Path(sys.argv[2])).apply()\n"
+        "for where in (sys.argv[2] + '/1', sys.argv[3] + '/other', sys.argv[1] + '/made'):\n"
+        "    try:\n        os.mkdir(where)\n        open(where + '/seg.npy', 'wb').write(b'x')\n"
+        "        os.unlink(where + '/seg.npy')\n        os.rmdir(where)\n        print('written', end=' ')\n"
+        "    except PermissionError:\n        print('refused', end=' ')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tree / "inside"), str(mine), str(cache)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["written", "refused", "refused"], done.stdout + done.stderr
 
 
 @needs_landlock

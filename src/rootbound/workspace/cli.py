@@ -190,6 +190,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="search every file on every grep and search_files (no search index of the DIRs)",
     )
     serve.add_argument(
+        "--clear-index",
+        action="store_true",
+        help="remove the search index folders of servers not running from the user's cache directory "
+        "($XDG_CACHE_HOME/rootbound/index), say how many, and exit (a running server removes its own at exit)",
+    )
+    serve.add_argument(
         "--index-at-start",
         action="store_true",
         help="build the search index of each DIR at start rather than at the first search (in the background; "
@@ -301,11 +307,15 @@ def _loopback(host: str) -> bool:
     return is_loopback(host)
 
 
-def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandbox, TokenVerifier | None] | str:
+def _sandbox_and_auth(
+    args: argparse.Namespace, dirs: list[Path], index_cache: Path | None
+) -> tuple[Sandbox, TokenVerifier | None] | str:
     """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
     from rootbound.workspace.sandbox import Sandbox
 
-    sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
+    sandbox = Sandbox(
+        dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox, cache=index_cache
+    )
     if args.require_sandbox and not sandbox.active:
         return f"--require-sandbox: sandbox {sandbox.describe()}"
     verifier: TokenVerifier | None = None
@@ -347,6 +357,12 @@ def run(args: argparse.Namespace) -> int:
     from rootbound.workspace._log_limit import install
 
     install()  # an error storm (EMFILE on accept, a flood of failing requests) costs a few lines, not the disk
+    if args.clear_index:
+        from rootbound.confine.search.index.registry import cache_root, clear_all
+
+        removed = clear_all(cache_root())
+        print(f"rootbound serve: removed {removed} search index folder(s) of servers not running from {cache_root()}")
+        return 0
     dirs: list[Path] = []
     for raw in args.dirs:
         path = Path(os.path.expanduser(str(raw))).resolve()  # operator input: ~ is expanded here, and only here
@@ -372,7 +388,17 @@ def run(args: argparse.Namespace) -> int:
         if home is None:
             return _fail("no DIRs and no usable home directory to confine client roots to: give DIRs")
         dirs, confine_only = [home], True
-    walls = _sandbox_and_auth(args, dirs)
+    index_cache = None
+    if not args.no_index and dirs and not confine_only:
+        from rootbound.confine.search.index.registry import cache_root, own_folder
+
+        index_cache = own_folder(cache_root())
+        if index_cache is None:
+            print(
+                f"rootbound serve: the search index keeps its postings in memory ({cache_root()} is not writable)",
+                file=sys.stderr,
+            )
+    walls = _sandbox_and_auth(args, dirs, index_cache)
     if isinstance(walls, str):
         return _fail(walls)
     sandbox, verifier = walls
@@ -403,6 +429,8 @@ def run(args: argparse.Namespace) -> int:
         one_client=not args.http,
         index=not args.no_index,
         index_at_start=args.index_at_start,
+        index_cache=index_cache,
+        after_sandbox=sandbox.then,
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )

@@ -7,6 +7,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rootbound.confine.search.index.registry import close_all
 from rootbound.workspace._answer_budget import AnswerMeter
 from rootbound.workspace._deep_json import DepthGuard
 from rootbound.workspace._host_check import ExactHosts
@@ -65,8 +66,11 @@ def http_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run(), guard.running():
-            yield
+        try:
+            async with manager.run(), guard.running():
+                yield
+        finally:  # uvicorn re-raises SIGTERM once it has served: nothing after it runs
+            close_all()  # the search index's cache folders
 
     # DepthGuard: issue 16 #12; AnswerMeter: answers being sent count against the answer budget (issue 24 #4)
     endpoint = ExactHosts(
@@ -164,6 +168,7 @@ def serve_http(
         while not web.should_exit:  # noqa: ASYNC110 - uvicorn exposes no event
             await anyio.sleep(0.05)
         await anyio.sleep(SHUTDOWN_GRACE + 1.0)
+        close_all()
         sys.stderr.flush()
         os._exit(0)
 
@@ -189,5 +194,6 @@ def serve_http(
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)
     # Worker threads still busy with abandoned tool work are not daemons: leave without joining them.
+    close_all()
     sys.stderr.flush()
     os._exit(0)

@@ -19,7 +19,7 @@ import os
 import stat
 import sys
 import sysconfig
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -36,6 +36,17 @@ _READ: Final = ll.ACCESS_FS_READ_FILE | ll.ACCESS_FS_READ_DIR
 # anything is opened through it, so this widens no access. Same rights as the write domain
 # (rootbound.confine.write_domain.GRANTED).
 _WRITE: Final = GRANTED
+# The search index's own cache folder (``Sandbox(cache=...)``): its files are written, mapped and removed there,
+# never executed; nothing else of the user's cache directory is reachable.
+_CACHE: Final = (
+    _READ
+    | ll.ACCESS_FS_WRITE_FILE
+    | ll.ACCESS_FS_REMOVE_DIR
+    | ll.ACCESS_FS_REMOVE_FILE
+    | ll.ACCESS_FS_MAKE_DIR
+    | ll.ACCESS_FS_MAKE_REG
+    | ll.ACCESS_FS_TRUNCATE
+)
 # Imported before restricting, though the interpreter's files stay readable: what serving is certain to import
 # lazily, so it does not depend on finding files after the restriction (a package installed outside the paths
 # below would otherwise fail at its first use). Tool dependencies are imported by the tools module itself.
@@ -58,8 +69,18 @@ class SandboxError(Exception):
 class Sandbox:
     """What ``serve`` restricts itself to, decided at start; :meth:`apply` enforces it, once."""
 
-    def __init__(self, dirs: Sequence[Path], *, writable: bool, listens: bool = False, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        dirs: Sequence[Path],
+        *,
+        writable: bool,
+        listens: bool = False,
+        enabled: bool = True,
+        cache: Path | None = None,
+    ) -> None:
         self.dirs = tuple(dirs)
+        self.cache = cache  # the search index's folder for this process, read-write
+        self.then: list[Callable[[], None]] = []  # run once the process is restricted (or known not to be)
         self.listens = listens  # serving over TCP: its port stays bindable
         self.writable = writable
         self.enabled = enabled
@@ -80,6 +101,8 @@ class Sandbox:
         parts = [f"landlock ABI {self.abi}"]
         if self.dirs:
             parts.append("files: the DIRs " + ("read-write" if self.writable else "read-only"))
+            if self.cache is not None:
+                parts.append("the search index's cache folder read-write")
         else:
             parts.append("files: not restricted (no DIRs)")
         if ll.net_rights(self.abi):
@@ -89,8 +112,10 @@ class Sandbox:
         return ", ".join(parts)
 
     def apply(self, port: int | None = None) -> str:
-        """Restrict this process (a no-op when inactive); returns :meth:`describe`. Raises :class:`SandboxError`."""
+        """Restrict this process (a no-op when inactive), then run :attr:`then` (what had to wait for it: threads);
+        returns :meth:`describe`. Raises :class:`SandboxError`."""
         if not self.active or self.applied:
+            self._then()
             return self.describe()
         _preload(_PRELOAD_HTTP if self.listens else _PRELOAD_STDIO)
         threads = _thread_count()
@@ -105,6 +130,8 @@ class Sandbox:
                         _allow(ruleset, path, grant & handled_fs)
                     for path in _runtime_paths():
                         _allow(ruleset, path, _READ, missing_ok=True)
+                    if self.cache is not None:
+                        _allow(ruleset, self.cache, _CACHE & handled_fs)
                     _allow(ruleset, Path("/dev/null"), ll.ACCESS_FS_READ_FILE | ll.ACCESS_FS_WRITE_FILE)
                 if ruleset.handled_net and self.listens and port is not None:
                     ruleset.allow_port(port, ll.ACCESS_NET_BIND_TCP)
@@ -112,7 +139,13 @@ class Sandbox:
         except OSError as error:
             raise SandboxError(f"Landlock refused the ruleset ({error.strerror})") from None
         self.applied = True
+        self._then()
         return self.describe()
+
+    def _then(self) -> None:
+        waiting, self.then = self.then, []
+        for call in waiting:
+            call()
 
 
 def _allow(ruleset: ll.Ruleset, path: Path, access: int, *, missing_ok: bool = False) -> None:

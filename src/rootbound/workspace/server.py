@@ -22,7 +22,7 @@ import contextlib
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -123,6 +123,10 @@ class WorkspaceConfig:
     """grep and search_files go through the search index of each DIR (``--no-index`` turns it off), built at the
     first search (or at start with ``index_at_start``)."""
     index_at_start: bool = False
+    index_cache: Path | None = None
+    """This process's folder for the index's postings (``registry.own_folder``; ``None``: in memory)."""
+    after_sandbox: list[Callable[[], None]] | None = None
+    """Where what must wait for the kernel sandbox goes (its threads would escape it): the CLI's ``Sandbox.then``."""
     inline_quick_calls: bool = False
     """Try each quick read-only call (``ToolSpec.quick``) on the event loop for up to :data:`INLINE_SLICE`, when the
     roots are on local disks (``Boundary.on_local_disks``), and hand it to a worker thread only if it runs longer.
@@ -457,10 +461,19 @@ def _result(output: ToolOutput, *, modern: bool) -> dict[str, Any]:
 
 def _indexes(config: WorkspaceConfig) -> IndexRegistry | None:
     """One search index per DIR, shared by every session (none for the home directory of no-DIR mode: a wall,
-    not a workspace). In memory: the kernel sandbox leaves the server nowhere to write a cache."""
+    not a workspace), its postings in ``config.index_cache`` (removed at exit) or in memory. Built at start only
+    once the sandbox is applied: a build is a thread."""
     if not config.index or not config.dirs or config.dirs_confine_only:
         return None
-    return IndexRegistry([d.resolve() for d in config.dirs], at_start=config.index_at_start)
+    later = config.after_sandbox
+    registry = IndexRegistry(
+        [d.resolve() for d in config.dirs],
+        cache=config.index_cache,
+        at_start=config.index_at_start and later is None,
+    )
+    if config.index_at_start and later is not None:
+        later.append(registry.start_all)
+    return registry
 
 
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:

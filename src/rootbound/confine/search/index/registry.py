@@ -4,25 +4,30 @@ Why shared: sessions come and go, the tree is the operator's. A session reaches 
 directory it opened through its own boundary, and only when that directory is the very one the index holds at that
 path (same device and inode): the index never widens what a session may open.
 
-The cache: ``$XDG_CACHE_HOME/rootbound/index`` (else ``~/.cache/...``), one folder per server process and directory
-(``PID-N``), removed when the index closes; a folder whose process is gone is stale and removed when the next
-server starts (:func:`remove_stale`), and ``rootbound serve --clear-index`` removes every folder of servers not
-running.
+The cache: ``$XDG_CACHE_HOME/rootbound/index`` (else ``~/.cache/...``), one folder per server process
+(:func:`own_folder`, ``PID``: the only place the kernel sandbox lets ``serve`` write besides ``--writable`` DIRs)
+and in it one per index build (``N``), removed when that index closes; a process's folder whose process is gone is
+stale and removed when the next server starts (:func:`remove_stale`), and ``rootbound serve --clear-index``
+removes every folder of servers not running. Never reused across restarts: what changed while no server watched
+cannot be known without reading every file again.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import stat
 import threading
 import time
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
 from rootbound.confine.search.index.tree_index import IndexLimits, TreeIndex
 
-__all__ = ["IndexRegistry", "cache_root", "clear_all", "remove_stale"]
+__all__ = ["IndexRegistry", "cache_root", "clear_all", "close_all", "own_folder", "remove_stale"]
 
 RETRY_AFTER: Final = 60.0
 """Seconds after a failed build (events lost, watch limit) before another is tried."""
@@ -58,9 +63,40 @@ def remove_stale(root: Path) -> int:
     return removed
 
 
+def own_folder(root: Path) -> Path | None:
+    """A new folder for this process's indexes under ``root`` (stale folders removed first), or ``None`` when it
+    cannot be made a folder of its own (the indexes then keep their postings in memory): created here, mode 0700,
+    and checked to be a directory of this user, not a link planted beforehand."""
+    try:
+        remove_stale(root)
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder = root / str(os.getpid())
+        shutil.rmtree(folder, ignore_errors=True)  # a process that had this number before us (never a link's target)
+        folder.mkdir(mode=0o700)
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return None
+    return folder
+
+
 def clear_all(root: Path) -> int:
     """``--clear-index``: every cache folder of servers not running (a running one keeps its own)."""
     return remove_stale(root)
+
+
+_OPEN: Final[weakref.WeakSet[IndexRegistry]] = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Close every registry still open (a server exiting with ``os._exit``, which runs no ``atexit`` hook): the
+    builds stop and the cache folders are removed."""
+    for registry in list(_OPEN):
+        registry.close()
+
+
+atexit.register(close_all)  # a library user's interpreter exiting normally
 
 
 class _Slot:
@@ -75,8 +111,9 @@ class _Slot:
 
 
 class IndexRegistry:
-    """The indexes of the operator directories ``dirs`` (canonical paths). ``cache``: the cache root (``None``:
-    postings in memory). ``at_start``: build every index now rather than at its first query."""
+    """The indexes of the operator directories ``dirs`` (canonical paths). ``cache``: this process's own folder
+    (:func:`own_folder`; ``None``: postings in memory). ``at_start``: build every index now rather than at its
+    first query (or at :meth:`start_all`)."""
 
     def __init__(
         self,
@@ -91,16 +128,19 @@ class IndexRegistry:
         self.lock = threading.Lock()
         self.closed = False
         self._serial = 0
-        if cache is not None:
-            remove_stale(cache)
+        _OPEN.add(self)
         self.slots = {Path(d): _Slot(self._new(Path(d))) for d in dirs}
         if at_start:
-            for slot in self.slots.values():
-                slot.current.start()
+            self.start_all()
+
+    def start_all(self) -> None:
+        """Start building every index now (``serve --index-at-start``, once the sandbox is applied)."""
+        for slot in self.slots.values():
+            slot.current.start()
 
     def _new(self, path: Path) -> TreeIndex:
         self._serial += 1
-        folder = None if self.cache is None else self.cache / f"{os.getpid()}-{self._serial}"
+        folder = None if self.cache is None else self.cache / str(self._serial)
         return TreeIndex(path, cache=folder, limits=self.limits)
 
     def find(self, prefix: str) -> tuple[TreeIndex | None, str, str]:
