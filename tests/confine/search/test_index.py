@@ -20,6 +20,7 @@ from rootbound.confine.search.ignore_walk import WalkLimits, walk
 from rootbound.confine.search.index.indexed_search import _to_open, grep_with_index, names_with_index
 from rootbound.confine.search.index.literals import fold, required_literals
 from rootbound.confine.search.index.registry import IndexRegistry
+from rootbound.confine.search.index.tree_index import IndexLimits
 from rootbound.confine.search.safe_regex import compile_bytes
 from tests.helpers.index_churn import CHURN_QUERIES, NO_LITERAL, build_tree, change_in_another_process
 
@@ -245,6 +246,32 @@ def _report(fs: RootedFS, root: Path, query: tuple[str, bool, bool]) -> GrepRepo
     compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
     required = None if regex or ignore_case else pattern.encode()
     return grep_tree(fs, str(root), compiled, PathFilter(), limits=WIDE, required=required, line_local=True)
+
+
+def test_recorded_walks_and_memos_stay_within_their_caps(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    root.mkdir()
+    build_tree(root, fillers=40)
+    limits = IndexLimits(max_view_entries=60, max_memos=2)
+    registry = IndexRegistry([root.resolve()], limits=limits, at_start=True)
+    try:
+        _ready(registry, root)
+        with Boundary([root]) as boundary:
+            fs = RootedFS(boundary)
+            for _ in range(2):
+                for start in (root, root / "d0", root / "d2", root / "d3"):
+                    for pattern, regex, ignore_case in CHURN_QUERIES:
+                        got, want, status = _both(
+                            fs, registry, str(start), pattern, regex=regex, ignore_case=ignore_case
+                        )
+                        assert got == want and status == "index"
+        index = registry.find(str(root.resolve()) + "/")[0]
+        assert index is not None
+        assert sum(len(view.entries) for view in index.views.values()) <= 60
+        assert 0 < len(index.views) < 4  # the whole tree's walk alone is over 60 entries: older walks were dropped
+        assert list(index.memos) == CHURN_QUERIES[-2:]  # the two most recent patterns
+    finally:
+        registry.close()
 
 
 def test_caps_subdirectories_and_filters(indexed: tuple[Path, RootedFS, IndexRegistry]) -> None:

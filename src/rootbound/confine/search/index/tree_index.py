@@ -84,6 +84,8 @@ class IndexLimits:
     rebuild_dirty: int = 2_000
     max_file_size: int = 4 * 1024 * 1024
     max_views: int = 16
+    max_view_entries: int = 400_000
+    """Entries all recorded walks hold together (about 470 bytes each): the oldest walks are dropped past it."""
     max_memos: int = 32
 
 
@@ -410,9 +412,7 @@ class TreeIndex:
                     or any(_below(rel, start_rel) or _below(start_rel, rel) for rel in self.recent)
                 ):
                     return None  # something changed while it walked: scan this time
-                if len(self.views) >= self.limits.max_views:
-                    self.views.pop(next(iter(self.views)))
-                self.views[key] = view
+                self._keep(key, view)
             if pattern is None:
                 return Plan(view, None, frozenset(self.dirty))
             if view.counted is None or view.counted.version != self.kinds_version:
@@ -420,6 +420,17 @@ class TreeIndex:
             return Plan(view, self._candidates(*pattern), frozenset(self.dirty), self._memo(pattern), self._locked)
         finally:
             self.lock.release()
+
+    def _keep(self, key: tuple[object, ...], view: View) -> None:
+        """Keep ``view`` for the next queries, dropping the oldest views past the caps (one larger than the
+        entries' cap by itself serves only the query that recorded it)."""
+        size, cap = len(view.entries), self.limits.max_view_entries
+        if size > cap:
+            return
+        held = sum(len(kept.entries) for kept in self.views.values())
+        while self.views and (len(self.views) >= self.limits.max_views or held + size > cap):
+            held -= len(self.views.pop(next(iter(self.views))).entries)
+        self.views[key] = view
 
     def _candidates(self, pattern: str, regex: bool, ignore_case: bool) -> npt.NDArray[np.int64] | None:
         """The numbers of the indexed files that hold every trigram of the pattern's literals (``None``: no
