@@ -23,6 +23,9 @@ What is compared (same flags on both sides):
   and once with the default caps (200 matches), whose RSS is bounded by the caps, not by the tree;
 * ``search_files`` vs ``rg --files -uu -g GLOB`` and ``find DIR -name GLOB``;
 * ``directory_tree`` (depth 3, ignored entries included) vs ``find DIR -mindepth 1 -maxdepth 3``;
+* the search index's rows on the same tree (``bench/search_index.py``, in a process of its own; ``--no-index``
+  leaves them out): cold, first and repeated queries, search_files, after a change, and the index's build time,
+  RSS and disk;
 * the floors: the sorted walk alone (for ``search_files``), and the same walk plus the syscalls per file of a grep
   (``openat`` beneath the held directory fd, ``fstat``, one ``read``, ``close``; files over the 4 MiB cap not
   read) in a Python loop that searches nothing: what any in-process Python search of this tree pays.
@@ -58,7 +61,7 @@ from pathlib import Path
 
 from rootbound import Boundary, RootedFS
 from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.ignore_walk import READ_FILE, walking
+from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.workspace.tools import Limits, run_tool
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,21 +89,40 @@ def _cache_dir() -> Path:
     return Path(base) / "rootbound-bench" / "search-real"
 
 
+def _entries(path: Path) -> int:
+    return sum(len(dirs) + len(files) for _, dirs, files in os.walk(path))
+
+
 def build_tree(target: Path) -> Path:
     """The real tree at ``target``: built once (the stdlib and ``.deps/`` copied, symlinks kept as links), then
-    reused; a half-built copy is never used (built beside, then renamed)."""
+    reused; a half-built copy is never used (built beside, then renamed). The tools walk at most
+    ``WalkLimits.max_entries`` entries, and ``.deps/`` grows as ``make test`` installs more: its folders are taken in
+    name order while the whole stays under that cap, and the ones left out are named (a fresh machine once got a
+    tree the tools refused to walk)."""
     if (target / ".complete").exists():
         return target.resolve()
     stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
     deps = (REPO / ".deps").resolve()
     if not deps.is_dir():
         raise SystemExit(f"no {REPO / '.deps'}: run `make test` first (it installs the npm trees there)")
+    budget = WalkLimits().max_entries * 9 // 10 - _entries(stdlib) - 2
+    chosen, left_out = [], []
+    for folder in sorted(deps.iterdir()):
+        size = _entries(folder) + 1 if folder.is_dir() and not folder.is_symlink() else 0
+        if size and size <= budget:
+            chosen.append(folder)
+            budget -= size
+        elif size:
+            left_out.append(folder.name)
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     print(f"building the tree once into {target} (copying {stdlib} and {deps})...", file=sys.stderr, flush=True)
+    if left_out:
+        print(f"  left out of .deps/ to stay under the walk's entry cap: {', '.join(left_out)}", file=sys.stderr)
     shutil.copytree(stdlib, partial / "python", symlinks=True)
-    shutil.copytree(deps, partial / "deps", symlinks=True)
+    for folder in chosen:
+        shutil.copytree(folder, partial / "deps" / folder.name, symlinks=True)
     (partial / ".complete").write_text(f"{stdlib}\n{deps}\n")
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)
@@ -349,9 +371,18 @@ def lines_of(out: str) -> set[str]:
 
 
 def paths_of(out: str) -> set[str]:
+    """The absolute paths an answer lists, one a line. The tool's answer may end with notes in brackets (what was
+    not searched, which path answered): they are not paths. Taking such a note for a path was the "unexplained
+    (gone)" abort of issue 36 (a fresh tree has files over 4 MiB, binaries and symlinks, so the note is there)."""
     if "[truncated" in out:
         raise RuntimeError("tool output truncated: raise LIMITS")
-    return set() if out == "(no matches)" else {line for line in out.splitlines() if line}
+    found = set()
+    for line in out.splitlines():
+        if line.startswith("/"):
+            found.add(line)
+        elif line and line != "(no matches)" and not (line.startswith("[") and line.endswith("]")):
+            raise RuntimeError(f"an answer line that is neither a path nor a note: {line[:200]!r}")
+    return found
 
 
 def tree_paths(root: Path) -> Callable[[str], set[str]]:
@@ -477,6 +508,9 @@ def main() -> int:
     parser.add_argument("--only", choices=("grep", "search", "tree"), default=None, help="one group of rows")
     parser.add_argument(
         "--baseline", type=Path, metavar="SRC", help="also the tools of another source tree (its src/ directory)"
+    )
+    parser.add_argument(
+        "--no-index", action="store_true", help="leave out the search index's rows (bench/search_index.py)"
     )
     args = parser.parse_args()
     for binary in ("rg", "grep", "find"):
@@ -667,6 +701,15 @@ def main() -> int:
     print("same results:")
     print("\n".join(notes))
     print(f"\ntotal run {time.perf_counter() - started:.0f}s")
+    if not args.no_index:
+        # The index's rows on the same tree, in a process of its own (its RSS is the index's, not this run's): cold
+        # scan, build (time, RSS, disk), first and repeated queries, search_files, after a change, and a short churn.
+        print("\nthe search index (bench/search_index.py):", flush=True)
+        index_rows = [sys.executable, str(REPO / "bench" / "search_index.py"), "--tree", text]
+        done = subprocess.run([*index_rows, "--rounds", str(args.rounds), "--changes", "50"], check=False)
+        if done.returncode != 0:
+            print(f"the search index's rows failed (exit {done.returncode})")
+            return 1
     if args.profile:
         for label, fn in (
             ("grep tool, literal", lambda: tool(root, "grep", {"pattern": LITERAL, "include_ignored": True})),
