@@ -116,7 +116,8 @@ def test_a_raising_check_stops_the_scan_between_windows(tiny_windows: None) -> N
 
 
 class _Paced:
-    """An engine searching at a fixed pace (bytes per second) that never matches: the refusal logic's input."""
+    """An engine searching at a fixed pace (bytes per CPU second of its thread) that never matches: the refusal
+    logic's input."""
 
     def __init__(self, pace: float) -> None:
         self.pace = pace
@@ -125,7 +126,9 @@ class _Paced:
     def search(self, text: bytes, pos: int = 0, endpos: int | None = None) -> None:
         end = len(text) if endpos is None else endpos
         self.searched += end - pos
-        time.sleep((end - pos) / self.pace)
+        done = time.thread_time() + (end - pos) / self.pace  # CPU, as an engine spends it (the scanner's pace is CPU)
+        while time.thread_time() < done:
+            pass
         return None
 
 

@@ -227,7 +227,8 @@ class LineScanner:
             length *= 2
 
     def _timed(self, data: bytes, pos: int, end: int, *, projected: bool = False) -> int:
-        """One engine call over ``[pos, end)``, after ``check(0)``; its pace sizes the next window (RE2 only).
+        """One engine call over ``[pos, end)``, after ``check(0)``; its pace (bytes per CPU second of this thread)
+        sizes the next window (RE2 only).
         ``projected``: first refuse it when the last pace says it would take too long (see the class)."""
         search = self.search
         assert search is not None
@@ -243,9 +244,9 @@ class LineScanner:
         if not self._adapt:
             found = search.search(data, pos, end)
             return -1 if found is None else int(found.start())
-        began = time.perf_counter()
+        began = time.thread_time()  # this thread's CPU: a window preempted on a busy machine is not a slow pattern
         found = search.search(data, pos, end)
-        took = time.perf_counter() - began
+        took = time.thread_time() - began
         if end > pos:
             pace = (end - pos) / max(took, 1e-7)
             self._pace = pace

@@ -56,6 +56,7 @@ from rootbound.confine.search.index.view import (
     count_view,
     walk_view,
 )
+from rootbound.confine.syscalls import name_thread
 from rootbound.core.errors import LimitExceeded, RootsError
 
 if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its import starts BLAS threads, and the
@@ -65,7 +66,10 @@ if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its i
 
     from rootbound.confine.search.index.postings import Segment, SegmentBuilder
 
-__all__ = ["IndexLimits", "TreeIndex"]
+__all__ = ["THREAD_NAME", "IndexLimits", "TreeIndex"]
+
+THREAD_NAME: Final = "rootbound-index"
+"""The build thread's name, in Python and in the kernel (``/proc/PID/task/TID/comm``)."""
 
 _STRUCTURE: Final = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
 _WATCHED_NAMES: Final = frozenset((*IGNORE_FILES, ".git"))
@@ -129,7 +133,7 @@ class TreeIndex:
             if self.state != "new":
                 return
             self.state = "building"
-        self.thread = threading.Thread(target=self._build, name="rootbound-index", daemon=True)
+        self.thread = threading.Thread(target=self._build, name=THREAD_NAME, daemon=True)
         self.thread.start()
 
     def close(self) -> None:
@@ -163,6 +167,7 @@ class TreeIndex:
 
     def _build(self) -> None:
         began = time.monotonic()
+        name_thread(THREAD_NAME)  # the kernel's name too: top -H, and the tests that count a server's CPU
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # this thread only, on Linux
         try:
