@@ -73,18 +73,11 @@ def texts(tree: Path) -> Iterator[tuple[str, bytes]]:
                 yield path, data
 
 
-def peak_kib() -> int:
+def status_kib(field: str) -> int:
+    """A memory figure of this process in KiB (``VmHWM``: its peak RSS, ``VmRSS``: its RSS now)."""
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
-
-
-def rss_kib() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -189,7 +182,7 @@ def one_engine(engine: str, tree: Path) -> dict[str, Any]:
     """Build ``engine`` in this process and measure it."""
     with tempfile.TemporaryDirectory(prefix="rootbound-engines-") as scratch:
         folder = Path(scratch)
-        before, began = rss_kib(), time.perf_counter()
+        before, began = status_kib("VmRSS"), time.perf_counter()
         if engine.startswith("numpy"):
             from rootbound.confine.search.index import postings
 
@@ -201,7 +194,7 @@ def one_engine(engine: str, tree: Path) -> dict[str, Any]:
         else:
             query, replace, serialized = build_roaring(tree)
         build = time.perf_counter() - began
-        peak = (peak_kib() - before) / 1024
+        peak = (status_kib("VmHWM") - before) / 1024
         disk = serialized() if engine == "roaring" else sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
         queries = {}
         for literal in LITERALS:
