@@ -307,15 +307,11 @@ def _loopback(host: str) -> bool:
     return is_loopback(host)
 
 
-def _sandbox_and_auth(
-    args: argparse.Namespace, dirs: list[Path], index_cache: Path | None
-) -> tuple[Sandbox, TokenVerifier | None] | str:
+def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandbox, TokenVerifier | None] | str:
     """The sandbox plan and the token verifier (or ``None``), or the message refusing to start."""
     from rootbound.workspace.sandbox import Sandbox
 
-    sandbox = Sandbox(
-        dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox, cache=index_cache
-    )
+    sandbox = Sandbox(dirs, writable=args.writable, listens=bool(args.http), enabled=not args.no_sandbox)
     if args.require_sandbox and not sandbox.active:
         return f"--require-sandbox: sandbox {sandbox.describe()}"
     verifier: TokenVerifier | None = None
@@ -388,20 +384,18 @@ def run(args: argparse.Namespace) -> int:
         if home is None:
             return _fail("no DIRs and no usable home directory to confine client roots to: give DIRs")
         dirs, confine_only = [home], True
-    index_cache = None
-    if not args.no_index and dirs and not confine_only:
-        from rootbound.confine.search.index.registry import cache_root, own_folder
-
-        index_cache = own_folder(cache_root())
-        if index_cache is None:
-            print(
-                f"rootbound serve: the search index keeps its postings in memory ({cache_root()} is not writable)",
-                file=sys.stderr,
-            )
-    walls = _sandbox_and_auth(args, dirs, index_cache)
+    walls = _sandbox_and_auth(args, dirs)
     if isinstance(walls, str):
         return _fail(walls)
     sandbox, verifier = walls
+    index_cache, index_note = None, ""
+    if not args.no_index and dirs and not confine_only:  # only once nothing refuses to start (it would be left)
+        from rootbound.confine.search.index.registry import cache_root, own_folder
+
+        index_cache = own_folder(cache_root())
+        if index_cache is None:  # said in the startup line
+            index_note = f"; search index postings in memory ({cache_root()} is not writable)"
+        sandbox.cache = index_cache  # the one folder outside the DIRs it may write
 
     from rootbound.mcp.server import SILENCE_ENV
     from rootbound.workspace._answer_budget import HTTP_MAX_ANSWER, HTTP_MAX_MEDIA
@@ -438,7 +432,7 @@ def run(args: argparse.Namespace) -> int:
 
     raise_fd_limit()  # held roots are descriptors: use the room the hard limit allows
     server, _service = build_workspace_server(config)
-    policy = describe_policy(args, dirs)
+    policy = describe_policy(args, dirs) + index_note
     if args.http:
         host, port = args.http
         from rootbound.workspace._sessions import SessionLimits
