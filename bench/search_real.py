@@ -409,11 +409,17 @@ def find_rel(root: Path) -> Callable[[str], set[str]]:
 
 
 def explain_file(item: str) -> str:
+    """The class of a result one side has and the other has not. An item that is not an absolute path is a parsing
+    error, not a vanished file: the fresh-machine abort of issue 36 ("unexplained (gone)") was the grep tool's note
+    ``[not searched: N files over 4 MiB, N binary files, N symlinks ...]`` taken for a path by ``paths_of``
+    (``lstat`` of the note failed); the tree had not changed (nothing in it is newer than its ``.complete``)."""
     path = item.rsplit(":", 1)[0] if re.search(r":\d+$", item) else item
+    if not path.startswith("/"):
+        return "unexplained (not a path: a parsing error)"
     try:
         st = os.lstat(path)
     except OSError:
-        return "unexplained (gone)"
+        return "unexplained (no such file now: changed while the bench ran?)"
     if os.path.islink(path):
         return "symlink (listed by name, not followed)"
     if os.path.isdir(path):
@@ -444,14 +450,20 @@ def compare(group: Group) -> list[str]:
             notes.append(f"  {ours.label} = {other.label}: {len(ours.found):,} results, identical")
             continue
         classes: dict[str, int] = {}
+        examples: dict[str, list[str]] = {}
         for side, items in (("only the tool", only_ours), (f"only {other.label.split()[0]}", only_theirs)):
-            for item in items:
+            for item in sorted(items):
                 why = f"{side}: {(group.explain or explain_file)(item)}"
                 classes[why] = classes.get(why, 0) + 1
+                examples.setdefault(why, []).append(item)
         notes.append(f"  {ours.label} vs {other.label}: {len(ours.found & other.found):,} shared")
         notes.extend(f"    {count:>6,}  {why}" for why, count in sorted(classes.items()))
-        if any("unexplained" in why for why in classes):
-            raise RuntimeError(f"{ours.label} and {other.label} differ without an explanation:\n" + "\n".join(notes))
+        unexplained = [why for why in sorted(classes) if "unexplained" in why]
+        if unexplained:
+            shown = [f"    {why}: {item[:300]!r}" for why in unexplained for item in examples[why][:5]]
+            raise RuntimeError(
+                f"{ours.label} and {other.label} differ without an explanation:\n" + "\n".join([*notes, *shown])
+            )
     return notes
 
 
