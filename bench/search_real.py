@@ -3,16 +3,18 @@ find, in one run with interleaved rounds.
 
 Run: ``.venv/bin/python bench/search_real.py [--rounds N] [--profile] [--tree DIR] [--baseline SRC]`` after
 ``make test`` (which installs ripgrep and the npm trees under ``.deps/``). The tree is the interpreter's standard
-library directory (with its ``site-packages``) plus ``.deps/``, copied once into a cache directory
-(``$ROOTBOUND_BENCH_CACHE``, else ``~/.cache``, then ``rootbound-bench/search-real``) and reused by later runs:
-about 66,000 files and 1.2 GB here. Every method runs once untimed (to warm the page cache and record what it
-finds), then in N interleaved rounds (each round runs every method once); best and median wall time, the median
-CPU time (user + system, all threads) and the peak RSS are printed side by side. RSS: a tool row is this process,
-its high-water mark reset before the call (``/proc/self/clear_refs``), with the call's rise over the RSS before it
-in brackets; a command's is its own (GNU ``time``; ``wait4`` from here would count this process's memory, which a
-child has until it execs). ``--baseline SRC`` adds each tool row as another source tree runs it (e.g. ``git
-archive main src | tar -x -C /tmp/base``, then ``--baseline /tmp/base/src``), in a worker process that times the
-call alone.
+library directory (with its ``site-packages``) plus ``.deps/`` (its folders while the tree stays under the walk's
+entry cap), copied once into a cache directory (``$ROOTBOUND_BENCH_CACHE``, else ``~/.cache``, then
+``rootbound-bench/search-real``) and reused by later runs: the header line gives its size (154,551 files, 2,963 MiB
+with this repository's ``.deps/`` on 2026-12-05). No row changes the tree for good: the index's after-change rows
+restore the file they rewrite and remove the ones they create. Every method runs once untimed (to warm the page
+cache and record what it finds), then in N interleaved rounds (each round runs every method once); best and median
+wall time, the median CPU time (user + system, all threads) and the peak RSS are printed side by side. RSS: a tool
+row is this process, its high-water mark reset before the call (``/proc/self/clear_refs``), with the call's rise
+over the RSS before it in brackets; a command's is its own (GNU ``time``; ``wait4`` from here would count this
+process's memory, which a child has until it execs). ``--baseline SRC`` adds each tool row as another source tree
+runs it (e.g. ``git archive main src | tar -x -C /tmp/base``, then ``--baseline /tmp/base/src``), in a worker
+process that times the call alone.
 
 What is compared (same flags on both sides):
 
@@ -23,9 +25,15 @@ What is compared (same flags on both sides):
   and once with the default caps (200 matches), whose RSS is bounded by the caps, not by the tree;
 * ``search_files`` vs ``rg --files -uu -g GLOB`` and ``find DIR -name GLOB``;
 * ``directory_tree`` (depth 3, ignored entries included) vs ``find DIR -mindepth 1 -maxdepth 3``;
-* the search index's rows on the same tree (``bench/search_index.py``, in a process of its own; ``--no-index``
-  leaves them out): cold, first and repeated queries, search_files, after a change, and the index's build time,
-  RSS and disk;
+* the search index (``--no-index`` leaves it out), in this process as ``serve`` keeps it (postings memory-mapped
+  from a cache folder, a temporary directory here; ``--index-in-memory``): for the grep literal, the grep regex and
+  ``search_files``, a ``cold`` row (the tool with no index: the scan every first query pays), the index's build
+  (wall time to ready, CPU, this process's peak RSS and its rise; the postings' size in memory and on disk beside),
+  a ``warm`` row (the index ready, the call repeated: every answer must end with ``[index]`` and find exactly what
+  the cold row finds) and an ``after change`` row (before each call a separate process rewrites one file, adding a
+  line both grep patterns match, or creates a file the glob matches; each answer must equal a full scan made right
+  after it, text and all but the last line, and include the change), next to ripgrep. ``bench/search_index.py``
+  has more of the index's rows (first query of a pattern, a regex with no literal, churn);
 * the floors: the sorted walk alone (for ``search_files``), and the same walk plus the syscalls per file of a grep
   (``openat`` beneath the held directory fd, ``fstat``, one ``read``, ``close``; files over the 4 MiB cap not
   read) in a Python loop that searches nothing: what any in-process Python search of this tree pays.
@@ -62,7 +70,10 @@ from pathlib import Path
 from rootbound import Boundary, RootedFS
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
+from rootbound.confine.search.index.registry import IndexRegistry, own_folder
+from rootbound.workspace.calls import Budget
 from rootbound.workspace.tools import Limits, run_tool
+from search_index import memory, ready
 
 REPO = Path(__file__).resolve().parent.parent
 LIMITS = Limits(
@@ -222,13 +233,24 @@ def command(argv: list[str]) -> Run:
     return Run(out.decode("utf-8", "surrogateescape"), seconds, usage.ru_utime + usage.ru_stime, rss)
 
 
-def tool(root: Path, name: str, args: dict[str, object], limits: Limits = LIMITS) -> str:
-    """One ``rootbound serve`` tool call as the server runs it (operator DIR, no client roots, read-only)."""
+def tool(
+    root: Path, name: str, args: dict[str, object], limits: Limits = LIMITS, index: IndexRegistry | None = None
+) -> str:
+    """One ``rootbound serve`` tool call as the server runs it (operator DIR, no client roots, read-only), through
+    the search index when one is given (``serve``'s registry: the answer's last line says which path answered)."""
+    # The call's deadline is the context's budget: without one it is Limits' default (30 s), not limits.deadline,
+    # and a first pass over a tree not in the page cache takes longer (the warm-cache run aborted there).
+    context: dict[str, object] = {"source": "operator directories", "budget": Budget(limits.deadline)}
+    if index is not None:
+        context["index"] = index
     with Boundary([root], allow=[root]) as boundary:
         fs = RootedFS(boundary, read_only=True, max_read=limits.max_read)
-        out = run_tool(name, fs, args, limits, {"source": "operator directories"})
+        out = run_tool(name, fs, args, limits, context)
     assert isinstance(out, str)
     return out
+
+
+Parse = Callable[[str], set[str]]
 
 
 @dataclass
@@ -242,6 +264,7 @@ class Method:
     rss_kib: int = 0
     rss_delta_kib: int = 0
     found: frozenset[str] = frozenset()
+    compared: bool = True  # False: checked on its own (the index's after-change rows, each call vs a full scan)
 
     @property
     def best(self) -> float:
@@ -335,6 +358,7 @@ class Group:
     methods: list[Method]
     explain: Callable[[str], str] | None = None  # a result in one set and not the other: its class
     targets: list[tuple[int, int, float]] = field(default_factory=list)  # (ours, baseline, at most this ratio)
+    exact: tuple[int, ...] = ()  # methods that must find what the first finds, no class excusing a difference
 
 
 def measure(groups: list[Group], rounds: int) -> None:
@@ -409,11 +433,17 @@ def find_rel(root: Path) -> Callable[[str], set[str]]:
 
 
 def explain_file(item: str) -> str:
+    """The class of a result one side has and the other has not. An item that is not an absolute path is a parsing
+    error, not a vanished file: the fresh-machine abort of issue 36 ("unexplained (gone)") was the grep tool's note
+    ``[not searched: N files over 4 MiB, N binary files, N symlinks ...]`` taken for a path by ``paths_of``
+    (``lstat`` of the note failed); the tree had not changed (nothing in it is newer than its ``.complete``)."""
     path = item.rsplit(":", 1)[0] if re.search(r":\d+$", item) else item
+    if not path.startswith("/"):
+        return "unexplained (not a path: a parsing error)"
     try:
         st = os.lstat(path)
     except OSError:
-        return "unexplained (gone)"
+        return "unexplained (no such file now: changed while the bench ran?)"
     if os.path.islink(path):
         return "symlink (listed by name, not followed)"
     if os.path.isdir(path):
@@ -436,23 +466,240 @@ def compare(group: Group) -> list[str]:
     """Every difference between the first method (the tool) and each baseline, by class; raises if unexplained."""
     ours = group.methods[0]
     notes = []
-    for other in group.methods[1:]:
-        if other.parse is None:
+    for place, other in enumerate(group.methods[1:], 1):
+        if other.parse is None or not other.compared:
             continue
         only_ours, only_theirs = ours.found - other.found, other.found - ours.found
         if not only_ours and not only_theirs:
             notes.append(f"  {ours.label} = {other.label}: {len(ours.found):,} results, identical")
             continue
+        if place in group.exact:
+            sides = ((ours.label, only_ours), (other.label, only_theirs))
+            shown = [f"    only {label}: {item[:300]!r}" for label, items in sides for item in sorted(items)[:5]]
+            raise RuntimeError(
+                f"{ours.label} and {other.label} must find the same ({len(only_ours):,} only the first, "
+                f"{len(only_theirs):,} only the second):\n" + "\n".join(shown)
+            )
         classes: dict[str, int] = {}
+        examples: dict[str, list[str]] = {}
         for side, items in (("only the tool", only_ours), (f"only {other.label.split()[0]}", only_theirs)):
-            for item in items:
+            for item in sorted(items):
                 why = f"{side}: {(group.explain or explain_file)(item)}"
                 classes[why] = classes.get(why, 0) + 1
+                examples.setdefault(why, []).append(item)
         notes.append(f"  {ours.label} vs {other.label}: {len(ours.found & other.found):,} shared")
         notes.extend(f"    {count:>6,}  {why}" for why, count in sorted(classes.items()))
-        if any("unexplained" in why for why in classes):
-            raise RuntimeError(f"{ours.label} and {other.label} differ without an explanation:\n" + "\n".join(notes))
+        unexplained = [why for why in sorted(classes) if "unexplained" in why]
+        if unexplained:
+            shown = [f"    {why}: {item[:300]!r}" for why in unexplained for item in examples[why][:5]]
+            raise RuntimeError(
+                f"{ours.label} and {other.label} differ without an explanation:\n" + "\n".join([*notes, *shown])
+            )
     return notes
+
+
+# -- the search index ----------------------------------------------------------------------------------------------
+
+_CHANGE = """
+import sys
+path, line, how = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
+if how == "create":
+    with open(path, "xb") as f:
+        f.write(line + b"\\n")
+else:  # a rewrite: the file truncated and written again, its old bytes and the new line
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data + (b"\\n" if data and not data.endswith(b"\\n") else b"") + line + b"\\n")
+"""
+"""One change by a process other than the one holding the index (the index learns of it by inotify alone)."""
+
+
+def change_elsewhere(path: Path, line: str, how: str) -> None:
+    subprocess.run([sys.executable, "-c", _CHANGE, str(path), line, how], check=True)
+
+
+def change_target(root: Path) -> Path:
+    """The file the after-change rows rewrite: the first small text file of ``python/`` (name order) that neither
+    grep pattern matches, so each change adds one result to both."""
+    regex = re.compile(REGEX)
+    for path in sorted((root / "python").glob("*.py")):
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 64 * 1024 or st.st_nlink != 1:
+            continue
+        data = path.read_text("utf-8", "replace")
+        if LITERAL not in data and not regex.search(data) and FILES_ONLY not in data:
+            return path
+    raise SystemExit(f"no file under {root / 'python'} for the after-change rows")
+
+
+@dataclass
+class Index:
+    registry: IndexRegistry
+    scratch: Path | None  # the postings' cache folder's parent (None: postings in memory)
+    build: Method  # the build's row: wall time to ready, CPU (all threads), peak RSS and its rise
+    facts: str
+
+
+def build_index(root: Path, in_memory: bool) -> Index:
+    """The search index of ``root`` as ``serve --index-at-start`` builds it: postings memory-mapped from a cache
+    folder of this process (a temporary directory here), or in memory."""
+    scratch = None if in_memory else Path(tempfile.mkdtemp(prefix="rootbound-bench-index-"))
+    cache = None if scratch is None else own_folder(scratch)
+    before, rss_before = memory(), _rss_kib()
+    reset = _reset_peak()
+    cpu, start = time.process_time(), time.perf_counter()
+    registry = IndexRegistry([root], cache=cache, at_start=True)
+    built = ready(registry, root)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    peak = _peak_kib() if reset else 0
+    if not built:
+        registry.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise RuntimeError(f"the index of {root} was not built: {registry.status()[0][1]}")
+    postings = registry.status()[0][2]
+    disk = 0 if scratch is None else sum(f.stat().st_size for f in scratch.rglob("*") if f.is_file())
+    where = "in memory" if cache is None else f"on disk ({disk / 2**20:,.0f} MiB in {cache}, memory-mapped)"
+    method = Method("index build (once, wall to ready)", lambda: Run("", 0.0, 0.0, 0), compared=False)
+    method.times, method.cpus = [seconds], [cpu]
+    method.rss_kib, method.rss_delta_kib = peak, max(peak - rss_before, 0)
+    facts = (
+        f"index build: {seconds:.1f}s wall to ready, cpu {cpu:.1f}s; peak RSS {peak / 1024:,.0f}MB "
+        f"(+{max(peak - rss_before, 0) / 1024:,.0f} over the RSS before); postings {postings / 2**20:,.0f} MiB "
+        f"{where}\n  before the index: {before}; with it: {memory()}"
+    )
+    return Index(registry, scratch, method, facts)
+
+
+def warm_method(root: Path, index: Index, label: str, name: str, args: dict[str, object], parse: Parse) -> Method:
+    """A call through the ready index, repeated (the untimed pass is the first of its pattern): every answer must
+    say ``[index]`` (not a scan), and find what the scan finds (``Group.exact``)."""
+
+    def call() -> str:
+        out = tool(root, name, args, LIMITS, index.registry)
+        if out.rsplit("\n", 1)[-1] != "[index]":
+            raise RuntimeError(f"{label}: answered by {out.rsplit(chr(10), 1)[-1][:200]!r}, not [index]")
+        return out
+
+    return Method(label, lambda: in_process(call), parse)
+
+
+def _without_answered_by(out: str) -> str:
+    head, _, last = out.rpartition("\n")
+    return head if last == "[index]" or last.startswith("[scan") else out
+
+
+def after_change(
+    root: Path,
+    index: Index,
+    name: str,
+    args: dict[str, object],
+    parse: Parse,
+    calls: int,
+    change: Callable[[int], str],
+) -> Method:
+    """``calls`` calls through the index, each right after ``change(step)`` (a separate process changes the tree;
+    it returns the result the change adds) and each compared with a full scan (no index) made next: the same
+    results and the same text but for the last line (which path answered), the change's result among them."""
+    method = Method("", lambda: Run("", 0.0, 0.0, 0), parse, compared=False)
+    answered: set[str] = set()
+    for step in range(calls):
+        added = change(step)
+        run = in_process(lambda: tool(root, name, args, LIMITS, index.registry))
+        scan = tool(root, name, args)
+        last = run.out.rsplit("\n", 1)[-1]
+        answered.add(last if last == "[index]" or last.startswith("[scan") else "[no index status]")
+        found, full = parse(run.out), parse(scan)
+        if found != full or _without_answered_by(run.out) != scan:
+            only_index, only_scan = sorted(found - full)[:5], sorted(full - found)[:5]
+            raise RuntimeError(
+                f"after change {step}: {name} through the index differs from a full scan: only the index "
+                f"{only_index}, only the scan {only_scan} (same results: {found == full})"
+            )
+        if added not in full:
+            raise RuntimeError(f"after change {step}: the change ({added!r}) is not in the full scan's answer")
+        method.times.append(run.seconds)
+        method.cpus.append(run.cpu)
+        method.rss_kib = max(method.rss_kib, run.rss_kib)
+        method.rss_delta_kib = max(method.rss_delta_kib, run.rss_delta_kib)
+        method.found = frozenset(found)
+    method.label = f"after change: {name} tool {' '.join(sorted(answered))}"
+    return method
+
+
+def index_rows(root: Path, groups: list[str], rounds: int, in_memory: bool) -> tuple[list[Group], list[str], str]:
+    """The index's rows for the grep literal and regex and for search_files (``groups``: which): per query a
+    cold row (the tool, no index: a scan), the build (once for all), a warm row and an after-change row, beside
+    ripgrep, measured like the other rows (``measure``, interleaved) and compared as they are (``compare``), the
+    warm row also with the cold one exactly. Leaves the tree as it found it (the changed file restored, the created
+    ones removed). Returns the groups, their comparison notes and the build's facts."""
+    text = str(root)
+    lit = {"pattern": LITERAL, "include_ignored": True}
+    rex = {"pattern": REGEX, "regex": True, "include_ignored": True}
+    names = {"pattern": GLOB, "include_ignored": True}
+    rg_uu = ["rg", "-n", "-uu", "--no-messages"]
+    target = change_target(root)
+    original, st, folder = target.read_bytes(), os.stat(target), os.stat(root / "python")
+    created: list[Path] = []
+    line = f"class RootboundBench{{}}Error(Exception):  # {LITERAL}, an after-change row of bench/search_real.py"
+
+    def rewrite(step: int) -> str:
+        change_elsewhere(target, line.format(step), "rewrite")
+        lines = target.read_bytes().count(b"\n")  # the new line is the last
+        return f"{target}:{lines}"
+
+    def create(step: int) -> str:
+        path = root / "python" / f"rootbound_bench_after_change_{step}.py"
+        created.append(path)
+        change_elsewhere(path, line.format(step), "create")
+        return str(path)
+
+    index = build_index(root, in_memory)
+    try:
+        chosen: list[tuple[Group, str, dict[str, object], Parse, Callable[[int], str]]] = []
+        if "grep" in groups:
+            rg_lit = Method("rg -n -uu -F", lambda: command([*rg_uu, "-F", LITERAL, text]), lines_of)
+            rg_rex = Method("rg -n -uu", lambda: command([*rg_uu, REGEX, text]), lines_of)
+            for title, query, rg_row in ((f"grep literal {LITERAL!r}", lit, rg_lit), ("grep regex", rex, rg_rex)):
+                cold = tool_method(root, "cold: grep tool, no index (scan)", "grep", query, lines_of)
+                warm = warm_method(root, index, "warm: grep tool, index ready, repeated", "grep", query, lines_of)
+                group = Group(f"{title} (include_ignored), the search index", [cold, warm, rg_row], exact=(1,))
+                chosen.append((group, "grep", query, lines_of, rewrite))
+        if "search" in groups:
+            rg_files = ["rg", "--files", "-uu", "--no-messages", "-g", GLOB, text]
+            cold = tool_method(root, "cold: search_files tool, no index (walk)", "search_files", names, paths_of)
+            label = "warm: search_files tool, index ready, repeated"
+            warm = warm_method(root, index, label, "search_files", names, paths_of)
+            rg_row = Method("rg --files -uu -g", lambda: command(rg_files), paths_of)
+            title = f"search_files {GLOB!r} (include_ignored), the search index"
+            group = Group(title, [cold, warm, rg_row], exact=(1,))
+            chosen.append((group, "search_files", names, paths_of, create))
+        measure([g for g, *_ in chosen], rounds)
+        notes = []
+        for group, *_ in chosen:
+            notes += [f"  {group.title}:", *(f"  {note}" for note in compare(group))]
+        for group, name, query, parse, change in chosen:
+            changed = after_change(root, index, name, query, parse, max(rounds, 1), change)
+            place = notes.index(f"  {group.title}:") + 1 + len(group.methods) - 1
+            notes.insert(
+                place,
+                f"    {changed.label} = a full scan after each of {len(changed.times)} changes by another process: "
+                f"identical ({len(changed.found):,} results after the last)",
+            )
+            cold, warm, rg_row = group.methods
+            group.methods = [cold, index.build, warm, changed, rg_row]
+            group.targets = [(0, 4, 0.0), (2, 4, 0.0), (3, 4, 0.0), (2, 0, 0.0), (3, 0, 0.0)]
+    finally:
+        index.registry.close()
+        if index.scratch is not None:
+            shutil.rmtree(index.scratch, ignore_errors=True)
+        target.write_bytes(original)
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+        for path in created:
+            path.unlink(missing_ok=True)
+        os.utime(root / "python", ns=(folder.st_atime_ns, folder.st_mtime_ns))
+    return [g for g, *_ in chosen], notes, index.facts
 
 
 # -- main --------------------------------------------------------------------------------------------------------
@@ -500,6 +747,31 @@ def floor_loop(root: Path) -> Callable[[], str]:
     return run
 
 
+def print_group(g: Group, width: int) -> None:
+    print(g.title)
+    print(f"  {'':<{width}}{'best s':>8}{'median s':>10}{'cpu s':>8}{'peak RSS':>20}{'results':>9}")
+    for m in g.methods:
+        results = f"{len(m.found):,}" if m.parse is not None else ""
+        if not m.rss_kib:
+            rss = "n/a"
+        elif m.rss_delta_kib or m.label.endswith(("tool", "close")):
+            rss = f"{m.rss_kib / 1024:.0f}MB (+{m.rss_delta_kib / 1024:.1f})"
+        else:
+            rss = f"{m.rss_kib / 1024:.1f}MB"
+        print(f"  {m.label:<{width}}{m.best:8.3f}{m.median:10.3f}{m.cpu:8.3f}{rss:>20}{results:>9}")
+    for ours, base, at_most in g.targets:
+        o, b = g.methods[ours], g.methods[base]
+        ratio, ratio_median = o.best / b.best, o.median / b.median
+        verdict = "PASS" if ratio <= at_most else "MISS"
+        ratio_cpu = o.cpu / b.cpu
+        goal = f" (<= {at_most:g}x: {verdict})" if at_most else ""
+        print(
+            f"  -> {o.label} / {b.label}: {ratio:.2f}x best, {ratio_median:.2f}x median wall, "
+            f"{ratio_cpu:.2f}x cpu{goal}"
+        )
+    print()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds per method (default 5)")
@@ -509,8 +781,9 @@ def main() -> int:
     parser.add_argument(
         "--baseline", type=Path, metavar="SRC", help="also the tools of another source tree (its src/ directory)"
     )
+    parser.add_argument("--no-index", action="store_true", help="leave out the search index's rows")
     parser.add_argument(
-        "--no-index", action="store_true", help="leave out the search index's rows (bench/search_index.py)"
+        "--index-in-memory", action="store_true", help="the index's postings in memory (default: a cache folder)"
     )
     args = parser.parse_args()
     for binary in ("rg", "grep", "find"):
@@ -659,6 +932,12 @@ def main() -> int:
         if baseline is not None:
             baseline.close()
     notes = [note for g in chosen for note in compare(g)]
+    index_groups: list[Group] = []
+    facts = ""
+    index_kinds = [key for key in ("grep", "search") if args.only in (None, key)]
+    if not args.no_index and index_kinds:
+        index_groups, index_notes, facts = index_rows(root, index_kinds, args.rounds, args.index_in_memory)
+        notes += index_notes
 
     files, dirs, links, size = census(root)
     end_load = os.getloadavg()
@@ -674,42 +953,21 @@ def main() -> int:
         f"peak RSS: in-process rows are this process (+ the call's rise over its RSS before), commands their own "
         f"({'GNU time' if GNU_TIME else 'n/a: install GNU time'})\n"
     )
-    width = max(len(m.label) for g in chosen for m in g.methods) + 4
+    width = max(len(m.label) for g in (*chosen, *index_groups) for m in g.methods) + 4
     for g in chosen:
-        print(g.title)
-        print(f"  {'':<{width}}{'best s':>8}{'median s':>10}{'cpu s':>8}{'peak RSS':>20}{'results':>9}")
-        for m in g.methods:
-            results = f"{len(m.found):,}" if m.parse is not None else ""
-            if not m.rss_kib:
-                rss = "n/a"
-            elif m.rss_delta_kib or m.label.endswith(("tool", "close")):
-                rss = f"{m.rss_kib / 1024:.0f}MB (+{m.rss_delta_kib / 1024:.1f})"
-            else:
-                rss = f"{m.rss_kib / 1024:.1f}MB"
-            print(f"  {m.label:<{width}}{m.best:8.3f}{m.median:10.3f}{m.cpu:8.3f}{rss:>20}{results:>9}")
-        for ours, base, at_most in g.targets:
-            o, b = g.methods[ours], g.methods[base]
-            ratio, ratio_median = o.best / b.best, o.median / b.median
-            verdict = "PASS" if ratio <= at_most else "MISS"
-            ratio_cpu = o.cpu / b.cpu
-            goal = f" (<= {at_most:g}x: {verdict})" if at_most else ""
-            print(
-                f"  -> {o.label} / {b.label}: {ratio:.2f}x best, {ratio_median:.2f}x median wall, "
-                f"{ratio_cpu:.2f}x cpu{goal}"
-            )
-        print()
+        print_group(g, width)
+    if index_groups:
+        print(
+            "the search index (in this process, as serve keeps it; cold: the tool with no index; warm: the same call "
+            "repeated, the index ready; after change: each call right after another process rewrote a file, or "
+            "created one matching the glob; the build's peak RSS is this process's):"
+        )
+        print(f"{facts}\n")
+        for g in index_groups:
+            print_group(g, width)
     print("same results:")
     print("\n".join(notes))
     print(f"\ntotal run {time.perf_counter() - started:.0f}s")
-    if not args.no_index:
-        # The index's rows on the same tree, in a process of its own (its RSS is the index's, not this run's): cold
-        # scan, build (time, RSS, disk), first and repeated queries, search_files, after a change, and a short churn.
-        print("\nthe search index (bench/search_index.py):", flush=True)
-        index_rows = [sys.executable, str(REPO / "bench" / "search_index.py"), "--tree", text]
-        done = subprocess.run([*index_rows, "--rounds", str(args.rounds), "--changes", "50"], check=False)
-        if done.returncode != 0:
-            print(f"the search index's rows failed (exit {done.returncode})")
-            return 1
     if args.profile:
         for label, fn in (
             ("grep tool, literal", lambda: tool(root, "grep", {"pattern": LITERAL, "include_ignored": True})),
