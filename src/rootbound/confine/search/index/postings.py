@@ -1,6 +1,6 @@
 """Trigram posting lists: which files hold every trigram of a literal. Candidates only; RE2 decides.
 
-Why this shape (``bench/index_engines.py`` compares it with SQLite FTS5 and roaring bitmaps): a file's distinct
+Why this shape (``bench/search_engines.py`` compares it with SQLite FTS5 and roaring bitmaps): a file's distinct
 trigrams come from three shifted views of its bytes and one ``np.unique`` (C speed, ~1 ns a byte), and a segment of
 up to 65,535 files keeps its postings as ``uint16`` file numbers sorted by trigram: two bytes a posting, one binary
 search per query trigram. A trigram in nearly every file of a segment narrows nothing, so it is kept only as "dense": a
