@@ -53,6 +53,7 @@ from rootbound.confine.local_disks import is_local
 from rootbound.confine.resolvers import (
     MAX_SYMLINK_HOPS,
     Beneath,
+    OpenerSpec,
     Resolver,
     ResolverKind,
     close_all,
@@ -264,7 +265,14 @@ class Handle:
     def entry_opener(self) -> Callable[[int, str, int, int], tuple[int, os.stat_result] | None]:
         """:meth:`open_entry` bound to this root, for the per-entry loop of a tree scan (one call less per entry)."""
         assert self._held is not None, "use the handle inside its with block"
-        return functools.partial(self._beneath.open_entry, self._held)
+        return functools.partial(self._beneath.open_listed, self._held.info.dev, self._held.mnt)
+
+    def opener_spec(self) -> OpenerSpec:
+        """What :func:`~rootbound.confine.resolvers.listed_opener` needs to open this root's listed entries as
+        :meth:`entry_opener` does, in another process given the directory fds: resolver, mount policy, the root's
+        device and mount id."""
+        assert self._held is not None, "use the handle inside its with block"
+        return self._beneath.resolver, self._beneath.cross_mounts, self._held.info.dev, self._held.mnt
 
     def lstat(self) -> os.stat_result | None:
         """For a parent intent: the ``lstat`` of ``name`` in the parent (``None`` if absent)."""

@@ -13,8 +13,10 @@ Neither resolver decides policy (which root, which intent): :class:`Beneath` onl
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
+from collections.abc import Callable
 from typing import Final, Literal, TypeAlias
 
 from rootbound.confine import syscalls as _o2
@@ -45,9 +47,11 @@ __all__ = [
     "O_PATH",
     "READ",
     "Beneath",
+    "OpenerSpec",
     "Resolver",
     "ResolverKind",
     "close_all",
+    "listed_opener",
     "pick_resolver",
 ]
 
@@ -85,6 +89,21 @@ def pick_resolver(resolver: Resolver) -> ResolverKind:
     if resolver == "openat2" and not _o2.available():
         raise RootsUnavailable("openat2 not available")
     return "openat2" if resolver == "openat2" or (resolver == "auto" and _o2.available()) else "walk"
+
+
+OpenerSpec: TypeAlias = tuple[str, bool, int, "int | None"]
+"""A root's entry opener as plain data (resolver, ``cross_mounts``, the root's device, its mount id), for a process
+that holds none of the root's fds: :meth:`~rootbound.confine.boundary.Handle.opener_spec`."""
+
+
+def listed_opener(spec: OpenerSpec) -> Callable[[int, str, int, int], tuple[int, os.stat_result] | None]:
+    """:meth:`Beneath.open_listed` for the root ``spec`` describes: what
+    :meth:`~rootbound.confine.boundary.Handle.entry_opener` gives in the process holding the root."""
+    resolver, cross_mounts, dev, mnt = spec
+    if resolver not in ("openat2", "walk", "portable"):
+        raise ValueError("not a resolver")
+    kind: ResolverKind = "openat2" if resolver == "openat2" else "walk" if resolver == "walk" else "portable"
+    return functools.partial(Beneath(kind, cross_mounts=bool(cross_mounts)).open_listed, int(dev), mnt)
 
 
 def close_all(fds: list[int]) -> None:
@@ -221,7 +240,16 @@ class Beneath:
     def open_entry(
         self, held: HeldRoot, dir_fd: int, name: str, inode: int, flags: int
     ) -> tuple[int, os.stat_result] | None:
-        """Open a listed entry of a held directory, or ``None`` if it is not (still) that entry on the root's mount.
+        """Open a listed entry of a held directory, or ``None`` if it is not (still) that entry on the root's mount
+        (:meth:`open_listed` with the root's device and mount id)."""
+        return self.open_listed(held.info.dev, held.mnt, dir_fd, name, inode, flags)
+
+    def open_listed(
+        self, dev: int, mnt: int | None, dir_fd: int, name: str, inode: int, flags: int
+    ) -> tuple[int, os.stat_result] | None:
+        """Open a listed entry of a directory below a root on device ``dev`` with mount id ``mnt`` (``None``:
+        unknown), or ``None`` if it is not (still) that entry on the root's mount. Takes the root's identity, not
+        the root, so a scan helper process given only directory fds opens exactly as the walk does.
 
         ``O_NOFOLLOW`` on a single name: no symlink is followed. Mounts: ``readdir`` reports the inode of the
         mount *point* while ``fstat`` reports the mounted object, so an open that crossed a mount shows a
@@ -234,8 +262,8 @@ class Beneath:
             return None
         try:
             st = os.fstat(fd)
-            if not self.cross_mounts and (st.st_ino != inode or st.st_dev != held.info.dev):
-                self.check_mount(held, fd)
+            if not self.cross_mounts and (st.st_ino != inode or st.st_dev != dev):
+                self._check_mount_of(dev, mnt, fd)
         except (OSError, RootsError):
             os.close(fd)
             return None
@@ -244,13 +272,16 @@ class Beneath:
     def check_mount(self, held: HeldRoot, fd: int) -> None:
         """The object ``fd`` must live on the root's mount (mount id if known, else ``st_dev``) unless crossing
         mounts is allowed."""
+        self._check_mount_of(held.info.dev, held.mnt, fd)
+
+    def _check_mount_of(self, dev: int, mnt: int | None, fd: int) -> None:
         if self.cross_mounts:
             return
-        mnt = _o2.mount_id(fd) if held.mnt is not None else None
-        if mnt is not None:
-            if mnt != held.mnt:
+        found = _o2.mount_id(fd) if mnt is not None else None
+        if found is not None:
+            if found != mnt:
                 raise CrossesMount()
-        elif os.fstat(fd).st_dev != held.info.dev:
+        elif os.fstat(fd).st_dev != dev:
             raise CrossesMount()
 
     # -- roots that moved, and file roots ----------------------------------------------------------------------

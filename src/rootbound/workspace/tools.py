@@ -23,11 +23,13 @@ from rootbound.confine.resolvers import O_PATH
 from rootbound.confine.resolvers import READ as READ_FLAGS
 from rootbound.confine.rooted_fs import RootedFS
 from rootbound.confine.search.agent_grep import GrepLimits, grep_tree
+from rootbound.confine.search.chunk_scan import Lease, grep_shared
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
 from rootbound.confine.search.index.indexed_search import grep_with_index, names_with_index
 from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.confine.search.safe_regex import compile_bytes, line_local
+from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.confine.write_domain import write_wall
 from rootbound.core.errors import LimitExceeded, OutsideRoots, RootsError
 from rootbound.text.media_types import SNIFF_BYTES, sniff
@@ -89,6 +91,11 @@ def _filter_key(args: Mapping[str, Any], *, include: bool = False) -> tuple[obje
 def _index_of(context: Mapping[str, Any]) -> IndexRegistry | None:
     index = context.get("index")
     return index if isinstance(index, IndexRegistry) else None
+
+
+def _helper_of(context: Mapping[str, Any]) -> ScanHelper | None:
+    helper = context.get("scan_helper")
+    return helper if isinstance(helper, ScanHelper) else None
 
 
 def _answered_by(statuses: list[str]) -> str:
@@ -440,6 +447,16 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
 
 
 def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    helper = _helper_of(context)
+    if helper is None:
+        return _grep(fs, args, limits, context, None)
+    with helper.take() as lease:  # both cores for a scan, when no other call has the helper (never waits)
+        return _grep(fs, args, limits, context, lease)
+
+
+def _grep(
+    fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any], lease: Lease | None
+) -> ToolOutput:
     pattern = str_arg(args, "pattern")
     assert pattern is not None
     regex = bool_arg(args, "regex")
@@ -486,6 +503,22 @@ def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping
             )
             if status:
                 statuses.append(status)
+        if report is None and lease is not None:
+            report = grep_shared(
+                fs,
+                start,
+                compiled,
+                where,
+                lease,
+                source=(pattern, regex, ignore_case),
+                limits=call_limits,
+                files_only=files_only,
+                max_files=limits.max_results - len(files),
+                check=budget.check,
+                required=required,
+                deadline=budget.deadline,
+                line_local=line_local(pattern, regex=regex),
+            )
         if report is None:
             report = grep_tree(
                 fs,

@@ -39,6 +39,7 @@ def tiny_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grep_scan, "WINDOW_MIN", 4)
     monkeypatch.setattr(grep_scan, "WINDOW_FIRST", 4)
     monkeypatch.setattr(grep_scan, "WINDOW_MAX", 8)
+    monkeypatch.setattr(grep_scan, "WINDOW_CEILING", 8)
 
 
 lines_st = st.lists(st.sampled_from(["", "ab", "a", "b", "x", "ab ab", "aab", "b a", "abx", "a" * 20, "ba" * 9]))
@@ -65,6 +66,7 @@ def test_windows_find_what_one_search_finds(
             patch.setattr(grep_scan, "WINDOW_MIN", 4)
             patch.setattr(grep_scan, "WINDOW_FIRST", 4)
             patch.setattr(grep_scan, "WINDOW_MAX", 8)
+            patch.setattr(grep_scan, "WINDOW_CEILING", 8)
             calls: list[int] = []
             scanner = LineScanner(search=engine, required=None, max_file_size=len(data), check=calls.append)
             assert scanner.lines(data, max_hits, context) == expected, engine
@@ -171,11 +173,11 @@ def test_without_a_check_a_long_line_is_searched_to_its_end() -> None:
 
 
 def test_windows_follow_the_engine_pace() -> None:
-    """A fast engine's windows grow to the cap; a slow one's shrink to about WINDOW_TIME of work each."""
-    text = b"abc\n" * 100_000
+    """A fast engine's windows grow to the pattern's cap; a slow one's shrink to about WINDOW_TIME of work each."""
+    text = b"abc\n" * 1_000_000
     fast = LineScanner(search=compile_bytes("zz", regex=True), required=None, max_file_size=len(text))
     fast.lines(text, 10)
-    assert fast._window == grep_scan.WINDOW_MAX
+    assert fast._window == grep_scan.largest_window(compile_bytes("zz", regex=True)) == grep_scan.WINDOW_CEILING
     slow_engine = _Paced(20_000)
     slow = LineScanner(search=slow_engine, required=None, max_file_size=len(text), check=lambda n: None)
     calls = 0
@@ -224,3 +226,16 @@ def test_rootedfs_grep_passes_its_check_to_the_walk_and_the_windows(
 
         with pytest.raises(Stop):
             RootedFS(boundary).grep("^ab$", "f00.txt", regex=True, check=stop)  # a single file: its windows
+
+
+def test_a_pattern_s_largest_window_shrinks_with_its_program() -> None:
+    """The windows of a large program stay at WINDOW_MAX (its NFA pace can fall to ~70 KB/s); a small one's grow
+    to WINDOW_CEILING; in between, WINDOW_BUDGET over the program size; Python's re keeps WINDOW_MAX."""
+    huge = compile_bytes("((a{1,10}){1,10}){1,10}x", regex=True)
+    small = compile_bytes("zz", regex=True)
+    middle = compile_bytes("(" + "|".join(f"w{n:03d}x[0-9]+" for n in range(40)) + ")", regex=True)
+    assert grep_scan.largest_window(huge) == grep_scan.WINDOW_MAX
+    assert grep_scan.largest_window(small) == grep_scan.WINDOW_CEILING
+    assert grep_scan.WINDOW_MAX < grep_scan.largest_window(middle) < grep_scan.WINDOW_CEILING
+    assert grep_scan.largest_window(middle) == grep_scan.WINDOW_BUDGET // middle.programsize
+    assert grep_scan.largest_window(re.compile(b"zz")) == grep_scan.WINDOW_MAX

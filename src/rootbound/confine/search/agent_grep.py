@@ -93,6 +93,19 @@ class GrepReport:
             for reason, count in counted.items():
                 self.count(reason, count)
 
+    def record(self, display: str, hits: list[LineHit], more: bool, files_only: bool, limits: GrepLimits) -> None:
+        """A file searched with a match: its lines shown (``more``: matching lines were left out), then the
+        per-file and total caps."""
+        self.files.append((display, hits))
+        self.matches += sum(1 for hit in hits if hit.match)
+        if more and not files_only:
+            if self.matches >= limits.max_matches:
+                self.truncated = True
+            else:
+                self.capped_files += 1
+        if self.matches >= limits.max_matches and not files_only:
+            self.truncated = True
+
 
 def _text(data: bytes, start: int, end: int, max_line: int) -> str:
     text = data[start : min(end, start + 4 * max_line)].decode("utf-8", "replace")
@@ -118,16 +131,7 @@ def _record(
     report: GrepReport, display: str, data: bytes, spans: list[Span], more: bool, files_only: bool, limits: GrepLimits
 ) -> None:
     """A file's matching lines into the report, then the per-file and total caps."""
-    hits = _hits(data, spans, limits.max_line)
-    report.files.append((display, hits))
-    report.matches += sum(1 for hit in hits if hit.match)
-    if more and not files_only:
-        if report.matches >= limits.max_matches:
-            report.truncated = True
-        else:
-            report.capped_files += 1
-    if report.matches >= limits.max_matches and not files_only:
-        report.truncated = True
+    report.record(display, _hits(data, spans, limits.max_line), more, files_only, limits)
 
 
 def _search_one(
@@ -233,11 +237,11 @@ class _Batches:
         while index < count:
             hit = self._next(joined, pos)
             if hit < 0:
-                report.searched += count - index
+                report.count("searched", count - index)
                 report.skip_all(skips[index:])
                 break
             found = bisect.bisect_right(starts, hit, index) - 1
-            report.searched += found - index + 1
+            report.count("searched", found - index + 1)
             report.skip_all(skips[index : found + 1])
             if self._lines(names[found], datas[found]):
                 return True
@@ -263,7 +267,7 @@ class _Batches:
         stop."""
         if self.flush():
             return True
-        self.report.searched += 1
+        self.report.count("searched")
         return self._lines(display, data, found)
 
     def _lines(self, display: str, data: bytes, found: list[tuple[int, int, int]] | None = None) -> bool:
@@ -284,6 +288,36 @@ class _Batches:
         return False
 
 
+def read_listed(
+    open_entry: Callable[[int, str, int, int], tuple[int, os.stat_result] | None],
+    dir_fd: int,
+    name: str,
+    inode: int,
+    hardlinks: HardlinkPolicy,
+    read: Callable[[int, int, Callable[[str], object]], bytes | None],
+    skip: Callable[[str], object],
+) -> bytes | None:
+    """The content of the regular file ``name`` listed (with ``inode``) in ``dir_fd``, or ``None`` (the reason told
+    to ``skip``): opened by name beneath the held directory (no link followed, the listed inode on the root's mount,
+    :meth:`~rootbound.boundary.Handle.entry_opener`), typed and sized by that open's ``fstat``, the hard-link policy
+    applied, read by the scanner's :meth:`~LineScanner.read` (size cap, binary sniff), closed. Every grep of a
+    tree reads its files here, in this process or a scan helper's (:mod:`chunk_scan`)."""
+    opened = open_entry(dir_fd, name, inode, READ_FILE)
+    if opened is None:
+        skip("unreadable")
+        return None
+    fd, st = opened
+    try:
+        if st.st_nlink != 1 or not stat.S_ISREG(st.st_mode):
+            check_file(st, hardlinks, writing=False)
+        return read(fd, st.st_size, skip)
+    except RootsError:
+        skip("unreadable")
+        return None
+    finally:
+        os.close(fd)
+
+
 def _read_tree(
     handle: Handle,
     entries: Iterator[tuple[str, os.DirEntry[str], int, int]],
@@ -291,35 +325,18 @@ def _read_tree(
     scanner: LineScanner,
     batches: _Batches,
 ) -> None:
-    """Read every regular file the walk yields into ``batches`` (until a cap says stop), the others counted.
-
-    Each file is opened by name beneath its held parent directory fd (no link followed, the listed inode on the
-    root's mount, :meth:`~rootbound.boundary.Handle.entry_opener`), typed and sized by that open's ``fstat``, read
-    by the scanner's :meth:`~LineScanner.read` (size cap, binary sniff), closed. The per-file loop every grep of a
-    tree pays: local names, no call that the common case does not need."""
+    """Read every regular file the walk yields into ``batches`` (until a cap says stop), the others counted: the
+    per-file loop every grep of a tree pays (local names, no call the common case does not need)."""
     base = handle.prefix
     open_entry = handle.entry_opener()
-    read, close, is_regular = scanner.read, os.close, stat.S_ISREG
+    read = scanner.read
     add, skip = batches.add, batches.skip
     for prefix, entry, dir_fd, _ in entries:
         if not entry.is_file(follow_symlinks=False):
             if not entry.is_dir(follow_symlinks=False) and entry.is_symlink():
                 skip("links")
             continue
-        opened = open_entry(dir_fd, entry.name, entry.inode(), READ_FILE)
-        if opened is None:
-            skip("unreadable")
-            continue
-        fd, st = opened
-        try:
-            if st.st_nlink != 1 or not is_regular(st.st_mode):
-                check_file(st, hardlinks, writing=False)
-            data = read(fd, st.st_size, skip)
-        except RootsError:
-            skip("unreadable")
-            data = None
-        finally:
-            close(fd)
+        data = read_listed(open_entry, dir_fd, entry.name, entry.inode(), hardlinks, read, skip)
         if data is not None and add(base + prefix + entry.name, data):
             break
 

@@ -64,9 +64,17 @@ WINDOW_TIME: Final = 0.05
 WINDOW_MIN: Final = 256
 WINDOW_FIRST: Final = 1024
 WINDOW_MAX: Final = 16 * 1024
-"""The most input one search call covers. RE2's pace can drop by 10,000x within a file (its DFA runs out of
-memory and it falls back to the NFA: ~15-80 KB/s on ``((a{1,10}){1,10}){1,10}x`` over runs of ``a``), so this, not
-the pace of the previous window, bounds the worst window: well under a second at the slowest pace measured."""
+"""The most input one search call covers for a large pattern. RE2's pace can drop by 10,000x within a file (its DFA
+runs out of memory and it falls back to the NFA: ~15-80 KB/s on ``((a{1,10}){1,10}){1,10}x`` over runs of ``a``),
+so this, not the pace of the previous window, bounds the worst window: well under a second at the slowest pace
+measured."""
+WINDOW_BUDGET: Final = 16 * 1024 * 1024
+"""A pattern's largest window is this divided by its RE2 program size (instructions), between :data:`WINDOW_MAX`
+and :data:`WINDOW_CEILING`. Why: the NFA RE2 falls back to visits at most every instruction per byte, and the
+slowest pace measured was ~6 ns per byte and instruction (the pattern above: 2,224 instructions, 0.07 MB/s), so a
+window of this size takes ~0.1 s at worst whatever the pattern; a common pattern (10-30 instructions) gets windows
+of ~1 MiB, not 16 KiB, and the per-call cost of 16 KiB windows (a third of a regex scan's time) goes."""
+WINDOW_CEILING: Final = 1024 * 1024
 LONG_STEP_MAX: Final = 1.0
 """Seconds one search of a line longer than a window may be projected to take before the line is refused."""
 
@@ -93,7 +101,18 @@ class LineScanner:
     text, so a prefix could match falsely).
     """
 
-    __slots__ = ("_adapt", "_pace", "_window", "binary", "check", "deadline", "max_file_size", "required", "search")
+    __slots__ = (
+        "_adapt",
+        "_max_window",
+        "_pace",
+        "_window",
+        "binary",
+        "check",
+        "deadline",
+        "max_file_size",
+        "required",
+        "search",
+    )
 
     def __init__(
         self,
@@ -111,6 +130,7 @@ class LineScanner:
         self.check, self.deadline = check, deadline
         self._adapt = not isinstance(search, re.Pattern)  # RE2 reads the context; re takes endpos as the end
         self._window = WINDOW_FIRST if self._adapt else WINDOW_MAX
+        self._max_window = largest_window(search)
         self._pace = 0.0  # bytes per second of the last timed search (0: none yet)
 
     def read(self, fd: int, size: int, skipped: Callable[[str], object] | None = None) -> bytes | None:
@@ -250,8 +270,17 @@ class LineScanner:
         if end > pos:
             pace = (end - pos) / max(took, 1e-7)
             self._pace = pace
-            self._window = max(WINDOW_MIN, min(int(pace * WINDOW_TIME), 2 * self._window, WINDOW_MAX))
+            self._window = max(WINDOW_MIN, min(int(pace * WINDOW_TIME), 2 * self._window, self._max_window))
         return -1 if found is None else int(found.start())
+
+
+def largest_window(search: object) -> int:
+    """The most input one search call of ``search`` may cover: :data:`WINDOW_BUDGET` over its RE2 program size
+    (:data:`WINDOW_MAX` for Python's ``re`` or when the size is unknown)."""
+    size = getattr(search, "programsize", None)
+    if isinstance(search, re.Pattern) or not isinstance(size, int) or size <= 0:
+        return WINDOW_MAX
+    return max(WINDOW_MAX, min(WINDOW_BUDGET // size, WINDOW_CEILING))
 
 
 def _with_context(data: bytes, spans: list[Span], context: int) -> list[Span]:
