@@ -5,7 +5,8 @@ installs ripgrep). Rows, each the best and median of ``--rounds`` wall times, wi
 answers:
 
 * ``cold``: the tool with no index (the scan every first query pays) vs ``rg -n -uu`` (both cores) and ``rg -j1``,
-  for a literal, a regex with required literals, and a regex with none (unindexable);
+  for a literal, a regex with required literals, and a regex with none (unindexable); in one process, then shared
+  with the scan helper as ``serve`` runs it (``chunk_scan.py``, two processes; its answers must equal the first);
 * the index build: wall time, the process's peak RSS after it, the postings' size (on disk in a cache folder and
   memory-mapped, as ``serve`` keeps them, or ``--in-memory``), and the RSS before and after, split into the
   process's own pages and file pages;
@@ -40,6 +41,7 @@ from typing import Any
 from rootbound import Boundary, RootedFS
 from rootbound.confine.search.agent_grep import GrepLimits
 from rootbound.confine.search.index.registry import IndexRegistry, own_folder
+from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.workspace.tools import Limits, call_tool
 
 LIMITS = Limits(max_results=1_000_000, max_matches=1_000_000, max_per_file=200, max_output=1 << 30, deadline=600.0)
@@ -74,9 +76,17 @@ def rg(*args: str) -> Callable[[], set[tuple[str, int]] | set[str]]:
     return run
 
 
-def tool(fs: RootedFS, name: str, args: dict[str, Any], index: IndexRegistry | None) -> Callable[[], Any]:
+def tool(
+    fs: RootedFS, name: str, args: dict[str, Any], index: IndexRegistry | None, helper: ScanHelper | None = None
+) -> Callable[[], Any]:
+    context: dict[str, Any] = {}
+    if index is not None:
+        context["index"] = index
+    if helper is not None:
+        context["scan_helper"] = helper
+
     def run() -> Any:
-        out = call_tool(name, fs, args, LIMITS, {"index": index} if index is not None else {})
+        out = call_tool(name, fs, args, LIMITS, context)
         data = out.structured or {}
         if name == "search_files":
             return set(data.get("matches", [])), out.text.rsplit("\n", 1)[-1]
@@ -85,6 +95,18 @@ def tool(fs: RootedFS, name: str, args: dict[str, Any], index: IndexRegistry | N
         ]
 
     return run
+
+
+def started_helper() -> ScanHelper:
+    """The scan helper ``serve`` starts, once it says it is ready (its interpreter's start is not a grep's)."""
+    helper = ScanHelper()
+    while True:
+        with helper.take() as lease:
+            if lease is not None:
+                return helper
+        if not helper.alive:
+            raise SystemExit("the scan helper did not start")
+        time.sleep(0.02)
 
 
 def row(label: str, best: float, median: float, base: float | None) -> None:
@@ -235,6 +257,17 @@ def main() -> int:
         row("cold: grep tool regex, scan", cold_rex[0], cold_rex[1], rg_rex[0])
         cold_bare = timed(tool(fs, "grep", bare, None), rounds)
         row("cold: grep tool regex no literal, scan", cold_bare[0], cold_bare[1], rg_bare[0])
+        helper = started_helper()
+        for label, query, alone, ripgrep in (
+            ("literal", lit, cold, rg_lit),
+            ("regex", rex, cold_rex, rg_rex),
+            ("regex no literal", bare, cold_bare, rg_bare),
+        ):
+            best, median, result = timed(tool(fs, "grep", query, None, helper), rounds)
+            row(f"cold: grep tool {label}, scan with the helper (2 processes)", best, median, ripgrep[0])
+            if result != alone[2]:
+                print("  DIFFERENT from the scan of one process")
+                return 1
         before = memory()
         scratch = Path(tempfile.mkdtemp(prefix="rootbound-bench-index-"))
         cache = None if args.in_memory else own_folder(scratch)
@@ -250,6 +283,8 @@ def main() -> int:
         print(f"index build {build:.1f}s wall; peak RSS {rss:.0f} MiB; postings {postings / 2**20:.0f} MiB {where}")
         print(f"  before the index: {before}; with it: {memory()}", flush=True)
         tool(fs, "grep", {"pattern": "zz-warm-the-walk-zz", "include_ignored": True}, registry)()  # records the walk
+        best, median, _ = timed(first_time(tool(fs, "grep", bare, registry, helper), registry, tree), rounds)
+        row("first of its pattern, with the helper: grep regex no literal", best, median, rg_bare[0])
         for label, query, base, want in (
             ("grep literal", lit, rg_lit[0], rg_lit[2]),
             ("grep regex", rex, rg_rex[0], rg_rex[2]),
@@ -277,6 +312,7 @@ def main() -> int:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak RSS at the end {rss:.0f} MiB; now {memory()}; load {os.getloadavg()[0]:.2f}", flush=True)
         registry.close()
+        helper.close()
         shutil.rmtree(scratch, ignore_errors=True)
     return 1 if args.changes and churn(args.changes) else 0
 

@@ -71,6 +71,7 @@ from rootbound import Boundary, RootedFS
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.confine.search.index.registry import IndexRegistry, own_folder
+from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.workspace.calls import Budget
 from rootbound.workspace.tools import Limits, run_tool
 from search_index import memory, ready
@@ -234,7 +235,12 @@ def command(argv: list[str]) -> Run:
 
 
 def tool(
-    root: Path, name: str, args: dict[str, object], limits: Limits = LIMITS, index: IndexRegistry | None = None
+    root: Path,
+    name: str,
+    args: dict[str, object],
+    limits: Limits = LIMITS,
+    index: IndexRegistry | None = None,
+    helper: ScanHelper | None = None,
 ) -> str:
     """One ``rootbound serve`` tool call as the server runs it (operator DIR, no client roots, read-only), through
     the search index when one is given (``serve``'s registry: the answer's last line says which path answered)."""
@@ -243,6 +249,8 @@ def tool(
     context: dict[str, object] = {"source": "operator directories", "budget": Budget(limits.deadline)}
     if index is not None:
         context["index"] = index
+    if helper is not None:
+        context["scan_helper"] = helper
     with Boundary([root], allow=[root]) as boundary:
         fs = RootedFS(boundary, read_only=True, max_read=limits.max_read)
         out = run_tool(name, fs, args, limits, context)
@@ -287,9 +295,27 @@ def tool_method(
     parse: Callable[[str], set[str]] | None,
     *,
     default_caps: bool = False,
+    helper: ScanHelper | None = None,
 ) -> Method:
     limits = Limits() if default_caps else LIMITS
-    return Method(label, lambda: in_process(lambda: tool(root, name, args, limits)), parse, (name, args, default_caps))
+    return Method(
+        label,
+        lambda: in_process(lambda: tool(root, name, args, limits, helper=helper)),
+        parse,
+        (name, args, default_caps),
+    )
+
+
+def started_helper() -> ScanHelper:
+    """The scan helper ``serve`` starts (``confine/search/scan_helper.py``), once it says it is ready."""
+    helper = ScanHelper()
+    while True:
+        with helper.take() as lease:
+            if lease is not None:
+                return helper
+        if not helper.alive:
+            raise SystemExit("the scan helper did not start")
+        time.sleep(0.02)
 
 
 _WORKER = """
@@ -796,6 +822,8 @@ def main() -> int:
     text = str(root)
     rg_uu = ["rg", "-n", "-uu", "--no-messages"]
     rg_ign = ["rg", "-n", "--hidden", "--no-require-git", "-g", "!.git", "--no-messages"]
+    helper = started_helper()  # as serve runs it: its rows' cpu column is this process's only
+    shared = "grep tool, with the scan helper (2 processes)"
     grep_groups = [
         Group(
             f"grep literal {LITERAL!r} (include_ignored)",
@@ -804,8 +832,12 @@ def main() -> int:
                 Method("rg -n -uu -F", lambda: command([*rg_uu, "-F", LITERAL, text]), lines_of),
                 Method("grep -rnIF", lambda: command(["grep", "-rnIF", LITERAL, text]), lines_of),
                 Method("floor: walk+open+fstat+read+close", lambda: in_process(floor_loop(root))),
+                tool_method(
+                    root, shared, "grep", {"pattern": LITERAL, "include_ignored": True}, lines_of, helper=helper
+                ),
             ],
-            targets=[(0, 1, 1.2), (0, 2, 1.0)],
+            targets=[(0, 1, 1.2), (0, 2, 1.0), (4, 1, 1.2)],
+            exact=(4,),
         ),
         Group(
             "grep regex (include_ignored)",
@@ -815,8 +847,17 @@ def main() -> int:
                 ),
                 Method("rg -n -uu", lambda: command([*rg_uu, REGEX, text]), lines_of),
                 Method("grep -rnIE", lambda: command(["grep", "-rnIE", REGEX, text]), lines_of),
+                tool_method(
+                    root,
+                    shared,
+                    "grep",
+                    {"pattern": REGEX, "regex": True, "include_ignored": True},
+                    lines_of,
+                    helper=helper,
+                ),
             ],
-            targets=[(0, 1, 1.2), (0, 2, 1.0)],
+            targets=[(0, 1, 1.2), (0, 2, 1.0), (3, 1, 1.2)],
+            exact=(3,),
         ),
         Group(
             "grep ignore-case literal (include_ignored)",

@@ -139,3 +139,21 @@ async def test_a_cancelled_grep_stops_burning_cpu(tmp_path: Path, transport: str
             assert burnt < 0.45, f"the server used {burnt:.2f} CPU seconds in the 3 s after the cancel"
             error, _ = await text_of(client, "list_roots")
             assert not error
+
+
+@pytest.mark.parametrize("tool", ["grep", "search_files"])
+def test_a_library_caller_s_deadline_is_the_one_in_its_limits(tmp_path: Path, tool: str) -> None:
+    """``call_tool`` without a budget in its context takes the deadline of the limits it is given, not the
+    default's 30 s (a bench or a library user that raises it is obeyed; one that lowers it is stopped)."""
+    from rootbound import Boundary, RootedFS
+    from rootbound.workspace.calls import Limits, ToolError
+    from rootbound.workspace.tools import call_tool
+
+    for n in range(150):
+        (tmp_path / f"f{n:03d}.txt").write_text("needle\n")
+    arguments = {"pattern": "needle" if tool == "grep" else "*.txt", "path": str(tmp_path)}
+    with Boundary([tmp_path]) as boundary:
+        fs = RootedFS(boundary)
+        with pytest.raises(ToolError, match="per-call deadline"):
+            call_tool(tool, fs, arguments, Limits(deadline=0.0))
+        assert "f149.txt" in call_tool(tool, fs, arguments, Limits(deadline=600.0)).text

@@ -196,6 +196,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "($XDG_CACHE_HOME/rootbound/index), say how many, and exit (a running server removes its own at exit)",
     )
     serve.add_argument(
+        "--no-scan-helper",
+        action="store_true",
+        help="scan in this process alone when grep cannot use the index (by default a second process, sandboxed "
+        "read-only, shares the scan when the machine has two or more CPUs)",
+    )
+    serve.add_argument(
         "--index-at-start",
         action="store_true",
         help="build the search index of each DIR at start rather than at the first search (in the background; "
@@ -246,6 +252,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     _add_sandbox_and_auth_flags(serve)
     return serve
+
+
+def _scan_helper_command(args: argparse.Namespace, dirs: list[Path], sandbox: Sandbox) -> tuple[str, ...] | None:
+    """The scan helper's command, or ``None``: turned off, or one CPU to run on (a second process would only
+    take turns with this one)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cpus = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    if args.no_scan_helper or cpus < 2:
+        return None
+    from rootbound.workspace.scan_process import helper_command
+
+    return helper_command(dirs, sandbox=sandbox.active)
 
 
 def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
@@ -425,6 +443,7 @@ def run(args: argparse.Namespace) -> int:
         index_at_start=args.index_at_start,
         index_cache=index_cache,
         after_sandbox=sandbox.then,
+        scan_helper=_scan_helper_command(args, dirs, sandbox),
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )

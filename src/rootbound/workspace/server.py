@@ -18,7 +18,9 @@ with ``--strict-empty-roots``.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -39,6 +41,7 @@ from rootbound.confine.boundary import Boundary, Dropped
 from rootbound.confine.local_disks import keep_mountinfo_open
 from rootbound.confine.rooted_fs import RootedFS
 from rootbound.confine.search.index.registry import IndexRegistry
+from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.core.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
@@ -127,6 +130,9 @@ class WorkspaceConfig:
     """This process's folder for the index's postings (``registry.own_folder``; ``None``: in memory)."""
     after_sandbox: list[Callable[[], None]] | None = None
     """Where what must wait for the kernel sandbox goes (its threads would escape it): the CLI's ``Sandbox.then``."""
+    scan_helper: tuple[str, ...] | None = None
+    """The scan helper's command (``workspace/scan_process.helper_command``): grep's scans use a second process
+    (``confine/search/scan_helper.py``); ``None``: one process (``--no-scan-helper``, one CPU, or a library caller)."""
     inline_quick_calls: bool = False
     """Try each quick read-only call (``ToolSpec.quick``) on the event loop for up to :data:`INLINE_SLICE`, when the
     roots are on local disks (``Boundary.on_local_disks``), and hand it to a worker thread only if it runs longer.
@@ -476,6 +482,20 @@ def _indexes(config: WorkspaceConfig) -> IndexRegistry | None:
     return registry
 
 
+def _scan_helper(config: WorkspaceConfig) -> ScanHelper | None:
+    """The scan helper process, spawned now (before the sandbox: it applies its own) and ended with the process;
+    ``None`` when the config asks for none or it cannot be spawned (grep then scans in one process)."""
+    if config.scan_helper is None:
+        return None
+    try:
+        helper = ScanHelper(config.scan_helper)
+    except OSError as error:
+        print(f"rootbound serve: scan helper not started ({error.strerror}): grep scans on one core", file=sys.stderr)
+        return None
+    atexit.register(helper.close)
+    return helper
+
+
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
     """The lowlevel server with the workspace tools and a :class:`RootsService` installed."""
     allow = list(config.dirs) if config.dirs and not config.dirs_confine_only else None
@@ -483,6 +503,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         keep_mountinfo_open()  # before the CLI applies its sandbox, which refuses the open (Boundary.on_local_disks)
     held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots))
     indexes = _indexes(config)
+    helper = _scan_helper(config)
     service = RootsService(
         fallback=allow,
         warm=not config.ignore_client_roots,  # issue 33 #5: "listed" from the first answer, cached for first calls
@@ -547,6 +568,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                     "sandbox": config.sandbox,
                     "answers": answers,
                     "index": indexes,
+                    "scan_helper": helper,
                 }
                 return call_tool_in(params.name, fs, arguments, config.limits, context)
             except ToolError as error:

@@ -665,8 +665,11 @@ def call_tool(
     function = _IMPLEMENTATIONS.get(name)
     if function is None:
         raise ToolError(unknown_tool(name))
+    context = context or {}
+    if "budget" not in context:  # a library caller: the deadline is the one in its limits, from now
+        context = {**context, "budget": Budget(limits.deadline)}
     try:
-        return function(fs, args, limits, context or {})
+        return function(fs, args, limits, context)
     except ToolError:
         raise
     except RootsError as error:

@@ -412,3 +412,47 @@ def test_the_helper_is_a_process_not_a_thread_and_ends_with_close(tmp_path: Path
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert _fds() <= before
+
+
+class _Stalled(_Local):
+    """A helper that takes one chunk at a time and answers it only when the caller waits for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: list[tuple[int, Job, list[Item], list[int]]] = []
+
+    def free(self) -> bool:
+        return not self.held
+
+    def send(self, ticket: int, job: Job, items: list[Item], fds: list[int]) -> bool:
+        self.held.append((ticket, job, items, fds))
+        return True
+
+    def answers(self, wait: float) -> list[tuple[int, list[Event]]]:
+        if not wait or not self.held:
+            return []
+        ticket, job, items, fds = self.held.pop()
+        searcher = chunk_scan.Searcher(job)
+        return [(ticket, chunk_scan.search_items(searcher, items, fds, check=None, deadline=None))]
+
+
+def test_a_stalled_helper_holds_the_walk_back_at_max_pending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """trio's rule: this process does not run ahead of a slow helper through the whole tree, holding every
+    chunk's answer; it waits once MAX_PENDING chunks are not merged."""
+    monkeypatch.setattr(chunk_scan, "CHUNK_FILES", 2)
+    monkeypatch.setattr(chunk_scan, "MAX_PENDING", 4)
+    root = _tree(tmp_path, 13, files=300)
+    most = 0
+    real_here = chunk_scan._Driver._here
+
+    def here(self: Any, chunk: Any) -> None:
+        nonlocal most
+        most = max(most, len(self.pending))
+        real_here(self, chunk)
+
+    monkeypatch.setattr(chunk_scan._Driver, "_here", here)
+    with Boundary([root]) as boundary:
+        fs = RootedFS(boundary)
+        alone, shared = _both(fs, root, _Stalled(), limits=GrepLimits(max_file_size=100_000))
+    assert _summary(shared) == _summary(alone)
+    assert 2 <= most <= 5

@@ -65,6 +65,9 @@ CHUNK_DIRS: Final = 64
 IN_FLIGHT: Final = 3
 """Chunks sent to the helper and not yet answered: one it works on and two waiting, so it never idles while this
 process searches a chunk of its own (2 measured 3% slower, more no faster)."""
+MAX_PENDING: Final = 16
+"""Chunks searched or sent and not yet merged: past this, the walk waits for the oldest (a helper slowed by a hard
+pattern must not let this process run ahead through the whole tree, holding every chunk's answer)."""
 WAIT_STEP: Final = 0.05
 """Seconds between checks (cancellation, deadline) while waiting for the helper's answer."""
 
@@ -443,20 +446,20 @@ class _Driver:
             self._here(chunk)
         self._collect(0.0)
         self._merge()
+        while len(self.pending) > MAX_PENDING and not self.done:
+            self._wait_for_head()
 
     def finish(self) -> None:
-        """Wait for (or take back) every chunk still out, merging in order, until all are merged or a cap stops."""
+        """Wait for every chunk still out, merging in order, until all are merged or a cap stops."""
         while self.pending and not self.done:
-            head = self.pending[0]
-            if head.events is None:
-                if self.lease.alive:
-                    self._collect(WAIT_STEP)
-                    if self.check is not None:
-                        self.check(0)
-                if not self.lease.alive and head.events is None:
-                    self.sent.pop(head.ticket, None)
-                    self._here(head)
-            self._merge()
+            self._wait_for_head()
+
+    def _wait_for_head(self) -> None:
+        if self.pending[0].events is None:
+            self._collect(WAIT_STEP)
+            if self.check is not None:
+                self.check(0)
+        self._merge()
 
     def close(self) -> None:
         """Stop the helper's work on this call and release every chunk's fds."""
@@ -476,6 +479,7 @@ class _Driver:
             chunk.close()
 
     def _collect(self, wait: float) -> None:
+        """Take the helper's answers (waiting up to ``wait`` for one); if it is gone, search what it held here."""
         for ticket, events in self.lease.answers(wait):
             chunk = self.sent.get(ticket)
             if chunk is None:
@@ -486,10 +490,12 @@ class _Driver:
             del self.sent[ticket]
             chunk.events = events
             chunk.close()
-        if not self.lease.alive:
-            for chunk in self.sent.values():  # taken back: searched here in turn, with the fds kept for it
-                chunk.remote = False
+        if not self.lease.alive and self.sent:
+            taken_back = sorted(self.sent.values(), key=lambda chunk: chunk.ticket)
             self.sent.clear()
+            for chunk in taken_back:  # its fds were kept for this
+                chunk.remote = False
+                self._here(chunk)
 
     def _merge(self) -> None:
         pending, merge, base = self.pending, self.merge, self.base

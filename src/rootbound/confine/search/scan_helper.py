@@ -24,6 +24,7 @@ import marshal
 import mmap
 import os
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -101,18 +102,29 @@ def _receive(sock: socket.socket, fds: list[int] | None = None) -> Any:
 
 
 def serve(sock_fd: int, flag_fd: int) -> int:
-    """The helper's loop: search each chunk received, answer it; return when the server closes the socket."""
+    """The helper's loop: search each chunk received, answer it; return when the server closes the socket (a
+    server that ended before the helper was ready included: nothing is printed, the server's stderr is a host's
+    log). Ctrl-C in a terminal reaches the whole process group: the server decides, the helper follows its
+    socket."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=sock_fd)
     flag = mmap.mmap(flag_fd, 1)
     os.close(flag_fd)
+    try:
+        _send(sock, ("ready", os.getpid()))
+        return _loop(sock, flag)
+    except OSError:  # the server is gone
+        return 0
+
+
+def _loop(sock: socket.socket, flag: mmap.mmap) -> int:
     searcher: Searcher | None = None
     stopped, check = _checks(flag, None)
-    _send(sock, ("ready", os.getpid()))
     while True:
         fds: list[int] = []
         try:
             ticket, job, items = _receive(sock, fds)
-        except (HelperGone, OSError, ValueError):
+        except (HelperGone, OSError, ValueError, TypeError):
             for fd in fds:
                 os.close(fd)
             return 0
@@ -213,32 +225,34 @@ class ScanHelper:
         return False
 
     def kill(self) -> None:
-        """Stop the helper for good (calls scan alone from here)."""
+        """Stop using the helper for good (calls scan alone from here), without waiting: its socket closed and the
+        stop flag raised, it ends at its next file or send. It is also sent SIGKILL, which a sandboxed server may
+        not be allowed to send (Landlock's signal scope: the helper restricted itself, in a domain of its own);
+        :meth:`close` reaps it."""
         self.alive = False
-        process, self._process = self._process, None
+        self.set_stop(True)
         with contextlib.suppress(OSError):
             self._sock.close()
-        self._flag.close()
-        if process is not None:
+        if self._process is not None:
             with contextlib.suppress(OSError):
-                process.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-                process.wait(timeout=5)
+                self._process.kill()
 
     def close(self) -> None:
-        """End the helper: its socket closed, it exits; waited for briefly, then killed."""
+        """End the helper: its socket closed, it exits (at once when idle, after its chunk when busy); waited for
+        briefly, then sent SIGKILL."""
         self.alive = False
         process, self._process = self._process, None
         with contextlib.suppress(OSError):
             self._sock.close()
-        self._flag.close()
         if process is not None:
             try:
                 process.wait(timeout=2)
             except subprocess.TimeoutExpired:
-                process.kill()
+                with contextlib.suppress(OSError):
+                    process.kill()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=5)
+        self._flag.close()
 
     def set_stop(self, on: bool) -> None:
         """Raise or clear the flag the helper reads between files and search windows (nothing once it is gone)."""

@@ -1,0 +1,45 @@
+"""The scan helper's process as ``rootbound serve`` starts it: the server's Landlock rules applied read-only
+first, then the helper's loop (:func:`rootbound.confine.search.scan_helper.serve`).
+
+Why here and not in the helper's own module: the sandbox is the server's policy (``workspace/sandbox.py``), and the
+helper is spawned before the server restricts itself (a restricted process may not execute the interpreter), so it
+must restrict itself: to reading the DIRs and the interpreter's own files, no write, no TCP. It holds no root: it
+opens only names beneath the directory fds a chunk brings.
+
+Run as ``python -m rootbound.workspace.scan_process SOCKET_FD FLAG_FD (--sandbox | --no-sandbox) DIR...``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["helper_command", "main"]
+
+
+def helper_command(dirs: list[Path], *, sandbox: bool) -> tuple[str, ...]:
+    """What :class:`~rootbound.confine.search.scan_helper.ScanHelper` runs for a server of ``dirs``."""
+    return (__name__, "--sandbox" if sandbox else "--no-sandbox", *(str(d) for d in dirs))
+
+
+def main(argv: list[str]) -> int:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group: the server decides
+    # Everything the loop runs is imported before the sandbox: a restricted process may not map a shared library
+    # outside the paths it may read (RE2's libstdc++), and reads nothing it does not need.
+    from rootbound.confine.search.scan_helper import serve
+    from rootbound.workspace.sandbox import Sandbox, SandboxError
+
+    sock_fd, flag_fd, mode, *dirs = argv
+    sandbox = Sandbox([Path(d) for d in dirs], writable=False, listens=False, enabled=mode == "--sandbox")
+    try:
+        sandbox.apply()
+    except SandboxError as error:  # the server scans alone: its grep is slower, never less walled
+        print(f"rootbound serve: scan helper not started: cannot sandbox it: {error}", file=sys.stderr, flush=True)
+        return 1
+    return serve(int(sock_fd), int(flag_fd))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
