@@ -500,6 +500,7 @@ def _grep(
                 required=required,
                 deadline=budget.deadline,
                 line_local=line_local(pattern, regex=regex),
+                lease=lease,
             )
             if status:
                 statuses.append(status)

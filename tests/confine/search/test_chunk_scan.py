@@ -247,7 +247,7 @@ def test_a_helper_that_dies_mid_call_costs_time_not_the_answer(tmp_path: Path, m
     monkeypatch.setattr(chunk_scan, "CHUNK_FILES", 2)
     root = _tree(tmp_path, 11, files=300)
     doomed = _ready(ScanHelper())
-    real_send = chunk_scan._Driver.dispatch
+    real_send = chunk_scan.Driver.dispatch
     calls = 0
 
     def dispatch(self: Any, chunk: Any) -> None:
@@ -257,7 +257,7 @@ def test_a_helper_that_dies_mid_call_costs_time_not_the_answer(tmp_path: Path, m
             os.kill(doomed.pid, 9)
         real_send(self, chunk)
 
-    monkeypatch.setattr(chunk_scan._Driver, "dispatch", dispatch)
+    monkeypatch.setattr(chunk_scan.Driver, "dispatch", dispatch)
     before = _fds()
     try:
         with Boundary([root]) as boundary, doomed.take() as lease:
@@ -443,14 +443,14 @@ def test_a_stalled_helper_holds_the_walk_back_at_max_pending(tmp_path: Path, mon
     monkeypatch.setattr(chunk_scan, "MAX_PENDING", 4)
     root = _tree(tmp_path, 13, files=300)
     most = 0
-    real_here = chunk_scan._Driver._here
+    real_here = chunk_scan.Driver._here
 
     def here(self: Any, chunk: Any) -> None:
         nonlocal most
         most = max(most, len(self.pending))
         real_here(self, chunk)
 
-    monkeypatch.setattr(chunk_scan._Driver, "_here", here)
+    monkeypatch.setattr(chunk_scan.Driver, "_here", here)
     with Boundary([root]) as boundary:
         fs = RootedFS(boundary)
         alone, shared = _both(fs, root, _Stalled(), limits=GrepLimits(max_file_size=100_000))

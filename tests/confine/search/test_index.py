@@ -14,14 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rootbound import Boundary, RootedFS
+from rootbound.confine.search import chunk_scan
 from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, grep_tree
+from rootbound.confine.search.chunk_scan import Lease
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
+from rootbound.confine.search.index import indexed_search
 from rootbound.confine.search.index.indexed_search import _to_open, grep_with_index, names_with_index
 from rootbound.confine.search.index.literals import fold, required_literals
 from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.confine.search.index.tree_index import IndexLimits
 from rootbound.confine.search.safe_regex import compile_bytes
+from rootbound.confine.search.scan_helper import ScanHelper
 from tests.helpers.index_churn import CHURN_QUERIES, NO_LITERAL, build_tree, change_in_another_process
 
 # -- literals: every one claimed is in every matching line ------------------------------------------------------
@@ -163,6 +167,7 @@ def _both(
     files_only: bool = False,
     max_files: int = 100_000,
     batched: bool = True,
+    lease: Lease | None = None,
 ) -> tuple[tuple[object, ...], tuple[object, ...], str]:
     compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
     required = None if regex or ignore_case else pattern.encode()
@@ -182,6 +187,7 @@ def _both(
         required=required,
         deadline=None,
         line_local=batched,
+        lease=lease,
     )
     full = grep_tree(
         fs,
@@ -217,6 +223,59 @@ def test_same_as_a_full_scan(
         got, want, status = _both(
             fs, registry, str(root), pattern, regex=regex, ignore_case=ignore_case, batched=batched
         )
+        assert status == "index"
+        assert got == want
+
+
+@pytest.fixture(scope="module")
+def helper() -> Iterator[ScanHelper]:
+    started = ScanHelper()
+    try:
+        for _ in range(3000):
+            with started.take() as lease:
+                if lease is not None:
+                    break
+            assert started.alive
+            time.sleep(0.02)
+        yield started
+    finally:
+        started.close()
+
+
+@pytest.mark.parametrize(("pattern", "regex", "ignore_case"), [*QUERIES, NO_LITERAL])
+def test_same_as_a_full_scan_with_the_scan_helper(
+    indexed: tuple[Path, RootedFS, IndexRegistry],
+    helper: ScanHelper,
+    monkeypatch: pytest.MonkeyPatch,
+    pattern: str,
+    regex: bool,
+    ignore_case: bool,
+) -> None:
+    """Every query that opens files shares them with the helper (SHARE_AT 1, chunks of 3): the first (which
+    rules out for the memo), the next (which uses it) and capped ones agree with a full scan."""
+    monkeypatch.setattr(indexed_search, "SHARE_AT", 1)
+    monkeypatch.setattr(chunk_scan, "CHUNK_FILES", 3)
+    root, fs, registry = indexed
+    for limits, files_only in (
+        (WIDE, False),
+        (WIDE, False),
+        (GrepLimits(max_matches=9, max_per_file=2, context=1), False),
+        (WIDE, True),
+    ):
+        with helper.take() as lease:
+            assert lease is not None
+            got, want, status = _both(
+                fs,
+                registry,
+                str(root),
+                pattern,
+                regex=regex,
+                ignore_case=ignore_case,
+                limits=limits,
+                files_only=files_only,
+                max_files=7,
+                lease=lease,
+            )
         assert status == "index"
         assert got == want
 
@@ -332,8 +391,10 @@ def test_search_files_same_as_the_walk(indexed: tuple[Path, RootedFS, IndexRegis
 
 
 def test_never_stale_after_another_process_changes_the_tree(
-    indexed: tuple[Path, RootedFS, IndexRegistry], tmp_path: Path
+    indexed: tuple[Path, RootedFS, IndexRegistry], tmp_path: Path, helper: ScanHelper, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Every third step's queries share their files with the scan helper (SHARE_AT 1)."""
+    monkeypatch.setattr(indexed_search, "SHARE_AT", 1)
     root, fs, registry = indexed
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -343,22 +404,24 @@ def test_never_stale_after_another_process_changes_the_tree(
         for pattern, regex, ignore_case in CHURN_QUERIES:
             compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
             required = None if regex or ignore_case else pattern.encode()
-            report, _ = grep_with_index(
-                registry,
-                fs,
-                str(root),
-                compiled,
-                PathFilter(),
-                ((), (), True),
-                (pattern, regex, ignore_case),
-                limits=WIDE,
-                files_only=False,
-                max_files=100_000,
-                check=None,
-                required=required,
-                deadline=None,
-                line_local=step % 2 == 0,  # searched in batches, or one file at a time
-            )
+            with helper.take() as lease:
+                report, _ = grep_with_index(
+                    registry,
+                    fs,
+                    str(root),
+                    compiled,
+                    PathFilter(),
+                    ((), (), True),
+                    (pattern, regex, ignore_case),
+                    limits=WIDE,
+                    files_only=False,
+                    max_files=100_000,
+                    check=None,
+                    required=required,
+                    deadline=None,
+                    line_local=step % 2 == 0,  # searched in batches, or one file at a time
+                    lease=lease if step % 3 == 0 else None,
+                )
             full = grep_tree(fs, str(root), compiled, PathFilter(), limits=WIDE, required=required, line_local=True)
             if report is not None:
                 answered_by_index += 1

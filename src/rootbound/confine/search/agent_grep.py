@@ -153,6 +153,10 @@ BATCH_BYTES: Final = 1 << 20
 file with a match in a whole batch (most files have none), instead of one call, or several windows, per file."""
 
 
+_NOTHING: Final[Counter[str]] = Counter()
+"""No file skipped between two queued files (the common case: no counter made per file); never changed."""
+
+
 class _Batches:
     """The files read so far and not yet searched, and the search of them in path order (issue 29).
 
@@ -187,21 +191,23 @@ class _Batches:
         scanner: LineScanner,
         report: GrepReport,
         limits: GrepLimits,
-        *,
         files_only: bool,
         max_files: int,
         required: bytes | None,
-        batch_bytes: int,
+        line_local: bool,
+        batch_bytes: int = BATCH_BYTES,
     ) -> None:
+        """``line_local``: the pattern's matches depend on each line alone, so files are joined ``batch_bytes`` at
+        a time (else one a batch)."""
         self.scanner, self.report, self.limits = scanner, report, limits
         self.files_only, self.max_files = files_only, max_files
         self.required = required
         self.finder = None if required is None else literal_finder(required)
-        self.batch_bytes = batch_bytes
+        self.batch_bytes = batch_bytes if line_local else 0
         self.names: list[str] = []
         self.datas: list[bytes] = []
         self.skips: list[Counter[str]] = []  # files skipped (by reason) in path order just before each queued file
-        self.pending: Counter[str] = Counter()  # skipped since the last queued file
+        self.pending: Counter[str] = _NOTHING  # skipped since the last queued file (made on the first skip)
         self.size = 0
         self.seen: Callable[[str, bytes, list[Span], bool], None] | None = None
         """Told each file searched with a match: its path, content, lines shown and whether more were left out."""
@@ -211,6 +217,8 @@ class _Batches:
         the search index's files it need not open): in path order, so a cap that stops the search before them
         leaves them uncounted, as a search of one file at a time would."""
         if self.datas:
+            if self.pending is _NOTHING:
+                self.pending = Counter()
             self.pending[reason] += count
         else:
             self.report.count(reason, count)
@@ -220,7 +228,7 @@ class _Batches:
         self.names.append(display)
         self.datas.append(data)
         self.skips.append(self.pending)
-        self.pending = Counter()
+        self.pending = _NOTHING
         self.size += len(data) + 1
         return self.size >= self.batch_bytes and self.flush()
 
@@ -229,7 +237,7 @@ class _Batches:
         names, datas, skips, trailing = self.names, self.datas, self.skips, self.pending
         if not datas:
             return False
-        self.names, self.datas, self.skips, self.size, self.pending = [], [], [], 0, Counter()
+        self.names, self.datas, self.skips, self.size, self.pending = [], [], [], 0, _NOTHING
         joined = datas[0] if len(datas) == 1 else b"\n".join(datas)
         starts = list(itertools.accumulate([len(data) + 1 for data in datas[:-1]], initial=0))
         report = self.report
@@ -382,15 +390,7 @@ def grep_tree(
                 check_file(st, fs.hardlinks, writing=False)
                 _search_one(single.fd, st.st_size, str(single.path), scanner, files_only, limits, report)
             return report
-        batches = _Batches(
-            scanner,
-            report,
-            limits,
-            files_only=files_only,
-            max_files=max_files,
-            required=required,
-            batch_bytes=batch_bytes if line_local else 0,
-        )
+        batches = _Batches(scanner, report, limits, files_only, max_files, required, line_local, batch_bytes)
         _read_tree(handle, entries, fs.hardlinks, scanner, batches)
         if not report.truncated:
             batches.flush()

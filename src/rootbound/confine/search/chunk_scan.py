@@ -28,7 +28,6 @@ from rootbound.confine.regular_files import HardlinkPolicy
 from rootbound.confine.resolvers import OpenerSpec, listed_opener
 from rootbound.confine.rooted_fs import RootedFS
 from rootbound.confine.search.agent_grep import (
-    BATCH_BYTES,
     GrepLimits,
     GrepReport,
     LineHit,
@@ -45,7 +44,9 @@ from rootbound.core.errors import NotADirectory, PatternTooSlow
 __all__ = [
     "CHUNK_DIRS",
     "CHUNK_FILES",
+    "Chunk",
     "ChunkStopped",
+    "Driver",
     "Job",
     "Lease",
     "Merge",
@@ -74,7 +75,8 @@ WAIT_STEP: Final = 0.05
 Job: TypeAlias = tuple[Any, ...]
 """One call's search, as plain data for the helper (``marshal``): see :func:`job_of`."""
 Item: TypeAlias = tuple[int, str, int]
-"""A chunk's entry: ``(directory slot, name, inode)``; slot ``-1``: a symlink, counted, not opened."""
+"""A chunk's entry: ``(directory slot, name, inode)``, a file to open and search; or ``(-1, reason, count)``: files
+counted where they stand and not opened (a symlink; the files the search index vouches for)."""
 Event: TypeAlias = tuple[Any, ...]
 """What a chunk's search found, in order: ``("c", reason, count)``, ``("h", item, hits, more)`` with ``hits`` as
 ``(number, text, match, gap)`` tuples, or ``("x", kind, message)``: it stopped (``slow``: the pattern is too slow
@@ -204,10 +206,10 @@ def search_items(
         scanner,
         report,
         searcher.limits,
-        files_only=searcher.files_only,
-        max_files=searcher.max_files,
-        required=searcher.required,
-        batch_bytes=BATCH_BYTES if searcher.line_local else 0,
+        searcher.files_only,
+        searcher.max_files,
+        searcher.required,
+        searcher.line_local,
     )
     read, add, skip, open_entry, hardlinks = (
         scanner.read,
@@ -219,7 +221,7 @@ def search_items(
     try:
         for position, (slot, name, inode) in enumerate(items):
             if slot < 0:
-                skip("links")
+                skip(name, inode)  # (-1, reason, count)
                 continue
             if stopped is not None and stopped():
                 raise ChunkStopped("late" if deadline is not None and time.monotonic() > deadline else "stop")
@@ -372,7 +374,7 @@ class Lease(Protocol):
         ...
 
 
-class _Chunk:
+class Chunk:
     """Files of the walk in order, with the directory fds they are opened beneath (duplicates, closed here)."""
 
     __slots__ = ("events", "fds", "items", "prefixes", "remote", "slots", "ticket")
@@ -387,20 +389,30 @@ class _Chunk:
         self.remote = False
 
     def add(self, prefix: str, name: str, inode: int, dir_fd: int) -> bool:
-        """One file; ``True`` once the chunk is full."""
+        """One file of the directory ``dir_fd`` at ``prefix``; ``True`` once the chunk is full."""
+        slot = self.slots.get(prefix)
+        if slot is None:
+            slot = self.slot(prefix, dir_fd)
+        items = self.items
+        items.append((slot, name, inode))
+        return len(items) >= CHUNK_FILES or slot + 1 >= CHUNK_DIRS
+
+    def slot(self, prefix: str, dir_fd: int) -> int:
+        """The slot of the directory ``dir_fd`` at ``prefix`` (its fd duplicated the first time)."""
         slot = self.slots.get(prefix)
         if slot is None:
             slot = self.slots[prefix] = len(self.fds)
             self.fds.append(os.dup(dir_fd))
             self.prefixes.append(prefix)
-        items = self.items
-        items.append((slot, name, inode))
-        return len(items) >= CHUNK_FILES or slot + 1 >= CHUNK_DIRS
+        return slot
 
-    def link(self) -> bool:
-        """One symlink, counted where it stands; ``True`` once the chunk is full."""
-        self.items.append((-1, "", 0))
+    def count(self, reason: str, count: int = 1) -> bool:
+        """Files counted where they stand, not opened; ``True`` once the chunk is full."""
+        self.items.append((-1, reason, count))
         return len(self.items) >= CHUNK_FILES
+
+    def full(self) -> bool:
+        return len(self.items) >= CHUNK_FILES or len(self.fds) >= CHUNK_DIRS
 
     def path(self, position: int) -> str:
         """The path below the start of the file at ``position``."""
@@ -413,7 +425,7 @@ class _Chunk:
             os.close(fd)
 
 
-class _Driver:
+class Driver:
     """The chunks of one call, in walk order: sent to the helper while it has room, searched here otherwise;
     merged as soon as the oldest is answered."""
 
@@ -426,17 +438,45 @@ class _Driver:
             base,
             check,
         )
-        self.pending: collections.deque[_Chunk] = collections.deque()
-        self.sent: dict[int, _Chunk] = {}
+        self.pending: collections.deque[Chunk] = collections.deque()
+        self.sent: dict[int, Chunk] = {}
         self.tickets = 0
+        self.filling: Chunk | None = None  # the chunk being filled, not yet dispatched
         self.done = False  # a cap stopped the merge
 
-    def chunk(self) -> _Chunk:
-        self.tickets += 1
-        return _Chunk(self.tickets)
+    @classmethod
+    def of(
+        cls,
+        lease: Lease,
+        handle: Handle,
+        source: tuple[str, bool, bool],
+        pattern: BytesPattern,
+        report: GrepReport,
+        limits: GrepLimits,
+        files_only: bool,
+        max_files: int,
+        hardlinks: HardlinkPolicy,
+        check: Callable[[int], None] | None,
+        required: bytes | None,
+        deadline: float | None,
+        line_local: bool,
+    ) -> Driver:
+        """The driver of one call's search below ``handle`` (the start: opens are beneath its root)."""
+        job = job_of(
+            source, required, line_local, limits, files_only, max_files, hardlinks, handle.opener_spec(), deadline
+        )
+        merge = Merge(report, limits, files_only=files_only, max_files=max_files, check=check)
+        return cls(lease, job, Searcher(job, pattern), merge, handle.prefix, check)
 
-    def dispatch(self, chunk: _Chunk) -> None:
+    def chunk(self) -> Chunk:
+        """The next chunk to fill (closed by :meth:`close` if the call ends before it is dispatched)."""
+        self.tickets += 1
+        self.filling = Chunk(self.tickets)
+        return self.filling
+
+    def dispatch(self, chunk: Chunk) -> None:
         """Hand a full chunk on, then merge what is answered."""
+        self.filling = None
         self.pending.append(chunk)
         lease = self.lease
         if lease.alive and lease.free() and lease.send(chunk.ticket, self.job, chunk.items, chunk.fds):
@@ -469,8 +509,11 @@ class _Driver:
         for chunk in self.pending:
             chunk.close()
         self.pending.clear()
+        if self.filling is not None:
+            self.filling.close()
+            self.filling = None
 
-    def _here(self, chunk: _Chunk) -> None:
+    def _here(self, chunk: Chunk) -> None:
         try:
             chunk.events = search_items(
                 self.searcher, chunk.items, chunk.fds, check=self.check, deadline=self.searcher.job[-1]
@@ -546,30 +589,39 @@ def grep_shared(
                 deadline=deadline,
                 line_local=line_local,
             )
-        job = job_of(
-            source, required, line_local, limits, files_only, max_files, fs.hardlinks, handle.opener_spec(), deadline
-        )
-        driver = _Driver(
+        driver = Driver.of(
             lease,
-            job,
-            Searcher(job, pattern),
-            Merge(report, limits, files_only=files_only, max_files=max_files, check=check),
-            handle.prefix,
+            handle,
+            source,
+            pattern,
+            report,
+            limits,
+            files_only,
+            max_files,
+            fs.hardlinks,
             check,
+            required,
+            deadline,
+            line_local,
         )
         stack.callback(driver.close)
         _walk_into(driver, handle, entries)
     return report
 
 
-def _walk_into(driver: _Driver, handle: Handle, entries: Iterator[tuple[str, os.DirEntry[str], int, int]]) -> None:
-    """The walk's files into chunks, in order, until a cap stops the merge."""
+def _walk_into(driver: Driver, handle: Handle, entries: Iterator[tuple[str, os.DirEntry[str], int, int]]) -> None:
+    """The walk's files into chunks, in order, until a cap stops the merge: the per-entry loop of a shared scan
+    (the walk yields one prefix object per directory, so a directory's slot is looked up once)."""
     chunk = driver.chunk()
+    items, here, slot = chunk.items, None, 0
     for prefix, entry, dir_fd, _ in entries:
         if entry.is_file(follow_symlinks=False):
-            full = chunk.add(prefix, entry.name, entry.inode(), dir_fd)
+            if prefix is not here:
+                slot, here = chunk.slot(prefix, dir_fd), prefix
+            items.append((slot, entry.name, entry.inode()))
+            full = len(items) >= CHUNK_FILES or slot + 1 >= CHUNK_DIRS
         elif not entry.is_dir(follow_symlinks=False) and entry.is_symlink():
-            full = chunk.link()
+            full = chunk.count("links")
         else:
             continue
         if full:
@@ -577,6 +629,7 @@ def _walk_into(driver: _Driver, handle: Handle, entries: Iterator[tuple[str, os.
             if driver.done:
                 return
             chunk = driver.chunk()
+            items, here = chunk.items, None
     if chunk.items:
         driver.dispatch(chunk)
     else:

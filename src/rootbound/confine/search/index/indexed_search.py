@@ -20,7 +20,8 @@ from rootbound.confine.boundary import LIST, Handle
 from rootbound.confine.regular_files import check_file
 from rootbound.confine.resolvers import DIR_READ
 from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.agent_grep import BATCH_BYTES, GrepLimits, GrepReport, _Batches
+from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, _Batches
+from rootbound.confine.search.chunk_scan import Driver, Lease
 from rootbound.confine.search.grep_scan import LineScanner
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["grep_plan", "grep_with_index", "names_in_view", "names_with_index"]
 
 _MAX_OPEN_DIRS: Final = 64
+SHARE_AT: Final = 512
+"""A query that opens at least this many files shares them with the scan helper (when the call has it): the first
+query of a pattern with no literal reads every text file."""
 
 
 class _DirStack:
@@ -90,26 +94,26 @@ def grep_plan(
     required: bytes | None,
     deadline: float | None,
     line_local: bool = False,
+    lease: Lease | None = None,
+    source: tuple[str, bool, bool] | None = None,
 ) -> GrepReport:
     """The report :func:`~rootbound.confine.search.agent_grep.grep_tree` gives for the same call, from ``plan``:
     the files it opens are read and searched joined in batches as the scan does (``line_local``), and the files it
-    need not open are counted in path order through the same batches, so a cap stops at the same file."""
+    need not open are counted in path order through the same batches, so a cap stops at the same file. With a scan
+    helper ``lease`` (and ``source``, the pattern as given) a query that opens :data:`SHARE_AT` files or more
+    shares them with it (:func:`_grep_plan_shared`)."""
+    counted = plan.view.counted
+    assert counted is not None
+    positions, unchanged = _to_open(plan, counted)
+    if lease is not None and source is not None and len(positions) >= SHARE_AT:
+        common = (limits, files_only, max_files, check, required, deadline, line_local)
+        return _grep_plan_shared(fs, start, plan, pattern, positions, unchanged, lease, source, *common)
     report = GrepReport(dirs_not_entered=plan.view.not_entered)
     scanner = LineScanner(
         search=pattern, required=required, max_file_size=limits.max_file_size, check=check, deadline=deadline
     )
-    batches = _Batches(
-        scanner,
-        report,
-        limits,
-        files_only=files_only,
-        max_files=max_files,
-        required=required,
-        batch_bytes=BATCH_BYTES if line_local else 0,
-    )
-    view, counted = plan.view, plan.view.counted
-    assert counted is not None
-    positions, unchanged = _to_open(plan, counted)
+    batches = _Batches(scanner, report, limits, files_only, max_files, required, line_local)
+    view = plan.view
     number, memo = counted.number, plan.memo
     read: list[tuple[str, int]] = []  # (display path, number) of the unchanged files read, in order
     found: list[tuple[str, int, list[tuple[int, int, int]]]] = []  # matching lines of those searched
@@ -123,7 +127,7 @@ def grep_plan(
         try:
             done = 0  # files below this position are counted
             for position in positions:
-                _count_between(counted, done, position, batches, check)
+                _count_between(counted, done, position, batches.skip, check)
                 done = position + 1
                 rel, _, inode, link = view.files[position]
                 if link:
@@ -143,12 +147,92 @@ def grep_plan(
                 if batches.add(display, data):
                     break
             else:
-                _count_between(counted, done, len(view.files), batches, check)
+                _count_between(counted, done, len(view.files), batches.skip, check)
                 batches.flush()
         finally:
             stack.close()
     if memo is not None and plan.locked is not None:
         plan.locked(lambda: _learn(memo, read, found, report))
+    return report
+
+
+def _grep_plan_shared(
+    fs: RootedFS,
+    start: object,
+    plan: Plan,
+    pattern: BytesPattern,
+    positions: list[int],
+    unchanged: frozenset[int],
+    lease: Lease,
+    source: tuple[str, bool, bool],
+    limits: GrepLimits,
+    files_only: bool,
+    max_files: int,
+    check: Callable[[int], None] | None,
+    required: bytes | None,
+    deadline: float | None,
+    line_local: bool,
+) -> GrepReport:
+    """:func:`grep_plan` with the files it opens shared with the scan helper (``chunk_scan.py``): the positions in
+    walk order become chunks, the files the index vouches for counted in them where they stand. What the query
+    learns for the pattern's memo is only which unchanged files held no match (their lines are learnt by the next
+    query, which opens the few that matched)."""
+    report = GrepReport(dirs_not_entered=plan.view.not_entered)
+    view, counted = plan.view, plan.view.counted
+    assert counted is not None
+    number, memo = counted.number, plan.memo
+    read: list[tuple[str, int]] = []  # (display path, number) of the unchanged files opened, in order
+    with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
+        base = handle.prefix
+        stack = _DirStack(handle, view)
+        driver = Driver.of(
+            lease,
+            handle,
+            source,
+            pattern,
+            report,
+            limits,
+            files_only,
+            max_files,
+            fs.hardlinks,
+            check,
+            required,
+            deadline,
+            line_local,
+        )
+        try:
+            chunk, done = driver.chunk(), 0
+            for position in positions:
+                _count_between(counted, done, position, chunk.count, check)
+                done = position + 1
+                rel, _, inode, link = view.files[position]
+                directory, _, name = rel.rpartition("/")
+                dir_fd = None if link else stack.enter(directory)
+                if link:
+                    chunk.count("links")
+                elif dir_fd is None:
+                    chunk.count("unreadable")
+                else:
+                    chunk.add(directory + "/" if directory else "", name, inode, dir_fd)
+                    if position in unchanged:
+                        read.append((base + rel, int(number[position])))
+                if chunk.full():
+                    driver.dispatch(chunk)
+                    if driver.done:
+                        break
+                    chunk = driver.chunk()
+            else:
+                _count_between(counted, done, len(view.files), chunk.count, check)
+                if chunk.items:
+                    driver.dispatch(chunk)
+                else:
+                    chunk.close()
+                driver.finish()
+        finally:
+            driver.close()
+            stack.close()
+    if memo is not None and plan.locked is not None:
+        plan.locked(lambda: _learn(memo, read, [], report))
     return report
 
 
@@ -204,7 +288,7 @@ def _to_open(plan: Plan, counted: Counts) -> tuple[list[int], frozenset[int]]:
 
 
 def _count_between(
-    counted: Counts, low: int, high: int, batches: _Batches, check: Callable[[int], None] | None
+    counted: Counts, low: int, high: int, skip: Callable[[str, int], object], check: Callable[[int], None] | None
 ) -> None:
     """The files at positions ``[low, high)``, none of which must be opened, counted as the index read them."""
     if high <= low:
@@ -217,9 +301,9 @@ def _count_between(
         (UNREADABLE, "unreadable"),
         ("l", "links"),
     ):
-        count = before[kind][high] - before[kind][low]
+        count = int(before[kind][high] - before[kind][low])
         if count:
-            batches.skip(reason, count)
+            skip(reason, count)
     if check is not None:
         check(high - low)
 
@@ -310,10 +394,11 @@ def grep_with_index(
     required: bytes | None,
     deadline: float | None,
     line_local: bool = False,
+    lease: Lease | None = None,
 ) -> tuple[GrepReport | None, str]:
     """:func:`~rootbound.confine.search.agent_grep.grep_tree`'s report through the index, with the answer's status
     line; ``(None, status)`` when the caller must scan. ``source``: the pattern as given, ``regex``,
-    ``ignore_case`` (for its literals)."""
+    ``ignore_case`` (for its literals). ``lease``: the scan helper, for a query that opens many files."""
     plan, status = _view_for(registry, fs, start, where, where_key, check, source)
     if plan is None:
         return None, status
@@ -329,6 +414,8 @@ def grep_with_index(
         required=required,
         deadline=deadline,
         line_local=line_local,
+        lease=lease,
+        source=source,
     )
     return report, status
 
