@@ -280,30 +280,46 @@ class _Stop(Exception):
 def test_a_cancelled_call_gives_back_the_helper_and_every_fd(
     helper: ScanHelper, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(chunk_scan, "CHUNK_FILES", 2)
-    root = _tree(tmp_path, 5, files=400)
-    before = _fds()
+    """Cancelled by the walk's check (the chunk being filled holds duplicated fds) or between search windows (a
+    chunk searched here, others at the helper): every fd is given back at once, the helper is free."""
+    monkeypatch.setattr(chunk_scan, "CHUNK_FILES", 5)
+    root = _tree(tmp_path, 5, files=1_000)
     with Boundary([root]) as boundary:
         fs = RootedFS(boundary)
-        for stop_after in (1, 3, 10, 40):
-            seen = 0
+        for walk_only, stops in ((True, (1, 2, 3, 4)), (False, (1, 3, 5))):
+            for stop_after in stops:
+                seen = 0
 
-            def check(steps: int, stop_after: int = stop_after) -> None:
-                nonlocal seen
-                seen += 1
-                if seen > stop_after:
-                    raise _Stop
+                def check(steps: int, stop_after: int = stop_after, walk_only: bool = walk_only) -> None:
+                    nonlocal seen
+                    if walk_only and not steps:
+                        return
+                    seen += 1
+                    if seen > stop_after:
+                        raise _Stop
 
-            seen = 0
-            with helper.take() as lease:
-                assert lease is not None
-                with pytest.raises(_Stop):
-                    _both(fs, root, lease, check=check, limits=GrepLimits(max_file_size=100_000))
-            with helper.take() as again:  # free at once, and answering the next call right
-                assert again is not None
-                alone, shared = _both(fs, root, again, limits=GrepLimits(max_file_size=100_000))
-                assert _summary(shared) == _summary(alone)
-    assert _fds() <= before
+                seen = 0
+                before = _fds()
+                with helper.take() as lease:
+                    assert lease is not None
+                    with pytest.raises(_Stop):
+                        grep_shared(  # a pattern found nowhere: the whole tree is walked
+                            fs,
+                            str(root),
+                            compile_bytes("absent", regex=False),
+                            PathFilter(gitignore=False),
+                            lease,
+                            source=("absent", False, False),
+                            required=b"absent",
+                            line_local=True,
+                            check=check,
+                            limits=GrepLimits(max_file_size=100_000),
+                        )
+                assert _fds() == before, (walk_only, stop_after)
+                with helper.take() as again:  # free at once, and answering the next call right
+                    assert again is not None
+                    alone, shared = _both(fs, root, again, limits=GrepLimits(max_file_size=100_000))
+                    assert _summary(shared) == _summary(alone)
     assert helper.alive
 
 
