@@ -102,3 +102,18 @@ async def test_an_unanswered_warm_up_delays_no_call(work: Path, transport: str) 
             await provider.asked.wait()
             assert await text_of(client, "read_file", path=str(work / "app" / "notes.md")) == (False, f"{TOKEN}\n")
             provider.release.set()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_lost_warm_up_is_asked_again(work: Path, transport: str) -> None:
+    """The warm-up's first ``roots/list`` is never answered (as when the SDK drops a request sent before the client's
+    GET stream is open): the server asks again, and the first calls find the roots cached."""
+    provider = Recording([work / "app"], hold_first=True)  # the first ask is never released
+    with anyio.fail_after(30):
+        async with serve(transport, [str(work)], mode="legacy", provider=provider) as client:
+            while provider.answered < 1:  # the roots timeout is 10 s: only asking again answers within 30
+                await anyio.sleep(0.01)
+            for _ in range(3):
+                assert await text_of(client, "read_file", path=str(work / "app" / "notes.md")) == (False, f"{TOKEN}\n")
+            assert provider.answered == 1  # the calls were served from the cache the second ask filled
+            provider.release.set()

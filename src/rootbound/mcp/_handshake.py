@@ -32,6 +32,9 @@ __all__ = ["HandshakeRoots", "OnChange", "handshake_supports_roots", "not_answer
 
 logger = logging.getLogger("rootbound.server")
 
+WARM_WAITS: Final = (1.0, 4.0)
+"""Seconds the warm-up waits before asking again (then the roots timeout): see :meth:`HandshakeRoots.warm`."""
+
 OnChange = Callable[[RootsChange], Awaitable[None]]
 
 _DECLARED_ROOTS: Final = "rootbound.declared_roots"
@@ -95,17 +98,28 @@ class HandshakeRoots:
         """At ``notifications/initialized``: fetch the roots before any call asks, so the first calls find them
         cached and "has listed a root" is known from the client's first answer, not from the first tool call.
         Never waited on: a call arriving meanwhile fetches on its own stream. Nothing where the client declared no
-        roots or cannot be sent a request (stateless HTTP); a failure only leaves the cache empty."""
+        roots or cannot be sent a request (stateless HTTP); a failure only leaves the cache empty.
+
+        Asked again when not answered within :data:`WARM_WAITS` (then the roots timeout): over Streamable HTTP the
+        request goes on the client's GET stream, and the SDK drops one sent before that stream is open (a client
+        opens it as it sends ``initialized``, so which comes first is a race, lost more often on a busy machine).
+        """
         if not handshake_supports_roots(link) or not link.can_send():
             return
         entry = self._entry(link)
-        step = entry.state.next_step(warm=True)
-        if not isinstance(step, Lead):
-            return
-        try:
-            await self._lead(entry, step.flight, link, related=False)
-        except RootsError as error:
-            logger.info("roots warm-up after initialized failed (%s); the first call asks again", error.reason)
+        for wait in (*WARM_WAITS, self.timeout):
+            step = entry.state.next_step(warm=True)
+            if not isinstance(step, Lead):
+                return  # cached, or a call's fetch is in flight
+            wait = min(wait, self.timeout)
+            try:
+                await self._lead(entry, step.flight, link, related=False, wait=wait)
+                return
+            except RootsError as error:
+                if error.reason != not_answered(wait).reason:
+                    logger.info("roots warm-up after initialized failed (%s); the first call asks again", error.reason)
+                    return
+        logger.info("roots warm-up after initialized was not answered; the first call asks again")
 
     def invalidate(self, link: Link) -> None:
         """On receipt of ``list_changed``, before any await."""
@@ -156,11 +170,13 @@ class HandshakeRoots:
                 return followed
         raise ConnectionRoots.gave_up()
 
-    async def _lead(self, entry: _Connection, flight: Flight, link: Link, *, related: bool) -> RootSet:
+    async def _lead(
+        self, entry: _Connection, flight: Flight, link: Link, *, related: bool, wait: float | None = None
+    ) -> RootSet:
         entry.events[flight] = anyio.Event()
         change: RootsChange | None = None
         try:
-            roots = await self._fetch(link, related=related)
+            roots = await self._fetch(link, related=related, wait=wait)
         except RootsError as error:
             entry.state.failed(flight, error)
             raise
@@ -175,10 +191,11 @@ class HandshakeRoots:
             await self.on_change(change)
         return roots
 
-    async def _fetch(self, link: Link, *, related: bool) -> RootSet:
-        """One ``roots/list`` round trip, judged raw (the SDK's ``FileUrl`` would normalise the URIs first)."""
+    async def _fetch(self, link: Link, *, related: bool, wait: float | None = None) -> RootSet:
+        """One ``roots/list`` round trip, judged raw (the SDK's ``FileUrl`` would normalise the URIs first), waited
+        for ``wait`` seconds (default: the roots timeout)."""
         self.fetches += 1
-        raw = await link.list_roots(self.timeout, related=related)
+        raw = await link.list_roots(self.timeout if wait is None else wait, related=related)
         return RootSet.parse(raw, "handshake", limits=self.limits)
 
     def _entry(self, link: Link) -> _Connection:
