@@ -66,6 +66,10 @@ CHUNK_DIRS: Final = 64
 IN_FLIGHT: Final = 3
 """Chunks sent to the helper and not yet answered: one it works on and two waiting, so it never idles while this
 process searches a chunk of its own (2 measured 3% slower, more no faster)."""
+LOCAL_FIRST: Final = 4
+"""A call's first chunks (512 files) are searched here: a small tree never waits for the helper's round trips.
+Measured (median of 30 greps, ms, one process / shared): with only the first chunk here, 400 files 4.0 / 5.4;
+with four, 400 files 3.9 / 4.1, 1,000 files 9.6 / 9.9, 3,000 files 29.7 / 21.7."""
 MAX_PENDING: Final = 16
 """Chunks searched or sent and not yet merged: past this, the walk waits for the oldest (a helper slowed by a hard
 pattern must not let this process run ahead through the whole tree, holding every chunk's answer)."""
@@ -479,7 +483,8 @@ class Driver:
         self.filling = None
         self.pending.append(chunk)
         lease = self.lease
-        if lease.alive and lease.free() and lease.send(chunk.ticket, self.job, chunk.items, chunk.fds):
+        early = chunk.ticket <= LOCAL_FIRST
+        if not early and lease.alive and lease.free() and lease.send(chunk.ticket, self.job, chunk.items, chunk.fds):
             chunk.remote = True
             self.sent[chunk.ticket] = chunk
         else:
