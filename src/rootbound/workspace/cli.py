@@ -255,11 +255,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def _scan_helper_command(args: argparse.Namespace, dirs: list[Path], sandbox: Sandbox) -> tuple[str, ...] | None:
-    """The scan helper's command, or ``None``: turned off, or one CPU to run on (a second process would only
-    take turns with this one)."""
+    """The scan helper's command, or ``None``: turned off, one CPU to run on (a second process would only take
+    turns with this one), or no ``memfd_create`` for its stop flag (not Linux)."""
     affinity = getattr(os, "sched_getaffinity", None)
     cpus = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
-    if args.no_scan_helper or cpus < 2:
+    if args.no_scan_helper or cpus < 2 or not hasattr(os, "memfd_create"):
         return None
     from rootbound.workspace.scan_process import helper_command
 
