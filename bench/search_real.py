@@ -74,7 +74,7 @@ from rootbound.confine.search.index.registry import IndexRegistry, own_folder
 from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.workspace.calls import Budget
 from rootbound.workspace.tools import Limits, run_tool
-from search_index import memory, ready
+from search_index import memory, ready, started_helper
 
 REPO = Path(__file__).resolve().parent.parent
 LIMITS = Limits(
@@ -304,18 +304,6 @@ def tool_method(
         parse,
         (name, args, default_caps),
     )
-
-
-def started_helper() -> ScanHelper:
-    """The scan helper ``serve`` starts (``confine/search/scan_helper.py``), once it says it is ready."""
-    helper = ScanHelper()
-    while True:
-        with helper.take() as lease:
-            if lease is not None:
-                return helper
-        if not helper.alive:
-            raise SystemExit("the scan helper did not start")
-        time.sleep(0.02)
 
 
 _WORKER = """

@@ -22,7 +22,7 @@ from rootbound.confine.boundary import LSTAT, EffectiveRoot, Intent
 from rootbound.confine.resolvers import O_PATH
 from rootbound.confine.resolvers import READ as READ_FLAGS
 from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.agent_grep import GrepLimits, grep_tree
+from rootbound.confine.search.agent_grep import GrepLimits
 from rootbound.confine.search.chunk_scan import Lease, grep_shared
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
@@ -504,7 +504,7 @@ def _grep(
             )
             if status:
                 statuses.append(status)
-        if report is None and lease is not None:
+        if report is None:
             report = grep_shared(
                 fs,
                 start,
@@ -512,20 +512,6 @@ def _grep(
                 where,
                 lease,
                 source=(pattern, regex, ignore_case),
-                limits=call_limits,
-                files_only=files_only,
-                max_files=limits.max_results - len(files),
-                check=budget.check,
-                required=required,
-                deadline=budget.deadline,
-                line_local=line_local(pattern, regex=regex),
-            )
-        if report is None:
-            report = grep_tree(
-                fs,
-                start,
-                compiled,
-                where,
                 limits=call_limits,
                 files_only=files_only,
                 max_files=limits.max_results - len(files),

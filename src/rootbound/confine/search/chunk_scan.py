@@ -381,7 +381,7 @@ class Lease(Protocol):
 class Chunk:
     """Files of the walk in order, with the directory fds they are opened beneath (duplicates, closed here)."""
 
-    __slots__ = ("events", "fds", "items", "prefixes", "remote", "slots", "ticket")
+    __slots__ = ("events", "fds", "items", "prefixes", "slots", "ticket")
 
     def __init__(self, ticket: int) -> None:
         self.ticket = ticket
@@ -390,16 +390,10 @@ class Chunk:
         self.prefixes: list[str] = []  # each slot's directory, below the start
         self.slots: dict[str, int] = {}  # a directory's prefix (one directory per walk) -> its slot in fds
         self.events: list[Event] | None = None
-        self.remote = False
 
-    def add(self, prefix: str, name: str, inode: int, dir_fd: int) -> bool:
-        """One file of the directory ``dir_fd`` at ``prefix``; ``True`` once the chunk is full."""
-        slot = self.slots.get(prefix)
-        if slot is None:
-            slot = self.slot(prefix, dir_fd)
-        items = self.items
-        items.append((slot, name, inode))
-        return len(items) >= CHUNK_FILES or slot + 1 >= CHUNK_DIRS
+    def add(self, prefix: str, name: str, inode: int, dir_fd: int) -> None:
+        """One file of the directory ``dir_fd`` at ``prefix`` (see :meth:`full`)."""
+        self.items.append((self.slot(prefix, dir_fd), name, inode))
 
     def slot(self, prefix: str, dir_fd: int) -> int:
         """The slot of the directory ``dir_fd`` at ``prefix`` (its fd duplicated the first time)."""
@@ -485,7 +479,6 @@ class Driver:
         lease = self.lease
         early = chunk.ticket <= LOCAL_FIRST
         if not early and lease.alive and lease.free() and lease.send(chunk.ticket, self.job, chunk.items, chunk.fds):
-            chunk.remote = True
             self.sent[chunk.ticket] = chunk
         else:
             self._here(chunk)
@@ -493,6 +486,19 @@ class Driver:
         self._merge()
         while len(self.pending) > MAX_PENDING and not self.done:
             self._wait_for_head()
+
+    def next(self, full: Chunk) -> Chunk | None:
+        """Dispatch a full chunk; the next one to fill, or ``None`` when a cap stopped the merge."""
+        self.dispatch(full)
+        return None if self.done else self.chunk()
+
+    def end(self, last: Chunk) -> None:
+        """Dispatch the last chunk (if it holds anything), then :meth:`finish`."""
+        if last.items:
+            self.dispatch(last)
+        else:
+            last.close()
+        self.finish()
 
     def finish(self) -> None:
         """Wait for every chunk still out, merging in order, until all are merged or a cap stops."""
@@ -542,7 +548,6 @@ class Driver:
             taken_back = sorted(self.sent.values(), key=lambda chunk: chunk.ticket)
             self.sent.clear()
             for chunk in taken_back:  # its fds were kept for this
-                chunk.remote = False
                 self._here(chunk)
 
     def _merge(self) -> None:
@@ -559,7 +564,7 @@ def grep_shared(
     path: object,
     pattern: BytesPattern,
     where: PathFilter,
-    lease: Lease,
+    lease: Lease | None,
     *,
     source: tuple[str, bool, bool],
     limits: GrepLimits = GrepLimits(),  # noqa: B008 - frozen
@@ -572,8 +577,27 @@ def grep_shared(
     line_local: bool = False,
 ) -> GrepReport:
     """:func:`~agent_grep.grep_tree`'s report, its files read and searched by this process and the helper
-    ``lease`` together (``source``: the pattern as given, compiled again there). A start that is a file is
-    searched here alone."""
+    ``lease`` together (``source``: the pattern as given, compiled again there). Without a lease, and for a start
+    that is a file, it is :func:`~agent_grep.grep_tree` itself."""
+
+    def alone() -> GrepReport:
+        return grep_tree(
+            fs,
+            path,
+            pattern,
+            where,
+            limits=limits,
+            files_only=files_only,
+            max_files=max_files,
+            walk_limits=walk_limits,
+            check=check,
+            required=required,
+            deadline=deadline,
+            line_local=line_local,
+        )
+
+    if lease is None:
+        return alone()
     report = GrepReport()
     with contextlib.ExitStack() as stack:
         try:
@@ -581,19 +605,7 @@ def grep_shared(
                 walking(fs, path, where, limits=walk_limits, check=check, not_entered=report.not_entered)
             )
         except NotADirectory:
-            return grep_tree(
-                fs,
-                path,
-                pattern,
-                where,
-                limits=limits,
-                files_only=files_only,
-                max_files=max_files,
-                check=check,
-                required=required,
-                deadline=deadline,
-                line_local=line_local,
-            )
+            return alone()
         driver = Driver.of(
             lease,
             handle,
@@ -630,13 +642,8 @@ def _walk_into(driver: Driver, handle: Handle, entries: Iterator[tuple[str, os.D
         else:
             continue
         if full:
-            driver.dispatch(chunk)
-            if driver.done:
+            following = driver.next(chunk)
+            if following is None:
                 return
-            chunk = driver.chunk()
-            items, here = chunk.items, None
-    if chunk.items:
-        driver.dispatch(chunk)
-    else:
-        chunk.close()
-    driver.finish()
+            chunk, items, here = following, following.items, None
+    driver.end(chunk)

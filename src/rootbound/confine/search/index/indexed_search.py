@@ -217,17 +217,13 @@ def _grep_plan_shared(
                     if position in unchanged:
                         read.append((base + rel, int(number[position])))
                 if chunk.full():
-                    driver.dispatch(chunk)
-                    if driver.done:
+                    following = driver.next(chunk)
+                    if following is None:
                         break
-                    chunk = driver.chunk()
+                    chunk = following
             else:
                 _count_between(counted, done, len(view.files), chunk.count, check)
-                if chunk.items:
-                    driver.dispatch(chunk)
-                else:
-                    chunk.close()
-                driver.finish()
+                driver.end(chunk)
         finally:
             driver.close()
             stack.close()
