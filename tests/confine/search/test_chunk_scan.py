@@ -25,6 +25,7 @@ from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.safe_regex import compile_bytes, line_local
 from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.core.errors import PatternTooSlow
+from tests.helpers.grep_reports import summary
 from tests.helpers.swap import exchanging_process
 
 RESOLVERS = ("openat2", "walk")
@@ -87,22 +88,6 @@ def _tree(base: Path, seed: int, files: int = 120) -> Path:
     return root
 
 
-def _summary(report: GrepReport) -> tuple[Any, ...]:
-    return (
-        report.files,
-        report.matches,
-        report.searched,
-        report.skipped,
-        report.truncated,
-        report.capped_files,
-        report.too_large,
-        report.binary,
-        report.links,
-        report.unreadable,
-        report.dirs_not_entered,
-    )
-
-
 def _both(
     fs: RootedFS, root: Path, lease: Lease, pattern: str = "needle", *, regex: bool = False, **kwargs: Any
 ) -> tuple[GrepReport, GrepReport]:
@@ -114,6 +99,21 @@ def _both(
         fs, str(root), compiled, PathFilter(gitignore=False), lease, source=(pattern, regex, False), **common
     )
     return alone, shared
+
+
+def _shared(fs: RootedFS, root: Path, lease: Lease, literal: str = "needle", **kwargs: Any) -> GrepReport:
+    """A shared grep below ``root`` of the literal ``literal`` (its required literal)."""
+    pattern = compile_bytes(literal, regex=False)
+    return grep_shared(
+        fs,
+        str(root),
+        pattern,
+        PathFilter(gitignore=False),
+        lease,
+        source=(literal, False, False),
+        required=literal.encode(),
+        **kwargs,
+    )
 
 
 LIMIT_CASES: list[dict[str, Any]] = [
@@ -139,7 +139,7 @@ def test_shared_grep_reports_what_the_scan_reports(
             fs = RootedFS(boundary)
             for pattern, regex in (("needle", False), (r"ne+dle\b", True)):
                 alone, shared = _both(fs, root, lease, pattern, regex=regex, **LIMIT_CASES[case])
-                assert _summary(shared) == _summary(alone), (seed, pattern)
+                assert summary(shared) == summary(alone), (seed, pattern)
                 assert alone.searched > 0
 
 
@@ -211,7 +211,7 @@ def test_an_answer_of_the_wrong_shape_stops_the_helper_and_the_chunk_is_searched
         fs = RootedFS(boundary)
         alone, shared = _both(fs, root, liar, limits=GrepLimits(max_file_size=100_000))
     assert liar.failed
-    assert _summary(shared) == _summary(alone)
+    assert summary(shared) == summary(alone)
 
 
 def test_the_merge_alone_reports_what_the_scan_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,7 +221,7 @@ def test_the_merge_alone_reports_what_the_scan_reports(tmp_path: Path, monkeypat
         fs = RootedFS(boundary)
         for case in LIMIT_CASES:
             alone, shared = _both(fs, root, _Local(), **case)
-            assert _summary(shared) == _summary(alone)
+            assert summary(shared) == summary(alone)
 
 
 lines_st = st.lists(st.sampled_from([b"", b"ab", b"x", b"ab ab", b"zz", b"b a"]), max_size=30)
@@ -264,7 +264,7 @@ def test_a_helper_that_dies_mid_call_costs_time_not_the_answer(tmp_path: Path, m
             assert lease is not None
             fs = RootedFS(boundary)
             alone, shared = _both(fs, root, lease, limits=GrepLimits(max_file_size=100_000, context=1))
-        assert _summary(shared) == _summary(alone)
+        assert summary(shared) == summary(alone)
         assert not doomed.alive
         with doomed.take() as after:
             assert after is None  # calls scan alone from here
@@ -303,14 +303,12 @@ def test_a_cancelled_call_gives_back_the_helper_and_every_fd(
                 with helper.take() as lease:
                     assert lease is not None
                     with pytest.raises(_Stop):
-                        grep_shared(  # a pattern found nowhere: the whole tree is walked
+                        # a pattern found nowhere: the whole tree is walked
+                        _shared(
                             fs,
-                            str(root),
-                            compile_bytes("absent", regex=False),
-                            PathFilter(gitignore=False),
+                            root,
                             lease,
-                            source=("absent", False, False),
-                            required=b"absent",
+                            "absent",
                             line_local=True,
                             check=check,
                             limits=GrepLimits(max_file_size=100_000),
@@ -319,7 +317,7 @@ def test_a_cancelled_call_gives_back_the_helper_and_every_fd(
                 with helper.take() as again:  # free at once, and answering the next call right
                     assert again is not None
                     alone, shared = _both(fs, root, again, limits=GrepLimits(max_file_size=100_000))
-                    assert _summary(shared) == _summary(alone)
+                    assert summary(shared) == summary(alone)
     assert helper.alive
 
 
@@ -347,17 +345,7 @@ def test_a_deadline_passed_in_the_helper_is_the_call_s_deadline_error(helper: Sc
         fs = RootedFS(boundary)
         deadline = time.monotonic() - 1.0  # already past: the helper answers "late" at its first file
         with pytest.raises(Late):
-            grep_shared(
-                fs,
-                str(root),
-                compile_bytes("needle", regex=False),
-                PathFilter(gitignore=False),
-                lease,
-                source=("needle", False, False),
-                check=check,
-                required=b"needle",
-                deadline=deadline,
-            )
+            _shared(fs, root, lease, check=check, deadline=deadline)
     with helper.take() as again:
         assert again is not None
 
@@ -393,15 +381,7 @@ def test_no_escape_while_another_process_swaps_a_directory_for_a_link_out(
             for _ in range(40):
                 with helper.take() as lease:
                     assert lease is not None
-                    report = grep_shared(
-                        fs,
-                        str(root),
-                        compile_bytes("needle", regex=False),
-                        PathFilter(gitignore=False),
-                        lease,
-                        source=("needle", False, False),
-                        required=b"needle",
-                    )
+                    report = _shared(fs, root, lease)
                 for display, hits in report.files:
                     assert display.startswith(str(root.resolve()) + "/")
                     assert all("OUTSIDE" not in hit.text for hit in hits), display
@@ -470,5 +450,5 @@ def test_a_stalled_helper_holds_the_walk_back_at_max_pending(tmp_path: Path, mon
     with Boundary([root]) as boundary:
         fs = RootedFS(boundary)
         alone, shared = _both(fs, root, _Stalled(), limits=GrepLimits(max_file_size=100_000))
-    assert _summary(shared) == _summary(alone)
+    assert summary(shared) == summary(alone)
     assert 2 <= most <= 5

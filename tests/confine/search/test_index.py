@@ -26,6 +26,7 @@ from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.confine.search.index.tree_index import IndexLimits
 from rootbound.confine.search.safe_regex import compile_bytes
 from rootbound.confine.search.scan_helper import ScanHelper
+from tests.helpers.grep_reports import summary
 from tests.helpers.index_churn import CHURN_QUERIES, NO_LITERAL, build_tree, change_in_another_process
 
 # -- literals: every one claimed is in every matching line ------------------------------------------------------
@@ -137,22 +138,6 @@ def _ready(registry: IndexRegistry, root: Path) -> None:
 WIDE = GrepLimits(max_matches=100_000, max_per_file=100_000)
 
 
-def _summary(report: GrepReport) -> tuple[object, ...]:
-    return (
-        [(path, [(h.number, h.text, h.match) for h in hits]) for path, hits in report.files],
-        report.matches,
-        report.searched,
-        report.skipped,
-        report.truncated,
-        report.capped_files,
-        report.too_large,
-        report.binary,
-        report.links,
-        report.unreadable,
-        report.dirs_not_entered,
-    )
-
-
 def _both(
     fs: RootedFS,
     registry: IndexRegistry,
@@ -201,7 +186,7 @@ def _both(
         line_local=True,
     )
     assert report is not None, status
-    return _summary(report), _summary(full), status
+    return summary(report), summary(full), status
 
 
 QUERIES = [
@@ -425,7 +410,7 @@ def test_never_stale_after_another_process_changes_the_tree(
             full = grep_tree(fs, str(root), compiled, PathFilter(), limits=WIDE, required=required, line_local=True)
             if report is not None:
                 answered_by_index += 1
-                assert _summary(report) == _summary(full), (step, pattern)
+                assert summary(report) == summary(full), (step, pattern)
     assert answered_by_index >= 44  # most answers came from the index, not a fallback scan
 
 
