@@ -452,3 +452,28 @@ def test_a_stalled_helper_holds_the_walk_back_at_max_pending(tmp_path: Path, mon
         alone, shared = _both(fs, root, _Stalled(), limits=GrepLimits(max_file_size=100_000))
     assert summary(shared) == summary(alone)
     assert 2 <= most <= 5
+
+
+@pytest.mark.parametrize("job", [("not", "a", "job"), 42])
+def test_a_helper_sent_what_is_not_a_job_ends_and_the_call_scans_alone(tmp_path: Path, job: Any) -> None:
+    """The helper trusts its server no further than the shape of a chunk: one it cannot read ends it (fail
+    closed), the lease sees it gone, and later calls get no lease."""
+    doomed = _ready(ScanHelper())
+    try:
+        with doomed.take() as lease:
+            assert lease is not None
+            fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                assert lease.send(1, job, [(0, "x", 1)], [fd])
+            finally:
+                os.close(fd)
+            ends = time.monotonic() + 30
+            while doomed.alive and time.monotonic() < ends:
+                assert lease.answers(0.1) == []
+        assert not doomed.alive
+        with doomed.take() as after:
+            assert after is None
+    finally:
+        doomed.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(doomed.pid, 0)
