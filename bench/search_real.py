@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rootbound import Boundary, RootedFS
+from rootbound.confine.search.grep_scan import LineScanner
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.confine.search.index.registry import IndexRegistry, own_folder
@@ -734,8 +735,10 @@ def walk_floor(root: Path) -> Callable[[], str]:
 
 
 def floor_loop(root: Path) -> Callable[[], str]:
-    """The walk and the per-file syscalls of a grep (files over the size cap not read), searching nothing."""
+    """The walk and the per-file syscalls of a grep, searching nothing: its reads are the grep's own
+    (:meth:`LineScanner.read`: files over the size cap not read, a large binary only sniffed)."""
     where = PathFilter(gitignore=False)
+    read = LineScanner(search=None, required=b"\n", max_file_size=MAX_FILE_SIZE).read
 
     def run() -> str:
         files = 0
@@ -751,8 +754,7 @@ def floor_loop(root: Path) -> Callable[[], str]:
                         continue
                     fd, st = opened
                     try:
-                        if st.st_size <= MAX_FILE_SIZE:
-                            os.read(fd, st.st_size + 1)
+                        if read(fd, st.st_size) is not None:
                             files += 1
                     finally:
                         os.close(fd)

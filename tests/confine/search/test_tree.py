@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from rootbound import Boundary
 from rootbound.confine.intents import LIST
-from rootbound.confine.search.grep_scan import LineScanner
+from rootbound.confine.search.grep_scan import BINARY_SNIFF, SNIFF_FIRST, LineScanner
 from rootbound.confine.search.tree_walk import scan
 
 RESOLVERS = ["openat2", "walk", "portable"]
@@ -153,3 +153,49 @@ def test_scanner_skips_big_and_binary_files(tmp_path: Path) -> None:
     small = (b"x\n", [(1, 0, 1, True, False)], False)
     assert got == {"small": small, "big": None, "binary": None}
     assert got_binary == {"small": small, "big": None, "binary": (b"x\x00", [(1, 0, 2, True, False)], False)}
+
+
+def _rchar() -> int:
+    """Bytes this process has read so far (the kernel's count)."""
+    with open("/proc/self/io", "rb") as io:
+        for line in io:
+            if line.startswith(b"rchar:"):
+                return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+def _read(scanner: LineScanner, path: Path, size: int | None = None) -> tuple[bytes | None, list[str]]:
+    skipped: list[str] = []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return scanner.read(fd, os.fstat(fd).st_size if size is None else size, skipped.append), skipped
+    finally:
+        os.close(fd)
+
+
+def test_a_large_binary_file_is_skipped_on_its_first_bytes(tmp_path: Path) -> None:
+    """A binary over SNIFF_FIRST costs the sniff, not the whole file; a NUL after the sniff is text, as before."""
+    scanner = LineScanner(search=None, required=b"x", max_file_size=4 << 20)
+    binary = tmp_path / "lib.so"
+    binary.write_bytes(b"\x7fELF\x00" + b"x" * (2 << 20))
+    late_nul = tmp_path / "late.txt"
+    late_nul.write_bytes(b"x\n" * (BINARY_SNIFF // 2) + b"\x00" + b"y\n" * (SNIFF_FIRST // 2))
+    before = _rchar()
+    assert _read(scanner, binary) == (None, ["binary"])
+    assert _rchar() - before < 2 * BINARY_SNIFF  # the sniff (and /proc/self/io itself); reading it whole: 2 MiB
+    assert _read(scanner, late_nul) == (late_nul.read_bytes(), [])
+    whole = LineScanner(search=None, required=b"x", binary=True, max_file_size=4 << 20)
+    assert _read(whole, binary) == (binary.read_bytes(), [])
+
+
+@pytest.mark.parametrize("told", [SNIFF_FIRST + 1, 3 * SNIFF_FIRST, 10 * SNIFF_FIRST])
+def test_a_large_text_file_is_read_whole_whatever_size_fstat_told(tmp_path: Path, told: int) -> None:
+    """The size passed in is the fstat's; the file may have changed since: the content read is the file's now,
+    and a file grown past the cap is too large (the sniff's read must not shift what follows)."""
+    content = b"".join(b"%d x\n" % n for n in range(15_000))  # ~100 KB
+    path = tmp_path / "text.txt"
+    path.write_bytes(content)
+    scanner = LineScanner(search=None, required=b"x", max_file_size=4 << 20)
+    assert _read(scanner, path, told) == (content, [])
+    capped = LineScanner(search=None, required=b"x", max_file_size=len(content) - 1)
+    assert _read(capped, path, told) == (None, ["too_large"])
