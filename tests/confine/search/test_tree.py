@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -133,6 +134,29 @@ def test_literal_fast_path_finds_what_the_regex_path_finds(
     for number, start, end, matched, _ in spans:
         assert data[start:end] == lines[number - 1]  # the span is that line, numbered from 1
         assert not matched or needle in data[start : end + len(needle)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"ab", b"a", b"b", b"\n", b"x", b"\r\n", b"aab"]), max_size=40).map(b"".join),
+    pattern=st.sampled_from([b"ab", b"^a", b"b$", b"a+b", b"x|^b", b"(?:ab)+x?"]),
+    max_hits=st.integers(0, 5),
+    context=st.integers(0, 2),
+    back=st.integers(0, 3),
+)
+def test_lines_from_the_first_match_find_what_lines_from_the_start_find(
+    data: bytes, pattern: bytes, max_hits: int, context: int, back: int
+) -> None:
+    """``first`` is an offset no match lies before (on an earlier line): the batches pass where their search found
+    the file's first match. Anywhere from there back to the file's start gives the same lines, numbers and
+    context."""
+    engine = re2.compile(pattern)
+    found = engine.search(data)
+    scanner = LineScanner(search=engine, required=None, max_file_size=1 << 20)
+    whole = scanner.lines(data, max_hits, context)
+    end = len(data) if found is None else found.start()
+    for first in range(max(0, end - back), end + 1):
+        assert scanner.lines(data, max_hits, context, first) == whole
 
 
 def test_scanner_skips_big_and_binary_files(tmp_path: Path) -> None:

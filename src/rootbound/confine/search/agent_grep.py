@@ -251,7 +251,7 @@ class _Batches:
             found = bisect.bisect_right(starts, hit, index) - 1
             report.count("searched", found - index + 1)
             report.skip_all(skips[index : found + 1])
-            if self._lines(names[found], datas[found]):
+            if self._lines(names[found], datas[found], first=hit - starts[found]):
                 return True
             index = found + 1
             if index < count:
@@ -278,12 +278,16 @@ class _Batches:
         self.report.count("searched")
         return self._lines(display, data, found)
 
-    def _lines(self, display: str, data: bytes, found: list[tuple[int, int, int]] | None = None) -> bool:
+    def _lines(
+        self, display: str, data: bytes, found: list[tuple[int, int, int]] | None = None, first: int = 0
+    ) -> bool:
+        """One file's lines into the report (``found``: known from an earlier search; ``first``: see
+        :meth:`LineScanner.lines`); ``True`` when a cap says stop."""
         report, limits, files_only = self.report, self.limits, self.files_only
         room = 1 if files_only else min(limits.max_per_file, limits.max_matches - report.matches)
         around = 0 if files_only else limits.context
         if found is None:
-            spans, more = self.scanner.lines(data, room, around)
+            spans, more = self.scanner.lines(data, room, around, first)
             if self.seen is not None and spans:
                 self.seen(display, data, spans, more)
         else:

@@ -184,14 +184,17 @@ class LineScanner:
             return data, [], False
         return (data, *self.lines(data, max_hits, context))
 
-    def lines(self, data: bytes, max_hits: int, context: int = 0) -> tuple[list[Span], bool]:
+    def lines(self, data: bytes, max_hits: int, context: int = 0, first: int = 0) -> tuple[list[Span], bool]:
         """The matching lines of ``data`` (one per line, at most ``max_hits``) with ``context`` lines around each;
-        the flag says whether more matching lines were left out."""
+        the flag says whether more matching lines were left out. ``first``: no match lies on a line before the one
+        holding this offset (a search of the file, or of files joined with it, found the first match, or the first
+        occurrence of a literal every match holds, there), so the search starts on that line."""
         required = self.required
         spans: list[Span] = []
         literal = self.search is None
         size = len(data)
-        pos, counted, number, more = 0, 0, 1, False
+        pos = data.rfind(b"\n", 0, first) + 1 if first else 0
+        counted, number, more = 0, 1, False
         while pos <= size:
             start = data.find(required, pos) if literal else self._find(data, pos)  # type: ignore[arg-type]
             if start < 0:
