@@ -22,7 +22,7 @@ CHANGER = r"""  # argv: root, outside, step, the near miss
 import os, sys, shutil
 root, outside, step = sys.argv[1], sys.argv[2], int(sys.argv[3])
 p = lambda *a: os.path.join(root, *a)
-kind = step % 11
+kind = step % 12
 if kind == 0: open(p("d0", "e0", "f0.py"), "w").write("changed getaddrinfo %d\n" % step)
 elif kind == 1: open(p("d2", "e2", "f2.py"), "a").write("getaddrinfo appended\n")  # was no candidate
 elif kind == 2: open(p("d0", "e0", "f0.py"), "w").close()
@@ -46,16 +46,17 @@ elif kind == 8:
     open(p(".gitignore"), "a").write("# edit %d\n" % step)
 elif kind == 9: open(p("d2", "e2", "near.py"), "a").write("getaddrinfo class NearError( near_42(\n")  # ruled out
 elif kind == 10: open(p("d2", "e2", "near.py"), "w").write(sys.argv[4])
+elif kind == 11: open(p("d2", ".gitignore"), "w").write("near.py\n" if step % 24 == 11 else "")  # nested
 """
 
 
 NO_LITERAL = (r"[a-z]+_[0-9]{2}\(", True, False)
 """No literal to narrow by: every indexed file is opened the first time, those without a match never again."""
 
-CHANGE_KINDS = 11
+CHANGE_KINDS = 12
 """Rewrite, append to a file that was no candidate, truncate, create, delete, rename over, a directory moved in
 from outside, moved out, a write through the other hard link with an ignore file edit, a near miss made a match,
-and back."""
+and back, and an ignore file below the top that leaves that file out, then not."""
 CHURN_QUERIES = [
     ("getaddrinfo", False, False),
     (r"class [A-Za-z0-9_]+Error\(", True, False),

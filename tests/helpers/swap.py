@@ -116,19 +116,24 @@ class DirSwapperProcess:
 _EXCHANGE_LOOP = """
 import ctypes, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
-a, b = sys.argv[1].encode(), sys.argv[2].encode()
+a, b, pause = sys.argv[1].encode(), sys.argv[2].encode(), float(sys.argv[3])
 end = time.monotonic() + 60
 print("ready", flush=True)
 while time.monotonic() < end:
     libc.renameat2(-100, a, -100, b, 2)
+    if pause:
+        time.sleep(pause)
 """
 
 
 @contextlib.contextmanager
-def exchanging_process(directory: str, link: str) -> Iterator[None]:
+def exchanging_process(directory: str, link: str, pause: float = 0.0) -> Iterator[None]:
     """Another process trades ``directory`` and ``link`` (a symlink) with RENAME_EXCHANGE in a loop (at most 60 s)
-    while the block runs, truly in parallel (no GIL between them); afterwards ``directory`` is the directory again."""
-    child = subprocess.Popen([sys.executable, "-c", _EXCHANGE_LOOP, directory, link], stdout=subprocess.PIPE, text=True)
+    while the block runs, truly in parallel (no GIL between them); afterwards ``directory`` is the directory again.
+    ``pause``: seconds between two trades (a watcher of the tree keeps up with them)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _EXCHANGE_LOOP, directory, link, str(pause)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         yield

@@ -28,6 +28,7 @@ from rootbound.confine.search.safe_regex import compile_bytes
 from rootbound.confine.search.scan_helper import ScanHelper
 from tests.helpers.grep_reports import summary
 from tests.helpers.index_churn import CHURN_QUERIES, NO_LITERAL, build_tree, change_in_another_process
+from tests.helpers.swap import exchanging_process
 
 # -- literals: every one claimed is in every matching line ------------------------------------------------------
 
@@ -411,7 +412,98 @@ def test_never_stale_after_another_process_changes_the_tree(
             if report is not None:
                 answered_by_index += 1
                 assert summary(report) == summary(full), (step, pattern)
-    assert answered_by_index >= 44  # most answers came from the index, not a fallback scan
+        for start in (root, root / "d2"):  # names, from the top and from below it (a recorded walk each)
+            walked = [found.display for found in walk(fs, str(start), PathFilter(), keep=name_matcher("*.py"))]
+            answer, _ = names_with_index(
+                registry, fs, str(start), PathFilter(), ((), (), True), name_matcher("*.py"), "*.py", 10_000, None
+            )
+            if answer is not None:
+                answered_by_index += 1
+                assert answer[0] == walked, (step, str(start))
+    assert answered_by_index >= 88  # most answers came from the index, not a fallback scan
+
+
+def test_a_file_created_costs_a_walk_of_its_directory(indexed: tuple[Path, RootedFS, IndexRegistry]) -> None:
+    """The recorded walk is patched where the kernel reported the change, not walked again whole: the entries the
+    query's walk lists (its progress) are the changed directory's, and the answer is the walk's. A change at the
+    top still walks it all."""
+    root, fs, registry = indexed
+
+    def listed_by_a_query() -> int:
+        progress: list[int] = []
+        answer, status = names_with_index(
+            registry, fs, str(root), PathFilter(), ((), (), True), name_matcher("*.py"), "*.py", 10_000, progress.append
+        )
+        walked = [found.display for found in walk(fs, str(root), PathFilter(), keep=name_matcher("*.py"))]
+        assert answer is not None and status == "index" and answer[0] == walked
+        return sum(progress)
+
+    whole = listed_by_a_query()
+    assert listed_by_a_query() == 0  # unchanged: the recorded walk answers
+    (root / "d3" / "e1" / "made.py").write_text("new\n")
+    (root / "d0" / "e2" / "f8.py").unlink()
+    deep = listed_by_a_query()
+    assert 0 < deep <= len(os.listdir(root / "d3" / "e1")) + len(os.listdir(root / "d0" / "e2")) < whole
+    (root / "made-at-the-top.py").write_text("new\n")
+    assert listed_by_a_query() == whole + 1
+
+
+@pytest.mark.parametrize("resolver", ["openat2", "walk"])
+def test_no_escape_while_another_process_swaps_a_walked_directory_for_a_link_out(tmp_path: Path, resolver: str) -> None:
+    """``d3/e1`` (inside) and ``d3/e1-link`` (a link to ``outside``) trade names in another process, slowly enough
+    that the index keeps up: each query walks ``d3`` again into its recorded walk (or scans), and no path outside
+    the root, no line of the outside file, is ever in an answer."""
+    root, outside = tmp_path / "tree", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    build_tree(root)
+    for n in range(20):
+        (outside / f"out{n}.py").write_text("getaddrinfo OUTSIDE-SECRET\n")
+    os.symlink(outside, root / "d3" / "e1-link")
+    registry = IndexRegistry([root.resolve()], cache=tmp_path / "cache")
+    top = str(root.resolve()) + "/"
+    patched = 0
+    try:
+        with Boundary([root], resolver=resolver) as boundary:  # type: ignore[arg-type]
+            fs = RootedFS(boundary)
+            registry.find(top)
+            _ready(registry, root)
+            with exchanging_process(str(root / "d3" / "e1"), str(root / "d3" / "e1-link"), pause=0.002):
+                for _ in range(60):
+                    names, status = names_with_index(
+                        registry,
+                        fs,
+                        str(root),
+                        PathFilter(),
+                        ((), (), True),
+                        name_matcher("*.py"),
+                        "*.py",
+                        10_000,
+                        None,
+                    )
+                    patched += status == "index"
+                    assert names is None or all(path.startswith(top) and "out" not in path for path in names[0])
+                    report, _ = grep_with_index(
+                        registry,
+                        fs,
+                        str(root),
+                        compile_bytes("getaddrinfo", regex=False),
+                        PathFilter(),
+                        ((), (), True),
+                        ("getaddrinfo", False, False),
+                        limits=WIDE,
+                        files_only=False,
+                        max_files=10_000,
+                        check=None,
+                        required=b"getaddrinfo",
+                        deadline=None,
+                    )
+                    for display, hits in report.files if report is not None else []:
+                        assert display.startswith(top)
+                        assert all("OUTSIDE" not in hit.text for hit in hits), display
+    finally:
+        registry.close()
+    assert patched > 0  # some answers came from the recorded walk, patched while the trades ran
 
 
 def test_close_releases_threads_and_fds(tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ from rootbound.confine.search.index.view import (
     Plan,
     View,
     count_view,
+    patch_view,
     walk_view,
 )
 from rootbound.confine.syscalls import name_thread
@@ -74,6 +75,8 @@ THREAD_NAME: Final = "rootbound-index"
 _STRUCTURE: Final = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF
 _WATCHED_NAMES: Final = frozenset((*IGNORE_FILES, ".git"))
 """Entries whose change changes what a walk yields below their directory."""
+MAX_STALE: Final = 64
+"""Changed directories a recorded walk may collect before it is dropped (and walked whole) instead."""
 
 
 @dataclass(frozen=True)
@@ -320,12 +323,20 @@ class TreeIndex:
             self.state, self.why = "failed", why
 
     def _structure(self, rel: str) -> None:
-        """Drop the views that a change in the directory ``rel`` can alter: below it or above it."""
+        """A change in what the directory ``rel`` lists: the views at or above it walk it again before they answer
+        (:func:`~rootbound.confine.search.index.view.patch_view`); the views below it are dropped (an ignore file
+        above a view's start, or the start itself moved)."""
         if len(self.recent) < 64:
             self.recent.append(rel)
         for key, view in list(self.views.items()):
             start = view.start
-            if _below(rel, start) or _below(start, rel):
+            if _below(rel, start):
+                below = rel[len(start) + 1 :] if start else rel
+                if len(view.stale) >= MAX_STALE:
+                    del self.views[key]
+                else:
+                    view.stale = view.stale | {below}
+            elif _below(start, rel):
                 del self.views[key]
 
     def _forget(self, rel: str) -> None:
@@ -408,6 +419,18 @@ class TreeIndex:
                 return None
             key = (start_rel, where_key, walk_limits, fs.boundary.cross_mounts)
             view = self.views.get(key)
+            if view is not None and view.stale:
+                self.recent = []
+                try:
+                    view = patch_view(view, fs, start, where, walk_limits, check)
+                finally:
+                    del self.views[key]  # patched or not, the stale view answers no more
+                if view is not None:
+                    if not self._drain_locked() or any(
+                        _below(rel, start_rel) or _below(start_rel, rel) for rel in self.recent
+                    ):
+                        return None  # changed while it walked: scan this time, walk it whole next time
+                    self._keep(key, view)
             if view is None:
                 self.recent = []
                 view = walk_view(fs, start, start_rel, where, walk_limits, check)

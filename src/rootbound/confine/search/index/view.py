@@ -2,28 +2,45 @@
 
 Why a walk is recorded at all: the index holds file contents' trigrams, but what a session's grep or search_files
 sees (its start, its ignore rules, the walk's caps and order) is the walk's to say. So the first query of a
-(start, filter) walks once, through the session's boundary, and keeps the result until the kernel reports a change
-below or above its start (:meth:`~rootbound.confine.search.index.tree_index.TreeIndex.plan` drops it then). The
-view is immutable while it lives, so what is derived from it (the per-kind running totals, the globs' matches) is
-kept beside it and dies with it.
+(start, filter) walks once, through the session's boundary, and keeps the result. When the kernel reports that a
+directory below the start lists something else, the next query walks that directory again into a new view
+(:func:`patch_view`); a change above the start (an ignore file there, the start moved) drops the view
+(:meth:`~rootbound.confine.search.index.tree_index.TreeIndex.plan`). A view is immutable while it lives (a query may
+be reading it), so what is derived from it (the per-kind running totals, the globs' matches) is kept beside it and
+dies with it.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from rootbound.confine.intents import LIST
 from rootbound.confine.rooted_fs import RootedFS
 from rootbound.confine.search.ignore_rules import PathFilter
 from rootbound.confine.search.ignore_walk import WalkLimits, walking
 from rootbound.confine.search.index.pattern_memo import PatternMemo
+from rootbound.core.errors import LimitExceeded, RootsError
 
 if TYPE_CHECKING:  # numpy is imported by the index's first build (see tree_index), never at start
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["ALWAYS", "BINARY", "TEXT", "TOO_LARGE", "UNREADABLE", "Counts", "Plan", "View", "count_view", "walk_view"]
+__all__ = [
+    "ALWAYS",
+    "BINARY",
+    "TEXT",
+    "TOO_LARGE",
+    "UNREADABLE",
+    "Counts",
+    "Plan",
+    "View",
+    "count_view",
+    "patch_view",
+    "walk_view",
+]
 
 TEXT, BINARY, TOO_LARGE, UNREADABLE, ALWAYS = "t", "b", "L", "u", "h"
 """What a file was when read: searched text, skipped as binary, over the size cap, unreadable; ``ALWAYS``: more
@@ -45,10 +62,21 @@ class View:
     files: list[tuple[str, str, int, bool]] = field(default_factory=list)
     """``(path below the start, path in the index, inode, is a symlink)`` of the files and links grep sees, in
     order."""
-    not_entered: int = 0
+    unentered: set[str] = field(default_factory=set)
+    """Directories the walk should have entered and did not (unreadable, another file system, changed while
+    walked), below the start."""
     counted: Counts | None = None
     globs: dict[object, list[int]] = field(default_factory=dict)
     """The positions in ``entries`` a glob matched (key: the glob and how it is matched), for search_files."""
+    listed: int = 0
+    """Entries the walk listed, shown or not (what its entry cap counts); after :func:`patch_view`, an upper bound."""
+    stale: frozenset[str] = frozenset()
+    """Directories below the start (``""``: the start) in which the kernel reported a change since the walk: walked
+    again by :func:`patch_view` before the view answers again."""
+
+    @property
+    def not_entered(self) -> int:
+        return len(self.unentered)
 
 
 @dataclass
@@ -120,15 +148,35 @@ def walk_view(
 ) -> View:
     """The one tree walk, from the session's start, recorded (raises what the walk raises: the caller scans)."""
     view = View(start_rel)
-    lead = start_rel + "/" if start_rel else ""
+    _record(view, fs, start, "", start_rel + "/" if start_rel else "", where, walk_limits, check)
+    return view
+
+
+def _record(
+    view: View,
+    fs: RootedFS,
+    start: object,
+    under: str,
+    lead: str,
+    where: PathFilter,
+    walk_limits: WalkLimits,
+    check: Callable[[int], None] | None,
+) -> None:
+    """Walk ``start`` and append what it yields to ``view``'s lists, its paths prefixed with ``under`` (where it is
+    below the view's start) and their index paths with ``lead``."""
 
     def not_entered(path: str) -> None:
-        view.not_entered += 1
+        view.unentered.add(under + path)
 
-    with walking(fs, start, where, limits=walk_limits, check=check, not_entered=not_entered) as (_, entries):
+    def progress(steps: int) -> None:
+        view.listed += steps
+        if check is not None:
+            check(steps)
+
+    with walking(fs, start, where, limits=walk_limits, check=progress, not_entered=not_entered) as (_, entries):
         for prefix, entry, _, _ in entries:
             name = entry.name
-            rel = prefix + name
+            rel = under + prefix + name
             if entry.is_dir(follow_symlinks=False):
                 view.entries.append((rel, name, True))
                 view.dirs[rel] = entry.inode()
@@ -138,4 +186,60 @@ def walk_view(
                 view.files.append((rel, lead + rel, entry.inode(), False))
             elif entry.is_symlink():
                 view.files.append((rel, lead + rel, 0, True))
-    return view
+
+
+def patch_view(
+    view: View,
+    fs: RootedFS,
+    start: object,
+    where: PathFilter,
+    walk_limits: WalkLimits,
+    check: Callable[[int], None] | None,
+) -> View | None:
+    """``view`` with each of its :attr:`~View.stale` directories walked again, as a new view (a query may still be
+    reading the old one), or ``None`` when it must be walked again whole: a change at its start, include or exclude
+    globs (they are relative to the walk's start, so a walk from a directory below it would read them otherwise),
+    or the entry cap. Why: a file created or removed costs a walk of the directory it is in, not of the tree.
+
+    A stale directory the view did not walk into (ignored, past the depth cap, below one not entered) changes
+    nothing it holds; one below another stale directory is walked with it. Ignore files are read again on the way
+    (:func:`~rootbound.confine.search.ignore_walk.walking` applies those above a walk's start), so an edited one
+    counts from here. Raises what the walk raises."""
+    stale = view.stale
+    if "" in stale or not where.plain_files:
+        return None
+    tops = sorted(rel for rel in stale if rel in view.dirs and not any(rel.startswith(up + "/") for up in stale))
+    entries, files, dirs, unentered, listed = view.entries, view.files, view.dirs, view.unentered, view.listed
+    lead = view.start + "/" if view.start else ""
+    with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
+        base = handle.prefix
+    for top in tops:
+        depth = top.count("/") + 1
+        if depth >= walk_limits.max_depth:
+            continue  # listed, never entered: nothing below it is in the view
+        below = top + "/"
+        at = next(i for i, (rel, _, is_dir) in enumerate(entries) if is_dir and rel == top) + 1
+        end = at
+        while end < len(entries) and entries[end][0].startswith(below):
+            end += 1
+        room = walk_limits.max_entries - listed  # as if the directory had listed nothing before: an upper bound
+        block = View(view.start)
+        try:
+            _record(block, fs, base + top, below, lead, where, WalkLimits(walk_limits.max_depth - depth, room), check)
+        except LimitExceeded:
+            return None  # perhaps over the cap: a walk of the whole tree says
+        except (RootsError, OSError):
+            return None  # gone, or no longer a directory: its parent's change is in the queue too
+        listed += block.listed
+        first = 0  # the files before the directory's block: files are the entries' files and links, in order
+        for rel, _, is_dir in itertools.islice(entries, at):
+            if not is_dir and first < len(files) and files[first][0] == rel:
+                first += 1
+        last = first
+        while last < len(files) and files[last][0].startswith(below):
+            last += 1
+        entries = entries[:at] + block.entries + entries[end:]
+        files = files[:first] + block.files + files[last:]
+        dirs = {rel: inode for rel, inode in dirs.items() if not rel.startswith(below)} | block.dirs
+        unentered = {rel for rel in unentered if not rel.startswith(below)} | block.unentered
+    return View(view.start, entries, dirs, files, unentered, listed=listed)
