@@ -423,10 +423,10 @@ def test_never_stale_after_another_process_changes_the_tree(
     assert answered_by_index >= 88  # most answers came from the index, not a fallback scan
 
 
-def test_a_file_created_costs_a_walk_of_its_directory(indexed: tuple[Path, RootedFS, IndexRegistry]) -> None:
-    """The recorded walk is patched where the kernel reported the change, not walked again whole: the entries the
-    query's walk lists (its progress) are the changed directory's, and the answer is the walk's. A change at the
-    top still walks it all."""
+def test_a_change_costs_a_listing_of_its_directory(indexed: tuple[Path, RootedFS, IndexRegistry]) -> None:
+    """The recorded walk is patched where the kernel reported the change, not walked again whole: a file created
+    or removed lists its directory alone, a directory created walks that directory, an ignore file edited at the
+    top walks it all. Measured by the entries the query's walk lists (its progress); every answer is the walk's."""
     root, fs, registry = indexed
 
     def listed_by_a_query() -> int:
@@ -442,10 +442,19 @@ def test_a_file_created_costs_a_walk_of_its_directory(indexed: tuple[Path, Roote
     assert listed_by_a_query() == 0  # unchanged: the recorded walk answers
     (root / "d3" / "e1" / "made.py").write_text("new\n")
     (root / "d0" / "e2" / "f8.py").unlink()
-    deep = listed_by_a_query()
-    assert 0 < deep <= len(os.listdir(root / "d3" / "e1")) + len(os.listdir(root / "d0" / "e2")) < whole
+    assert listed_by_a_query() == len(os.listdir(root / "d3" / "e1")) + len(os.listdir(root / "d0" / "e2"))
     (root / "made-at-the-top.py").write_text("new\n")
-    assert listed_by_a_query() == whole + 1
+    (root / "d3" / "made.py").write_text("new\n")  # a file beside the subdirectories, around a change below
+    (root / "d3" / "e1" / "made.py").unlink()
+    assert listed_by_a_query() == len(os.listdir(root)) + len(os.listdir(root / "d3")) + len(
+        os.listdir(root / "d3" / "e1")
+    )
+    (root / "d2" / "new").mkdir()
+    (root / "d2" / "new" / "deeper.py").write_text("new\n")
+    assert listed_by_a_query() == sum(len(files) + len(subdirs) for _, subdirs, files in os.walk(root / "d2"))
+    with open(root / ".gitignore", "a") as ignore:
+        ignore.write("# edited\n")
+    assert listed_by_a_query() >= whole
 
 
 @pytest.mark.parametrize("resolver", ["openat2", "walk"])

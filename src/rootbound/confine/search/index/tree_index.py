@@ -313,7 +313,7 @@ class TreeIndex:
                 continue
             self.dirty.add(rel)
             if event.mask & _STRUCTURE or event.name in _WATCHED_NAMES:
-                self._structure(base)
+                self._structure(base, files_only=event.name not in _WATCHED_NAMES)
                 if event.mask & (IN_CREATE | IN_MOVED_TO):
                     self._check_links(rel)
         return self.state == "ready" or self.state == "building"
@@ -322,8 +322,9 @@ class TreeIndex:
         if self.state in ("ready", "building"):
             self.state, self.why = "failed", why
 
-    def _structure(self, rel: str) -> None:
-        """A change in what the directory ``rel`` lists: the views at or above it walk it again before they answer
+    def _structure(self, rel: str, *, files_only: bool = False) -> None:
+        """A change in what the directory ``rel`` lists (``files_only``: a file created, removed or renamed there,
+        nothing that alters what is below it): the views at or above it list it again before they answer
         (:func:`~rootbound.confine.search.index.view.patch_view`); the views below it are dropped (an ignore file
         above a view's start, or the start itself moved)."""
         if len(self.recent) < 64:
@@ -332,8 +333,10 @@ class TreeIndex:
             start = view.start
             if _below(rel, start):
                 below = rel[len(start) + 1 :] if start else rel
-                if len(view.stale) >= MAX_STALE:
+                if len(view.stale) + len(view.relisted) >= MAX_STALE:
                     del self.views[key]
+                elif files_only:
+                    view.relisted = view.relisted | {below}
                 else:
                     view.stale = view.stale | {below}
             elif _below(start, rel):
@@ -419,7 +422,7 @@ class TreeIndex:
                 return None
             key = (start_rel, where_key, walk_limits, fs.boundary.cross_mounts)
             view = self.views.get(key)
-            if view is not None and view.stale:
+            if view is not None and (view.stale or view.relisted):
                 self.recent = []
                 try:
                     view = patch_view(view, fs, start, where, walk_limits, check)

@@ -12,7 +12,6 @@ dies with it.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -71,8 +70,10 @@ class View:
     listed: int = 0
     """Entries the walk listed, shown or not (what its entry cap counts); after :func:`patch_view`, an upper bound."""
     stale: frozenset[str] = frozenset()
-    """Directories below the start (``""``: the start) in which the kernel reported a change since the walk: walked
-    again by :func:`patch_view` before the view answers again."""
+    """Directories below the start (``""``: the start) in which the kernel reported a change that can alter what is
+    below them (a subdirectory, an ignore file): walked again by :func:`patch_view` before the view answers again."""
+    relisted: frozenset[str] = frozenset()
+    """Directories below the start in which only files changed (created, removed, renamed): listed again."""
 
     @property
     def not_entered(self) -> int:
@@ -196,50 +197,115 @@ def patch_view(
     walk_limits: WalkLimits,
     check: Callable[[int], None] | None,
 ) -> View | None:
-    """``view`` with each of its :attr:`~View.stale` directories walked again, as a new view (a query may still be
-    reading the old one), or ``None`` when it must be walked again whole: a change at its start, include or exclude
-    globs (they are relative to the walk's start, so a walk from a directory below it would read them otherwise),
-    or the entry cap. Why: a file created or removed costs a walk of the directory it is in, not of the tree.
+    """``view`` with the directories that changed listed again, as a new view (a query may still be reading the old
+    one), or ``None`` when it must be walked again whole. Why: a file created or removed costs a listing of the
+    directory it is in, not a walk of the tree.
 
-    A stale directory the view did not walk into (ignored, past the depth cap, below one not entered) changes
-    nothing it holds; one below another stale directory is walked with it. Ignore files are read again on the way
-    (:func:`~rootbound.confine.search.ignore_walk.walking` applies those above a walk's start), so an edited one
-    counts from here. Raises what the walk raises."""
-    stale = view.stale
+    A :attr:`~View.relisted` directory is listed alone and its subdirectories' entries are kept (only its files
+    changed; a subdirectory new, gone or replaced there has it walked whole instead); a :attr:`~View.stale` one is
+    walked whole, its ignore files read again on the way (:func:`~rootbound.confine.search.ignore_walk.walking`
+    applies those above a walk's start). A directory the view did not walk into (ignored, past the depth cap, below
+    one not entered) changes nothing it holds; one below a stale directory is walked with it. ``None``: the start
+    is stale, include or exclude globs (they are relative to the walk's start, which a walk from below would read
+    otherwise), or the entry cap may be passed. Raises what the walk raises."""
+    stale, relisted = view.stale, view.relisted
     if "" in stale or not where.plain_files:
         return None
-    tops = sorted(rel for rel in stale if rel in view.dirs and not any(rel.startswith(up + "/") for up in stale))
+
+    def covered(rel: str) -> bool:
+        return any(rel.startswith(up + "/") for up in stale)
+
+    kinds = {rel: True for rel in stale if rel in view.dirs and not covered(rel)}
+    kinds.update(
+        (rel, False) for rel in relisted if (not rel or rel in view.dirs) and rel not in stale and not covered(rel)
+    )
     entries, files, dirs, unentered, listed = view.entries, view.files, view.dirs, view.unentered, view.listed
+    tops: list[tuple[int, int, str]] = [(0, 0, "")] if "" in kinds else []  # where its block starts (entries, files)
+    counted = 0  # files and links are the entries' files and links, in order: one pass finds both positions
+    for at, (rel, _, is_dir) in enumerate(entries):
+        if not is_dir:
+            if counted < len(files) and files[counted][0] == rel:
+                counted += 1
+        elif rel in kinds:
+            tops.append((at + 1, counted, rel))
     lead = view.start + "/" if view.start else ""
     with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
-    for top in tops:
-        depth = top.count("/") + 1
+    # From the last, so the positions of those before stay true; one inside another is done first, then the outer
+    # one lists its own entries around the inner one's new block.
+    for at, first, top in reversed(tops):
+        depth = top.count("/") + 1 if top else 0
         if depth >= walk_limits.max_depth:
             continue  # listed, never entered: nothing below it is in the view
-        below = top + "/"
-        at = next(i for i, (rel, _, is_dir) in enumerate(entries) if is_dir and rel == top) + 1
-        end = at
+        below = top + "/" if top else ""
+        end, last = at, first
         while end < len(entries) and entries[end][0].startswith(below):
             end += 1
+        while last < len(files) and files[last][0].startswith(below):
+            last += 1
         room = walk_limits.max_entries - listed  # as if the directory had listed nothing before: an upper bound
         block = View(view.start)
         try:
+            if not kinds[top]:
+                _record(block, fs, base + top if top else start, below, lead, where, WalkLimits(1, room), check)
+                kept = _around_subdirectories(block, entries[at:end], files[first:last], dirs)
+                if kept is not None:
+                    listed += block.listed
+                    entries = entries[:at] + kept[0] + entries[end:]
+                    files = files[:first] + kept[1] + files[last:]
+                    continue
+                if not top:
+                    return None
+                block = View(view.start)
             _record(block, fs, base + top, below, lead, where, WalkLimits(walk_limits.max_depth - depth, room), check)
         except LimitExceeded:
             return None  # perhaps over the cap: a walk of the whole tree says
         except (RootsError, OSError):
             return None  # gone, or no longer a directory: its parent's change is in the queue too
         listed += block.listed
-        first = 0  # the files before the directory's block: files are the entries' files and links, in order
-        for rel, _, is_dir in itertools.islice(entries, at):
-            if not is_dir and first < len(files) and files[first][0] == rel:
-                first += 1
-        last = first
-        while last < len(files) and files[last][0].startswith(below):
-            last += 1
         entries = entries[:at] + block.entries + entries[end:]
         files = files[:first] + block.files + files[last:]
         dirs = {rel: inode for rel, inode in dirs.items() if not rel.startswith(below)} | block.dirs
         unentered = {rel for rel in unentered if not rel.startswith(below)} | block.unentered
     return View(view.start, entries, dirs, files, unentered, listed=listed)
+
+
+def _around_subdirectories(
+    listing: View, old: list[tuple[str, str, bool]], old_files: list[tuple[str, str, int, bool]], dirs: dict[str, int]
+) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str, int, bool]]] | None:
+    """A directory's block of entries and files from ``listing`` (its own entries, listed again) with each
+    subdirectory's entries and files taken from the ``old`` block; ``None`` when the subdirectories are not the
+    same ones (one new, gone or replaced: walk the directory whole)."""
+    subtrees: dict[str, tuple[int, int, int, int]] = {}
+    i = f = 0
+    while i < len(old):
+        rel, _, is_dir = old[i]
+        if is_dir:
+            inner = rel + "/"
+            j, g = i + 1, f
+            while j < len(old) and old[j][0].startswith(inner):
+                j += 1
+            while g < len(old_files) and old_files[g][0].startswith(inner):
+                g += 1
+            subtrees[rel] = (i + 1, j, f, g)
+            i, f = j, g
+            continue
+        if f < len(old_files) and old_files[f][0] == rel:
+            f += 1
+        i += 1
+    entries: list[tuple[str, str, bool]] = []
+    files: list[tuple[str, str, int, bool]] = []
+    own = iter(listing.files)
+    following = next(own, None)
+    for rel, name, is_dir in listing.entries:
+        entries.append((rel, name, is_dir))
+        if is_dir:
+            sub = subtrees.pop(rel, None)
+            if sub is None or dirs.get(rel) != listing.dirs[rel]:
+                return None
+            entries += old[sub[0] : sub[1]]
+            files += old_files[sub[2] : sub[3]]
+        elif following is not None and following[0] == rel:
+            files.append(following)
+            following = next(own, None)
+    return None if subtrees else (entries, files)
