@@ -17,7 +17,7 @@ from rootbound.confine.search.safe_regex import compile_bytes
 from rootbound.core.errors import InvalidPattern
 from rootbound.text.media_types import sniff
 from rootbound.text.read_windows import read_byte_range, read_lines, read_tail, utf8_end, utf8_start
-from rootbound.workspace.render import escape, escape_line
+from rootbound.workspace.render import TRUNCATED, bounded, escape, escape_line, fitting
 from tests.helpers.trees import git_repository
 
 TEXT = st.text(alphabet=st.sampled_from("ab\n é€𝄞\r\t"), max_size=60)
@@ -261,3 +261,17 @@ def test_escape_keeps_lines_unforgeable() -> None:
     assert escape("a\nb\x1b[31m\u2028c") == "a\\x0ab\\x1b[31m\\u2028c"
     assert escape("plain/name.py") == "plain/name.py"
     assert escape_line("col1\tcol2\rX") == "col1\tcol2\\x0dX"
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.text(max_size=8), max_size=12), max_output=st.integers(0, 120), more=st.booleans())
+def test_bounded_keeps_the_lines_that_fit_and_says_when_it_cut(lines: list[str], max_output: int, more: bool) -> None:
+    """What a cut answer shows: the longest prefix of whole lines within ``max_output`` characters (newlines
+    counted), and the marker whenever lines were left out or the caller knows of more."""
+    kept = 0
+    while kept < len(lines) and sum(len(line) + 1 for line in lines[: kept + 1]) <= max_output:
+        kept += 1
+    assert fitting(lines, max_output) == kept
+    out = bounded(lines, max_output, more=more)
+    cut = more or kept < len(lines)
+    assert out == "\n".join(lines[:kept] + ([TRUNCATED.format(shown=f"the first {kept}")] if cut else []))

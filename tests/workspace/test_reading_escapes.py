@@ -175,3 +175,21 @@ def test_line_reads_of_special_files_are_refused(tree: Path, resolver: str) -> N
             call_tool("read_file", fs, args, Limits())
     with pytest.raises(ToolError):
         call_tool("read_media_file", fs, {"path": "fifo"}, Limits())
+
+
+def test_search_files_escapes_a_control_character_in_a_name(tmp_path: Path) -> None:
+    """A name is attacker-chosen: one with a newline (or ESC) is one escaped line, not a forged second path; the
+    structured answer keeps the exact names. Checked with many plain names beside it (the whole list is tested for
+    controls at once)."""
+    for n in range(50):
+        (tmp_path / f"plain{n:02d}.txt").write_text("")
+    (tmp_path / "forged\nINJECTED.txt").write_text("")
+    (tmp_path / "esc\x1b[31m.txt").write_text("")
+    with Boundary([tmp_path]) as boundary:
+        found = call_tool("search_files", RootedFS(boundary), {"pattern": "*.txt"}, Limits())
+        plain = call_tool("search_files", RootedFS(boundary), {"pattern": "plain*"}, Limits())
+    lines = found.text.splitlines()
+    assert len(lines) == 52 and not any(line.startswith("INJECTED") for line in lines)
+    assert f"{tmp_path}/forged\\x0aINJECTED.txt" in lines and f"{tmp_path}/esc\\x1b[31m.txt" in lines
+    assert found.structured is not None and str(tmp_path / "forged\nINJECTED.txt") in found.structured["matches"]
+    assert plain.text.splitlines() == [f"{tmp_path}/plain{n:02d}.txt" for n in range(50)]

@@ -442,7 +442,8 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
     note = "\n".join(line for line in (_not_entered(skipped.count), _answered_by(statuses)) if line)
     if not found:
         return ToolOutput(_with_note("(no matches)", note), structured)
-    text = bounded([escape(p) for p in found], limits.max_output - len(note) - 1, more=truncated)
+    shown = found if plain(found) else [escape(p) for p in found]  # one search for the whole list, most often
+    text = bounded(shown, limits.max_output - len(note) - 1, more=truncated)
     return ToolOutput(_with_note(text, note), structured)
 
 
