@@ -24,6 +24,7 @@ from rootbound.confine.search.index.indexed_search import _to_open, grep_with_in
 from rootbound.confine.search.index.literals import fold, required_literals
 from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.confine.search.index.tree_index import IndexLimits
+from rootbound.confine.search.index.view import View, count_view
 from rootbound.confine.search.safe_regex import compile_bytes
 from rootbound.confine.search.scan_helper import ScanHelper
 from tests.helpers.grep_reports import summary
@@ -526,3 +527,34 @@ def test_close_releases_threads_and_fds(tmp_path: Path) -> None:
     assert not any(t.name == "rootbound-index" for t in threading.enumerate())
     assert len(os.listdir("/proc/self/fd")) == fds_before
     assert not any((tmp_path / "cache").iterdir())
+
+
+@settings(max_examples=200, deadline=None)
+@given(shapes=st.lists(st.tuples(st.sampled_from(["t", "b", "L", "u", "h", "?", "link"]), st.booleans()), max_size=30))
+def test_a_view_s_counts_are_its_files_by_kind(shapes: list[tuple[str, bool]]) -> None:
+    """What a query reads of the counts: ``before[kind][i]`` files of the kind at positions below ``i``, ``must``
+    the files every query opens (more than one link, or never read: ``?``), ``number``/``position`` the indexed
+    text files' numbers (a text file may have none) both ways. Each checked against a count done by hand."""
+    view = View("")
+    kinds: dict[str, str] = {}
+    numbers: dict[str, int] = {}
+    for here, (kind, numbered) in enumerate(shapes):
+        path = f"f{here}"
+        view.files.append((path, path, here, kind == "link"))
+        if kind not in ("?", "link"):
+            kinds[path] = kind
+        if kind == "t" and numbered:
+            numbers[path] = len(numbers)
+    numbers["not-in-this-view"] = len(numbers)
+    counts = count_view(view, kinds, numbers, 7)
+    shown = ["l" if kind == "link" else "h" if kind == "?" else kind for kind, _ in shapes]
+    for kind in ("t", "b", "L", "u", "l"):
+        assert [int(n) for n in counts.before[kind]] == [shown[:i].count(kind) for i in range(len(shown) + 1)]
+    assert counts.must == [i for i, kind in enumerate(shown) if kind == "h"]
+    assert counts.at == {f"f{i}": i for i in range(len(shapes))}
+    for here, (kind, numbered) in enumerate(shapes):
+        expected = numbers[f"f{here}"] if kind == "t" and numbered else -1
+        assert counts.number[here] == expected
+        if expected >= 0:
+            assert counts.position[expected] == here
+    assert counts.position[numbers["not-in-this-view"]] == -1 and counts.version == 7

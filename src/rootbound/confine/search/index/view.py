@@ -91,36 +91,40 @@ class Counts:
     version: int
     at: dict[str, int]
     must: list[int]
-    before: dict[str, list[int]]
+    before: dict[str, npt.NDArray[np.int64]]
     position: npt.NDArray[np.int32]
     number: npt.NDArray[np.int32]
 
 
+_COUNTED: Final = (TEXT, BINARY, TOO_LARGE, UNREADABLE, "l")
+"""The kinds :attr:`Counts.before` counts (``l``: a symlink); their codes are their places here, ``ALWAYS`` next."""
+
+
 def count_view(view: View, kinds: dict[str, str], numbers: dict[str, int], version: int) -> Counts:
     """:class:`Counts` of ``view`` for the index's ``kinds`` and file ``numbers`` (recomputed when the kinds'
-    version changes)."""
+    version changes, and for each new view): one pass in Python for each file's kind, the running counts by numpy
+    (a per-file loop of appends was most of a grep right after a file was created in a large tree)."""
     import numpy as np
 
-    at: dict[str, int] = {}
-    must: list[int] = []
-    columns: dict[str, list[int]] = {kind: [0] for kind in (TEXT, BINARY, TOO_LARGE, UNREADABLE, "l")}
-    running = dict.fromkeys(columns, 0)
-    number = np.full(len(view.files), -1, np.int32)
-    for here, (_, indexed, _, link) in enumerate(view.files):
-        at[indexed] = here
-        kind = "l" if link else kinds.get(indexed, ALWAYS)
-        if kind == ALWAYS:
-            must.append(here)
-        else:
-            running[kind] += 1
-            if kind == TEXT:
-                number[here] = numbers.get(indexed, -1)
-        for name, column in columns.items():
-            column.append(running[name])
+    files = view.files
+    code = {kind: place for place, kind in enumerate((*_COUNTED, ALWAYS))}
+    link, always = code["l"], code[ALWAYS]
+    codes = np.fromiter(
+        (link if is_link else code[kinds.get(indexed, ALWAYS)] for _, indexed, _, is_link in files), np.int8, len(files)
+    )
+    before: dict[str, npt.NDArray[np.int64]] = {}
+    for kind in _COUNTED:
+        column = np.zeros(len(files) + 1, np.int64)
+        np.cumsum(codes == code[kind], out=column[1:])
+        before[kind] = column
+    number = np.full(len(files), -1, np.int32)
+    text = np.flatnonzero(codes == code[TEXT])
+    number[text] = [numbers.get(files[here][1], -1) for here in text.tolist()]
     position = np.full(len(numbers), -1, np.int32)
     listed = np.flatnonzero(number >= 0)
     position[number[listed]] = listed
-    return Counts(version, at, must, columns, position, number)
+    at = {indexed: here for here, (_, indexed, _, _) in enumerate(files)}
+    return Counts(version, at, np.flatnonzero(codes == always).tolist(), before, position, number)
 
 
 @dataclass
