@@ -1,8 +1,8 @@
 """Issue 36: the grep and search_files tools through the search index, beside ripgrep, in one run.
 
-Run: ``.venv/bin/python bench/search_index.py --tree DIR [--rounds N] [--changes N] [--in-memory]`` (``make test``
-installs ripgrep). Rows, each the best and median of ``--rounds`` wall times, with the ratio to the ripgrep row it
-answers:
+Run: ``.venv/bin/python bench/search_index.py --tree DIR [--rounds N] [--changes N] [--in-memory]``, or
+``--churn-only [--changes N]`` (``make test`` installs ripgrep). Rows, each the best and median of ``--rounds`` wall
+times, with the ratio to the ripgrep row it answers:
 
 * ``cold``: the tool with no index (the scan every first query pays) vs ``rg -n -uu`` (both cores) and ``rg -j1``,
   for a literal, a regex with required literals, and a regex with none (unindexable); in one process, then shared
@@ -15,9 +15,10 @@ answers:
 * ``search_files``, first of its glob on the recorded walk and repeated, vs ``rg --files -uu -g GLOB``;
 * ``after change``: a separate process changes one file (a rewrite that adds the literal to a file that had none)
   before each call;
-* ``churn``: ``--changes`` rounds of every kind of change by a separate process on a tree of 3,060 files
-  (``tests/helpers/index_churn.py``), each followed by four queries through the index, each compared with a full
-  scan (the count of answers that differ is printed, and must be 0: the exit status says so).
+* ``churn`` (alone with ``--churn-only``): ``--changes`` rounds of every kind of change by a separate process on a
+  tree of 3,060 files (``tests/helpers/index_churn.py``), each followed by four greps and two ``search_files`` (from
+  the top and from a subdirectory) through the index, each compared with a full scan (the count of answers that
+  differ is printed, and must be 0: the exit status says so).
 
 Same flags on both sides as ``bench/search_real.py``: the tools with ``include_ignored`` (no ignore file read) and
 ripgrep with ``-uu``. Results are compared as sets of (file, line) and must be equal.
@@ -164,8 +165,9 @@ def churn(rounds: int) -> int:
     """``rounds`` changes by a separate process (every kind, in turn), each followed by every churn query through
     the index and by a full scan; the count of answers that differ."""
     from rootbound.confine.search.agent_grep import grep_tree
-    from rootbound.confine.search.ignore_rules import PathFilter
-    from rootbound.confine.search.index.indexed_search import grep_with_index
+    from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
+    from rootbound.confine.search.ignore_walk import walk
+    from rootbound.confine.search.index.indexed_search import grep_with_index, names_with_index
     from rootbound.confine.search.safe_regex import compile_bytes
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -203,11 +205,20 @@ def churn(rounds: int) -> int:
                         fs, str(root), compiled, PathFilter(), limits=wide, required=required, line_local=True
                     )
                     differ += summary(report) != summary(full)
+                for start in (root, root / "d2"):  # search_files from the top and from below it
+                    matches = name_matcher("*.py")
+                    answer, _ = names_with_index(
+                        registry, fs, str(start), PathFilter(), key, matches, "*.py", 1_000_000, None
+                    )
+                    if answer is None:
+                        continue
+                    by_index += 1
+                    differ += answer[0] != [found.display for found in walk(fs, str(start), PathFilter(), keep=matches)]
         registry.close()
     took = time.perf_counter() - began
     print(
-        f"churn: {rounds} rounds of changes by a separate process, {len(CHURN_QUERIES)} queries each: "
-        f"{by_index} answered by the index, {differ} differ from a full scan ({took:.0f}s)",
+        f"churn: {rounds} rounds of changes by a separate process, {len(CHURN_QUERIES)} greps and 2 search_files "
+        f"each: {by_index} answered by the index, {differ} differ from a full scan ({took:.0f}s)",
         flush=True,
     )
     return differ
@@ -223,11 +234,16 @@ def summary(report: Any) -> tuple[object, ...]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tree", type=Path, required=True)
+    parser.add_argument("--tree", type=Path, default=None)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--changes", type=int, default=1000)
     parser.add_argument("--in-memory", action="store_true", help="postings in memory instead of a cache folder")
+    parser.add_argument("--churn-only", action="store_true", help="only the churn rounds (no --tree needed)")
     args = parser.parse_args()
+    if args.churn_only:
+        return 1 if churn(args.changes) else 0
+    if args.tree is None:
+        parser.error("--tree is required (or --churn-only)")
     tree = args.tree.resolve()
     if shutil.which("rg") is None:
         print("ripgrep (rg) is needed: make test-deps installs it", file=sys.stderr)

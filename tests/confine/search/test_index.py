@@ -425,9 +425,10 @@ def test_never_stale_after_another_process_changes_the_tree(
 
 
 def test_a_change_costs_a_listing_of_its_directory(indexed: tuple[Path, RootedFS, IndexRegistry]) -> None:
-    """The recorded walk is patched where the kernel reported the change, not walked again whole: a file created
-    or removed lists its directory alone, a directory created walks that directory, an ignore file edited at the
-    top walks it all. Measured by the entries the query's walk lists (its progress); every answer is the walk's."""
+    """The recorded walk is patched where the kernel reported the change, not walked again whole: an entry created,
+    removed or moved lists its directory alone (a new subdirectory is walked), a subdirectory's mode walks its
+    parent, an ignore file edited at the top walks it all. Measured by the entries the query's walk lists (its
+    progress); every answer is the walk's."""
     root, fs, registry = indexed
 
     def listed_by_a_query() -> int:
@@ -452,7 +453,15 @@ def test_a_change_costs_a_listing_of_its_directory(indexed: tuple[Path, RootedFS
     )
     (root / "d2" / "new").mkdir()
     (root / "d2" / "new" / "deeper.py").write_text("new\n")
-    assert listed_by_a_query() == sum(len(files) + len(subdirs) for _, subdirs, files in os.walk(root / "d2"))
+    assert listed_by_a_query() == len(os.listdir(root / "d2")) + 1  # d2 listed, its new subdirectory walked
+    (root / "d2" / "new" / "deeper.py").unlink()
+    (root / "d2" / "new").rmdir()
+    os.rename(root / "d0" / "e1", root / "d2" / "e1-moved")  # a subdirectory moved from one to another
+    assert listed_by_a_query() == len(os.listdir(root / "d0")) + len(os.listdir(root / "d2")) + len(
+        os.listdir(root / "d2" / "e1-moved")
+    )
+    os.chmod(root / "d3" / "e0", 0o700)  # a subdirectory's mode: it and its parent walked whole
+    assert listed_by_a_query() == sum(len(files) + len(subdirs) for _, subdirs, files in os.walk(root / "d3"))
     with open(root / ".gitignore", "a") as ignore:
         ignore.write("# edited\n")
     assert listed_by_a_query() >= whole

@@ -303,7 +303,7 @@ class TreeIndex:
                 continue
             rel = f"{base}/{event.name}" if base else event.name
             if event.mask & IN_ISDIR:
-                self._structure(base)
+                self._structure(base, listing_only=not event.mask & IN_ATTRIB)
                 if event.mask & (IN_DELETE | IN_MOVED_FROM):
                     self._forget(rel)
                 elif event.mask & (IN_CREATE | IN_MOVED_TO):
@@ -313,7 +313,7 @@ class TreeIndex:
                 continue
             self.dirty.add(rel)
             if event.mask & _STRUCTURE or event.name in _WATCHED_NAMES:
-                self._structure(base, files_only=event.name not in _WATCHED_NAMES)
+                self._structure(base, listing_only=event.name not in _WATCHED_NAMES)
                 if event.mask & (IN_CREATE | IN_MOVED_TO):
                     self._check_links(rel)
         return self.state == "ready" or self.state == "building"
@@ -322,11 +322,11 @@ class TreeIndex:
         if self.state in ("ready", "building"):
             self.state, self.why = "failed", why
 
-    def _structure(self, rel: str, *, files_only: bool = False) -> None:
-        """A change in what the directory ``rel`` lists (``files_only``: a file created, removed or renamed there,
-        nothing that alters what is below it): the views at or above it list it again before they answer
-        (:func:`~rootbound.confine.search.index.view.patch_view`); the views below it are dropped (an ignore file
-        above a view's start, or the start itself moved)."""
+    def _structure(self, rel: str, *, listing_only: bool = False) -> None:
+        """A change in what the directory ``rel`` lists (``listing_only``: an entry created, removed or renamed
+        there, nothing that alters what is below its other subdirectories): the views at or above it list it again
+        before they answer (:func:`~rootbound.confine.search.index.view.patch_view`); the views below it are
+        dropped (an ignore file above a view's start, or the start itself moved)."""
         if len(self.recent) < 64:
             self.recent.append(rel)
         for key, view in list(self.views.items()):
@@ -335,7 +335,7 @@ class TreeIndex:
                 below = rel[len(start) + 1 :] if start else rel
                 if len(view.stale) + len(view.relisted) >= MAX_STALE:
                     del self.views[key]
-                elif files_only:
+                elif listing_only:
                     view.relisted = view.relisted | {below}
                 else:
                     view.stale = view.stale | {below}

@@ -12,6 +12,7 @@ dies with it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -252,20 +253,35 @@ def patch_view(
         try:
             if not kinds[top]:
                 _record(block, fs, base + top if top else start, below, lead, where, WalkLimits(1, room), check)
-                kept = _around_subdirectories(block, entries[at:end], files[first:last], dirs)
-                if kept is not None:
-                    listed += block.listed
-                    entries = entries[:at] + kept[0] + entries[end:]
-                    files = files[:first] + kept[1] + files[last:]
-                    continue
-                if not top:
+                levels = walk_limits.max_depth - depth - 1  # below a subdirectory of this one
+                limits = WalkLimits(levels, room - block.listed)
+                walk_child = functools.partial(_walk_child, view.start, fs, base, lead, where, limits, check)
+                new, new_files, gone, walked = _around_subdirectories(
+                    block, entries[at:end], files[first:last], dirs, walk_child
+                )
+                listed += block.listed + sum(child.listed for _, child in walked)
+                if listed > walk_limits.max_entries:
                     return None
-                block = View(view.start)
+                entries = entries[:at] + new + entries[end:]
+                files = files[:first] + new_files + files[last:]
+                redone = gone + [rel for rel, _ in walked]
+                if redone:
+                    dirs = {rel: inode for rel, inode in dirs.items() if not _at_or_below(rel, redone)}
+                    unentered = {rel for rel in unentered if not _at_or_below(rel, redone)}
+                    for rel, child in walked:
+                        dirs = dirs | {rel: block.dirs[rel]} | child.dirs
+                        unentered = unentered | child.unentered
+                continue
             _record(block, fs, base + top, below, lead, where, WalkLimits(walk_limits.max_depth - depth, room), check)
         except LimitExceeded:
             return None  # perhaps over the cap: a walk of the whole tree says
-        except (RootsError, OSError):
-            return None  # gone, or no longer a directory: its parent's change is in the queue too
+        except (RootsError, OSError):  # gone, or no longer a directory (its own event, read before its parent's)
+            if kinds[top] and kinds.get(top.rpartition("/")[0]) is False:
+                # Its parent is listed again next: without it if it is gone from there, else walked afresh (not
+                # known as the directory it was, its recorded block is not kept).
+                dirs = {rel: inode for rel, inode in dirs.items() if rel != top}
+                continue
+            return None
         listed += block.listed
         entries = entries[:at] + block.entries + entries[end:]
         files = files[:first] + block.files + files[last:]
@@ -274,12 +290,38 @@ def patch_view(
     return View(view.start, entries, dirs, files, unentered, listed=listed)
 
 
+def _walk_child(
+    start: str,
+    fs: RootedFS,
+    base: str,
+    lead: str,
+    where: PathFilter,
+    limits: WalkLimits,
+    check: Callable[[int], None] | None,
+    rel: str,
+) -> View:
+    """The entries below the subdirectory ``rel`` of a view's start (none when ``limits`` leaves no level: the
+    whole walk would not enter it)."""
+    child = View(start)
+    if limits.max_depth > 0:
+        _record(child, fs, base + rel, rel + "/", lead, where, limits, check)
+    return child
+
+
+def _at_or_below(rel: str, tops: list[str]) -> bool:
+    return any(rel == top or rel.startswith(top + "/") for top in tops)
+
+
 def _around_subdirectories(
-    listing: View, old: list[tuple[str, str, bool]], old_files: list[tuple[str, str, int, bool]], dirs: dict[str, int]
-) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str, int, bool]]] | None:
-    """A directory's block of entries and files from ``listing`` (its own entries, listed again) with each
-    subdirectory's entries and files taken from the ``old`` block; ``None`` when the subdirectories are not the
-    same ones (one new, gone or replaced: walk the directory whole)."""
+    listing: View,
+    old: list[tuple[str, str, bool]],
+    old_files: list[tuple[str, str, int, bool]],
+    dirs: dict[str, int],
+    walk_child: Callable[[str], View],
+) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str, int, bool]], list[str], list[tuple[str, View]]]:
+    """A directory's block of entries and files from ``listing`` (its own entries, listed again): each subdirectory
+    it had before (the same inode) with its entries and files taken from the ``old`` block, each new or replaced one
+    walked (``walk_child``). Also the subdirectories gone, and the walked ones with their blocks."""
     subtrees: dict[str, tuple[int, int, int, int]] = {}
     i = f = 0
     while i < len(old):
@@ -299,17 +341,22 @@ def _around_subdirectories(
         i += 1
     entries: list[tuple[str, str, bool]] = []
     files: list[tuple[str, str, int, bool]] = []
+    walked: list[tuple[str, View]] = []
     own = iter(listing.files)
     following = next(own, None)
     for rel, name, is_dir in listing.entries:
         entries.append((rel, name, is_dir))
         if is_dir:
             sub = subtrees.pop(rel, None)
-            if sub is None or dirs.get(rel) != listing.dirs[rel]:
-                return None
-            entries += old[sub[0] : sub[1]]
-            files += old_files[sub[2] : sub[3]]
+            if sub is not None and dirs.get(rel) == listing.dirs[rel]:
+                entries += old[sub[0] : sub[1]]
+                files += old_files[sub[2] : sub[3]]
+            else:  # new under this name, or another directory than before
+                child = walk_child(rel)
+                walked.append((rel, child))
+                entries += child.entries
+                files += child.files
         elif following is not None and following[0] == rel:
             files.append(following)
             following = next(own, None)
-    return None if subtrees else (entries, files)
+    return entries, files, list(subtrees), walked
