@@ -17,7 +17,7 @@ from rootbound.confine.search.safe_regex import compile_bytes
 from rootbound.core.errors import InvalidPattern
 from rootbound.text.media_types import sniff
 from rootbound.text.read_windows import read_byte_range, read_lines, read_tail, utf8_end, utf8_start
-from rootbound.workspace.render import TRUNCATED, bounded, escape, escape_line, fitting, plain
+from rootbound.workspace.render import TRUNCATED, bounded, escape, escape_line, fitting, plain, plain_lines
 from tests.helpers.trees import git_repository
 
 TEXT = st.text(alphabet=st.sampled_from("ab\n é€𝄞\r\t"), max_size=60)
@@ -282,3 +282,10 @@ def test_bounded_keeps_the_lines_that_fit_and_says_when_it_cut(lines: list[str],
 def test_plain_is_whether_escape_changes_any_name(names: list[str]) -> None:
     """One check for a whole listing (ASCII at C speed, the rest by the search) says what escaping each would."""
     assert plain(names) == all(escape(name) == name for name in names)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.text(alphabet=st.sampled_from("aZ~ \t\n.\x00\x1f\x7f\x80\x9f\u0085\u2028\u2029é\u00a0"))))
+def test_plain_lines_is_whether_escape_line_changes_any_line(texts: list[str]) -> None:
+    """The grep answer's one check for all its lines (a tab is kept) says what escaping each would."""
+    assert plain_lines(texts) == all(escape_line(text) == text for text in texts)

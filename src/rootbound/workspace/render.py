@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["TRUNCATED", "bounded", "escape", "escape_line", "fitting", "plain"]
+__all__ = ["TRUNCATED", "bounded", "escape", "escape_line", "fitting", "plain", "plain_lines"]
 
 TRUNCATED: Final = "[truncated: {shown} shown; narrow the request]"
 
@@ -30,6 +30,7 @@ def escape(text: str) -> str:
 
 
 _PRINTABLE_ASCII: Final = bytes(range(0x20, 0x7F))
+_PRINTABLE_ASCII_AND_TAB: Final = _PRINTABLE_ASCII + b"\t"
 
 
 def plain(names: list[str]) -> bool:
@@ -45,6 +46,15 @@ def plain(names: list[str]) -> bool:
 def escape_line(text: str) -> str:
     """A line of file content inside a result line (grep): controls escaped, tabs kept."""
     return _LINE_CONTROLS.sub(_escaped, text) if _LINE_CONTROLS.search(text) else text
+
+
+def plain_lines(texts: list[str]) -> bool:
+    """Whether :func:`escape_line` would leave every one of ``texts`` as it is (one check for a whole answer, as
+    :func:`plain`; a tab is kept in a line)."""
+    joined = "".join(texts)
+    if joined.isascii():
+        return not joined.encode("ascii").translate(None, _PRINTABLE_ASCII_AND_TAB)
+    return _LINE_CONTROLS.search(joined) is None
 
 
 def fitting(lines: list[str], max_output: int) -> int:

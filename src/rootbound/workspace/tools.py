@@ -51,7 +51,7 @@ from rootbound.workspace.calls import (
 )
 from rootbound.workspace.error_fixes import UNRESOLVED, explain
 from rootbound.workspace.reading import read_file, read_media_file, read_multiple_files
-from rootbound.workspace.render import bounded, escape, escape_line, plain
+from rootbound.workspace.render import bounded, escape, escape_line, plain, plain_lines
 from rootbound.workspace.specs import PROJECT_DEPTH, PROJECT_MARKERS, PROJECT_PRUNED, TOOLS, ToolSpec
 from rootbound.workspace.write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
 
@@ -527,6 +527,8 @@ def _grep(
         for reason in why:
             why[reason] += getattr(report, reason)
         capped += report.capped_files
+        # One check for the whole report, most often: a line is escaped one at a time only if any needs it.
+        clean = plain_lines([hit.text for _, hits in report.files for hit in hits])
         for display, hits in report.files:
             files.append(display)
             shown = escape(display)
@@ -539,7 +541,7 @@ def _grep(
                 if hit.gap:
                     lines.append("--")
                 sep = ":" if hit.match else "-"
-                lines.append(f"{shown}{sep}{hit.number}{sep}{escape_line(hit.text)}")
+                lines.append(f"{shown}{sep}{hit.number}{sep}{hit.text if clean else escape_line(hit.text)}")
                 matches.append({"path": display, "line": hit.number, "text": hit.text, "context": not hit.match})
         if report.truncated:
             truncated = True
