@@ -92,7 +92,7 @@ class Counts:
     version: int
     at: dict[str, int]
     must: list[int]
-    before: dict[str, npt.NDArray[np.int64]]
+    before: dict[str, list[int]]
     position: npt.NDArray[np.int32]
     number: npt.NDArray[np.int32]
 
@@ -113,11 +113,11 @@ def count_view(view: View, kinds: dict[str, str], numbers: dict[str, int], versi
     codes = np.fromiter(
         (link if is_link else code[kinds.get(indexed, ALWAYS)] for _, indexed, _, is_link in files), np.int8, len(files)
     )
-    before: dict[str, npt.NDArray[np.int64]] = {}
+    before: dict[str, list[int]] = {}
     for kind in _COUNTED:
         column = np.zeros(len(files) + 1, np.int64)
         np.cumsum(codes == code[kind], out=column[1:])
-        before[kind] = column
+        before[kind] = column.tolist()  # a query reads two items a run of files: a list's are 10x quicker to get
     number = np.full(len(files), -1, np.int32)
     text = np.flatnonzero(codes == code[TEXT])
     number[text] = [numbers.get(files[here][1], -1) for here in text.tolist()]
