@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,12 +20,12 @@ from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, grep_tre
 from rootbound.confine.search.chunk_scan import Lease
 from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
 from rootbound.confine.search.ignore_walk import WalkLimits, walk
-from rootbound.confine.search.index import indexed_search
+from rootbound.confine.search.index import indexed_search, tree_index
 from rootbound.confine.search.index.indexed_search import _to_open, grep_with_index, names_with_index
 from rootbound.confine.search.index.literals import fold, required_literals
 from rootbound.confine.search.index.registry import IndexRegistry
 from rootbound.confine.search.index.tree_index import IndexLimits
-from rootbound.confine.search.index.view import View, count_view
+from rootbound.confine.search.index.view import View, count_view, patch_view, walk_view
 from rootbound.confine.search.safe_regex import compile_bytes
 from rootbound.confine.search.scan_helper import ScanHelper
 from tests.helpers.grep_reports import summary
@@ -191,6 +192,43 @@ def _both(
     return summary(report), summary(full), status
 
 
+def _names(
+    registry: IndexRegistry,
+    fs: RootedFS,
+    start: Path,
+    glob: str = "*.py",
+    check: Callable[[int], None] | None = None,
+) -> tuple[tuple[list[str], bool, int] | None, str, list[str]]:
+    """search_files of ``glob`` below ``start`` through the index (``(answer, status)``, the answer ``None`` when
+    the caller must walk), and the walk's own answer made next."""
+    matches = name_matcher(glob)
+    answer, status = names_with_index(
+        registry, fs, str(start), PathFilter(), ((), (), True), matches, glob, 10_000, check
+    )
+    return answer, status, [found.display for found in walk(fs, str(start), PathFilter(), keep=matches)]
+
+
+def _literal(
+    registry: IndexRegistry, fs: RootedFS, start: Path, max_files: int = 10_000
+) -> tuple[GrepReport | None, str]:
+    """A grep of the literal ``getaddrinfo`` below ``start`` through the index (``None``: the caller must scan)."""
+    return grep_with_index(
+        registry,
+        fs,
+        str(start),
+        compile_bytes("getaddrinfo", regex=False),
+        PathFilter(),
+        ((), (), True),
+        ("getaddrinfo", False, False),
+        limits=WIDE,
+        files_only=False,
+        max_files=max_files,
+        check=None,
+        required=b"getaddrinfo",
+        deadline=None,
+    )
+
+
 QUERIES = [
     ("getaddrinfo", False, False),
     (r"class [A-Za-z0-9_]+Error\(", True, False),
@@ -345,21 +383,7 @@ def test_never_outside_the_start(indexed: tuple[Path, RootedFS, IndexRegistry]) 
     got, _, _ = _both(fs, registry, str(root), "secret")
     assert got[0] == []  # the links to the outside are not followed
     with Boundary([root / "d0"]) as narrow:  # a session whose roots are a subdirectory: nothing beyond it
-        report, status = grep_with_index(
-            registry,
-            RootedFS(narrow),
-            str(root / "d0"),
-            compile_bytes("getaddrinfo", regex=False),
-            PathFilter(),
-            ((), (), True),
-            ("getaddrinfo", False, False),
-            limits=WIDE,
-            files_only=False,
-            max_files=100,
-            check=None,
-            required=b"getaddrinfo",
-            deadline=None,
-        )
+        report, status = _literal(registry, RootedFS(narrow), root / "d0", max_files=100)
         assert report is not None and status == "index"
         assert all(path.startswith(str((root / "d0").resolve()) + "/") for path, _ in report.files)
 
@@ -367,12 +391,8 @@ def test_never_outside_the_start(indexed: tuple[Path, RootedFS, IndexRegistry]) 
 def test_search_files_same_as_the_walk(indexed: tuple[Path, RootedFS, IndexRegistry]) -> None:
     root, fs, registry = indexed
     for pattern in ("*.py", "e1", "twin*"):
-        matches = name_matcher(pattern)
-        walked = [found.display for found in walk(fs, str(root), PathFilter(), keep=matches)]
         for _ in range(2):  # the second from the matches kept with the view
-            answer, status = names_with_index(
-                registry, fs, str(root), PathFilter(), ((), (), True), matches, pattern, 10_000, None
-            )
+            answer, status, walked = _names(registry, fs, root, pattern)
             assert answer is not None and status == "index"
             assert answer[0] == walked
 
@@ -414,10 +434,7 @@ def test_never_stale_after_another_process_changes_the_tree(
                 answered_by_index += 1
                 assert summary(report) == summary(full), (step, pattern)
         for start in (root, root / "d2"):  # names, from the top and from below it (a recorded walk each)
-            walked = [found.display for found in walk(fs, str(start), PathFilter(), keep=name_matcher("*.py"))]
-            answer, _ = names_with_index(
-                registry, fs, str(start), PathFilter(), ((), (), True), name_matcher("*.py"), "*.py", 10_000, None
-            )
+            answer, _, walked = _names(registry, fs, start)
             if answer is not None:
                 answered_by_index += 1
                 assert answer[0] == walked, (step, str(start))
@@ -433,10 +450,7 @@ def test_a_change_costs_a_listing_of_its_directory(indexed: tuple[Path, RootedFS
 
     def listed_by_a_query() -> int:
         progress: list[int] = []
-        answer, status = names_with_index(
-            registry, fs, str(root), PathFilter(), ((), (), True), name_matcher("*.py"), "*.py", 10_000, progress.append
-        )
-        walked = [found.display for found in walk(fs, str(root), PathFilter(), keep=name_matcher("*.py"))]
+        answer, status, walked = _names(registry, fs, root, check=progress.append)
         assert answer is not None and status == "index" and answer[0] == walked
         return sum(progress)
 
@@ -489,34 +503,10 @@ def test_no_escape_while_another_process_swaps_a_walked_directory_for_a_link_out
             _ready(registry, root)
             with exchanging_process(str(root / "d3" / "e1"), str(root / "d3" / "e1-link"), pause=0.002):
                 for _ in range(60):
-                    names, status = names_with_index(
-                        registry,
-                        fs,
-                        str(root),
-                        PathFilter(),
-                        ((), (), True),
-                        name_matcher("*.py"),
-                        "*.py",
-                        10_000,
-                        None,
-                    )
+                    names, status, _ = _names(registry, fs, root)
                     patched += status == "index"
                     assert names is None or all(path.startswith(top) and "out" not in path for path in names[0])
-                    report, _ = grep_with_index(
-                        registry,
-                        fs,
-                        str(root),
-                        compile_bytes("getaddrinfo", regex=False),
-                        PathFilter(),
-                        ((), (), True),
-                        ("getaddrinfo", False, False),
-                        limits=WIDE,
-                        files_only=False,
-                        max_files=10_000,
-                        check=None,
-                        required=b"getaddrinfo",
-                        deadline=None,
-                    )
+                    report, _ = _literal(registry, fs, root)
                     for display, hits in report.files if report is not None else []:
                         assert display.startswith(top)
                         assert all("OUTSIDE" not in hit.text for hit in hits), display
@@ -567,3 +557,47 @@ def test_a_view_s_counts_are_its_files_by_kind(shapes: list[tuple[str, bool]]) -
         if expected >= 0:
             assert counts.position[expected] == here
     assert counts.position[numbers["not-in-this-view"]] == -1 and counts.version == 7
+
+
+def test_a_change_where_the_view_never_walked_keeps_what_it_derived(tmp_path: Path) -> None:
+    """Changes only in directories a view did not walk into (an ignored build folder, say) change nothing it holds:
+    the view comes back as it was, its counts and glob matches kept (not recomputed for the whole tree), and
+    nothing is walked."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x\n")
+    with Boundary([tmp_path]) as boundary:
+        fs = RootedFS(boundary)
+        view = walk_view(fs, str(tmp_path), "", PathFilter(), WalkLimits(), None)
+        view.counted = count_view(view, {}, {}, 1)
+        view.globs["*.py"] = [1]
+        view.stale, view.relisted = frozenset({"build"}), frozenset({"build/out", "src/ignored"})
+        progress: list[int] = []
+        patched = patch_view(view, fs, str(tmp_path), PathFilter(), WalkLimits(), progress.append)
+    assert patched is not None and patched is not view and not patched.stale and not patched.relisted
+    assert patched.counted is view.counted and patched.globs == {"*.py": [1]} and patched.entries == view.entries
+    assert progress == []
+
+
+def test_many_changes_while_a_view_is_patched_are_not_lost(
+    indexed: tuple[Path, RootedFS, IndexRegistry], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More changes while a query patches a view than the index keeps the places of (64) count as a change there:
+    the query scans and the view is not kept, so a change near its start hidden behind them is seen next time."""
+    root, fs, registry = indexed
+    start = root / "d0"
+    assert _names(registry, fs, start)[0] is not None  # the view of d0 recorded
+    (start / "e0" / "first.py").write_text("")  # the next query patches d0/e0
+    real = patch_view  # the one tree_index calls
+
+    def busy(*args: Any, **kwargs: Any) -> Any:
+        for n in range(70):  # elsewhere, each one place
+            (root / "d3" / f"busy{n}.py").write_text("")
+        (start / "late.py").write_text("")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tree_index, "patch_view", busy)
+    answer, status, _ = _names(registry, fs, start)
+    assert answer is None, status
+    monkeypatch.setattr(tree_index, "patch_view", real)
+    answer, _, walked = _names(registry, fs, start)
+    assert answer is not None and answer[0] == walked and str(start / "late.py") in walked

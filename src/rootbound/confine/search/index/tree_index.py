@@ -53,6 +53,7 @@ from rootbound.confine.search.index.view import (
     UNREADABLE,
     Plan,
     View,
+    below,
     count_view,
     patch_view,
     walk_view,
@@ -331,22 +332,22 @@ class TreeIndex:
             self.recent.append(rel)
         for key, view in list(self.views.items()):
             start = view.start
-            if _below(rel, start):
-                below = rel[len(start) + 1 :] if start else rel
+            if below(rel, start):
+                inner = rel[len(start) + 1 :] if start else rel
                 if len(view.stale) + len(view.relisted) >= MAX_STALE:
                     del self.views[key]
                 elif listing_only:
-                    view.relisted = view.relisted | {below}
+                    view.relisted = view.relisted | {inner}
                 else:
-                    view.stale = view.stale | {below}
-            elif _below(start, rel):
+                    view.stale = view.stale | {inner}
+            elif below(start, rel):
                 del self.views[key]
 
     def _forget(self, rel: str) -> None:
         """A directory removed or moved away: stop watching it and what is below it."""
         notify = self.notify
         for wd, where in list(self.watches.items()):
-            if _below(where, rel):
+            if below(where, rel):
                 del self.watches[wd]
                 if notify is not None:
                     notify.unwatch(wd)
@@ -429,20 +430,14 @@ class TreeIndex:
                 finally:
                     del self.views[key]  # patched or not, the stale view answers no more
                 if view is not None:
-                    if not self._drain_locked() or any(
-                        _below(rel, start_rel) or _below(start_rel, rel) for rel in self.recent
-                    ):
-                        return None  # changed while it walked: scan this time, walk it whole next time
+                    if self._changed_while_walked(start_rel):
+                        return None  # scan this time, walk it whole next time
                     self._keep(key, view)
             if view is None:
                 self.recent = []
                 view = walk_view(fs, start, start_rel, where, walk_limits, check)
-                if (
-                    not self._drain_locked()
-                    or len(self.recent) >= 64
-                    or any(_below(rel, start_rel) or _below(start_rel, rel) for rel in self.recent)
-                ):
-                    return None  # something changed while it walked: scan this time
+                if self._changed_while_walked(start_rel):
+                    return None  # scan this time
                 self._keep(key, view)
             if pattern is None:
                 return Plan(view, None, frozenset(self.dirty))
@@ -451,6 +446,15 @@ class TreeIndex:
             return Plan(view, self._candidates(*pattern), frozenset(self.dirty), self._memo(pattern), self._locked)
         finally:
             self.lock.release()
+
+    def _changed_while_walked(self, start_rel: str) -> bool:
+        """Whether, since :attr:`recent` was emptied before a walk from ``start_rel``, events were lost or a
+        directory below or above that start changed (more than :attr:`recent` holds counts as one)."""
+        return (
+            not self._drain_locked()
+            or len(self.recent) >= 64
+            or any(below(rel, start_rel) or below(start_rel, rel) for rel in self.recent)
+        )
 
     def _keep(self, key: tuple[object, ...], view: View) -> None:
         """Keep ``view`` for the next queries, dropping the oldest views past the caps (one larger than the
@@ -506,8 +510,3 @@ class TreeIndex:
 
 class _Stopped(Exception):
     """The index was closed while it was being built."""
-
-
-def _below(rel: str, top: str) -> bool:
-    """Whether ``rel`` is ``top`` or below it (both relative to the index, ``""`` the top)."""
-    return not top or rel == top or rel.startswith(top + "/")

@@ -12,6 +12,7 @@ dies with it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ __all__ = [
     "Counts",
     "Plan",
     "View",
+    "below",
     "count_view",
     "patch_view",
     "walk_view",
@@ -95,6 +97,11 @@ class Counts:
     before: dict[str, list[int]]
     position: npt.NDArray[np.int32]
     number: npt.NDArray[np.int32]
+
+
+def below(rel: str, top: str) -> bool:
+    """Whether ``rel`` is ``top`` or below it (both paths relative to the same directory, ``""`` that directory)."""
+    return not top or rel == top or rel.startswith(top + "/")
 
 
 _COUNTED: Final = (TEXT, BINARY, TOO_LARGE, UNREADABLE, "l")
@@ -224,6 +231,8 @@ def patch_view(
     kinds.update(
         (rel, False) for rel in relisted if (not rel or rel in view.dirs) and rel not in stale and not covered(rel)
     )
+    if not kinds:  # every change was where the view never walked (an ignored build folder): what it holds stands
+        return dataclasses.replace(view, stale=frozenset(), relisted=frozenset())
     entries, files, dirs, unentered, listed = view.entries, view.files, view.dirs, view.unentered, view.listed
     tops: list[tuple[int, int, str]] = [(0, 0, "")] if "" in kinds else []  # where its block starts (entries, files)
     counted = 0  # files and links are the entries' files and links, in order: one pass finds both positions
@@ -242,17 +251,17 @@ def patch_view(
         depth = top.count("/") + 1 if top else 0
         if depth >= walk_limits.max_depth:
             continue  # listed, never entered: nothing below it is in the view
-        below = top + "/" if top else ""
+        prefix = top + "/" if top else ""
         end, last = at, first
-        while end < len(entries) and entries[end][0].startswith(below):
+        while end < len(entries) and entries[end][0].startswith(prefix):
             end += 1
-        while last < len(files) and files[last][0].startswith(below):
+        while last < len(files) and files[last][0].startswith(prefix):
             last += 1
         room = walk_limits.max_entries - listed  # as if the directory had listed nothing before: an upper bound
-        block = View(view.start)
         try:
             if not kinds[top]:
-                _record(block, fs, base + top if top else start, below, lead, where, WalkLimits(1, room), check)
+                block = View(view.start)
+                _record(block, fs, base + top if top else start, prefix, lead, where, WalkLimits(1, room), check)
                 levels = walk_limits.max_depth - depth - 1  # below a subdirectory of this one
                 limits = WalkLimits(levels, room - block.listed)
                 walk_child = functools.partial(_walk_child, view.start, fs, base, lead, where, limits, check)
@@ -266,13 +275,14 @@ def patch_view(
                 files = files[:first] + new_files + files[last:]
                 redone = gone + [rel for rel, _ in walked]
                 if redone:
-                    dirs = {rel: inode for rel, inode in dirs.items() if not _at_or_below(rel, redone)}
-                    unentered = {rel for rel in unentered if not _at_or_below(rel, redone)}
+                    dirs = {rel: inode for rel, inode in dirs.items() if not any(below(rel, up) for up in redone)}
+                    unentered = {rel for rel in unentered if not any(below(rel, up) for up in redone)}
                     for rel, child in walked:
                         dirs = dirs | {rel: block.dirs[rel]} | child.dirs
                         unentered = unentered | child.unentered
                 continue
-            _record(block, fs, base + top, below, lead, where, WalkLimits(walk_limits.max_depth - depth, room), check)
+            limits = WalkLimits(walk_limits.max_depth - depth, room)
+            block = _walk_child(view.start, fs, base, lead, where, limits, check, top)
         except LimitExceeded:
             return None  # perhaps over the cap: a walk of the whole tree says
         except (RootsError, OSError):  # gone, or no longer a directory (its own event, read before its parent's)
@@ -285,13 +295,13 @@ def patch_view(
         listed += block.listed
         entries = entries[:at] + block.entries + entries[end:]
         files = files[:first] + block.files + files[last:]
-        dirs = {rel: inode for rel, inode in dirs.items() if not rel.startswith(below)} | block.dirs
-        unentered = {rel for rel in unentered if not rel.startswith(below)} | block.unentered
+        dirs = {rel: inode for rel, inode in dirs.items() if not rel.startswith(prefix)} | block.dirs
+        unentered = {rel for rel in unentered if not rel.startswith(prefix)} | block.unentered
     return View(view.start, entries, dirs, files, unentered, listed=listed)
 
 
 def _walk_child(
-    start: str,
+    view_start: str,
     fs: RootedFS,
     base: str,
     lead: str,
@@ -300,16 +310,12 @@ def _walk_child(
     check: Callable[[int], None] | None,
     rel: str,
 ) -> View:
-    """The entries below the subdirectory ``rel`` of a view's start (none when ``limits`` leaves no level: the
-    whole walk would not enter it)."""
-    child = View(start)
+    """The entries below the directory ``rel`` of a view's start, as a view's lists (none when ``limits`` leaves no
+    level: the whole walk would not enter it)."""
+    child = View(view_start)
     if limits.max_depth > 0:
         _record(child, fs, base + rel, rel + "/", lead, where, limits, check)
     return child
-
-
-def _at_or_below(rel: str, tops: list[str]) -> bool:
-    return any(rel == top or rel.startswith(top + "/") for top in tops)
 
 
 def _around_subdirectories(
