@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from rootbound.confine import landlock
 from rootbound.confine.search.agent_grep import GrepLimits
-from rootbound.confine.search.chunk_scan import Event, job_of
+from rootbound.confine.search.chunk_scan import CHUNK_FILES, Event, job_of
 from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.workspace.scan_process import helper_command
 from tests.helpers.serve_process import http_serve_process, text_of
@@ -42,6 +42,18 @@ def _children(pid: int) -> list[int]:
 def _read_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/io") as io:
         return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
+
+
+async def _until_idle(pid: int, sock_fd: int) -> None:
+    """Until the helper is blocked reading its socket (``/proc/PID/syscall``: a syscall whose first argument is the
+    socket's fd), which it reaches only once ready and between chunks."""
+    ends = time.monotonic() + 120
+    while time.monotonic() < ends:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+        if len(fields) > 1 and fields[0] != "running" and int(fields[1], 16) == sock_fd:
+            return
+        await anyio.sleep(0.05)
+    raise AssertionError("the scan helper never waited on its socket: it did not start")
 
 
 def _tree(root: Path) -> None:
@@ -89,11 +101,18 @@ async def test_serve_shares_a_scan_with_one_sandboxed_helper_that_ends_with_it(t
             (helper,) = _children(server.pid)
             argv = Path(f"/proc/{helper}/cmdline").read_bytes().split(b"\0")
             assert b"rootbound.workspace.scan_process" in argv and b"--sandbox" in argv
-            for query in queries:  # the first calls may find the helper still starting (they then scan alone)
-                await _grep(url, **query)
-            before = _read_bytes(helper)  # its own imports are behind it: what it reads from here is files
-            shared = [await _grep(url, **query) for query in queries]
-            assert _read_bytes(helper) - before > 500_000  # it read a good part of the tree's 3.5 MB, three times
+            sock_fd = int(argv[argv.index(b"rootbound.workspace.scan_process") + 1])
+            chunk_bytes = CHUNK_FILES * min(f.stat().st_size for f in work.rglob("*.txt"))
+            shared = []
+            for query in queries:
+                # Waiting on its socket: its start (imports, sandbox) is behind it, and it reads nothing until sent a
+                # chunk. Under load that start takes seconds, which a fixed number of warm-up calls did not cover.
+                await _until_idle(helper, sock_fd)
+                before = _read_bytes(helper)
+                shared.append(await _grep(url, **query))
+                taken = _read_bytes(helper) - before
+                if "max_per_file" not in query:  # a whole walk: its fifth chunk goes to the idle helper at any pace
+                    assert taken >= chunk_bytes, (query, taken)  # (the capped one ends within the first four)
             assert os.path.exists(f"/proc/{helper}")
         assert shared == alone
         assert "needle in 0/0" in shared[0] and "files had more than 2 matches" in shared[2]
