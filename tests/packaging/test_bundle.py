@@ -1,12 +1,15 @@
 """The MCP Bundle (issue 38): built from the wheel by scripts/build_bundle.py (``make bundle``), accepted by
 ``mcpb validate``, unpacked by ``mcpb unpack`` into a fresh directory, and run from there the way a host runs it:
 the manifest's ``mcp_config`` with ``${__dirname}`` and the user's settings substituted (MANIFEST.md's rules), by a
-``python3`` that has nothing installed, answering ``tools/list`` and a read inside the chosen folder."""
+``python3`` that has nothing installed, answering ``tools/list`` and a read inside the chosen folder; and with each
+CPython from 3.10 to 3.14 this machine has as the host's ``python3``: a grep answered with its scan helper taking
+part, and nothing on stderr but the start-up line (the host's server log)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,10 +18,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
 import pytest
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from mcp import Client
 from rootbound import __version__
+from rootbound.confine.search.chunk_scan import CHUNK_FILES
 from tests.helpers.built_dist import INSTALLERS, MCPB, REPO, Dist, installed
+from tests.helpers.scan_helper_probe import children, helper_socket, read_bytes, until_idle
 from tests.packaging.served import make_workspace, serve_and_read
 
 WRITE_TOOLS = {"edit_file", "write_file", "create_directory", "move_file", "delete_file"}
@@ -80,15 +88,22 @@ def test_the_manifest_says_what_the_bundle_needs(unpacked: Path) -> None:
     manifest = manifest_of(unpacked)
     assert manifest["version"] == __version__
     assert manifest["server"]["type"] == "python" and (unpacked / manifest["server"]["entry_point"]).is_file()
-    minor = f"{sys.version_info.major}.{sys.version_info.minor}"
     assert manifest["compatibility"]["platforms"] == ["linux"]
-    assert manifest["compatibility"]["runtimes"]["python"].startswith(f">={minor},<")
+    assert manifest["compatibility"]["runtimes"]["python"] == ">=3.10,<3.15"
     settings = manifest["user_config"]
     assert settings["directories"] == settings["directories"] | {"type": "directory", "multiple": True}
     assert settings["directories"]["required"] is True
     assert (settings["writable"]["type"], settings["writable"]["default"]) == ("boolean", False)
-    assert (unpacked / "server" / "lib" / "rootbound" / "__init__.py").is_file()
-    assert not (unpacked / "server" / "lib" / "bin").exists()
+    lib = unpacked / "server" / "lib"
+    assert (lib / "common" / "rootbound" / "__init__.py").is_file()  # pure Python: once for every version
+    entry = load_entry()
+    assert entry.carried(lib) == list(HOST_PYTHONS)
+    for version in HOST_PYTHONS:
+        paths = entry.lib_paths(lib, tuple(map(int, version.split("."))))
+        numpy = [Path(p) / "numpy" for p in paths if (Path(p) / "numpy").is_dir()]
+        assert len(numpy) == 1 and (numpy[0].parent / "numpy.libs").is_dir()  # a wheel's .libs beside its package
+    assert entry.lib_paths(lib, (3, 9)) is None
+    assert not list(lib.glob("*/bin"))
 
 
 def host_command(
@@ -141,6 +156,65 @@ async def test_the_unpacked_bundle_serves_the_folder(
     assert served.tools & WRITE_TOOLS == (WRITE_TOOLS if writable else set())
     if writable:
         assert {tool["name"] for tool in manifest["tools"]} == served.tools
+
+
+HOST_PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
+FILES = 5 * CHUNK_FILES + 160
+"""A walk past the chunks a call searches itself first, so the helper is sent one."""
+
+
+def host_python(version: str, base: Path) -> Path:
+    """The bin folder of a bare venv (no pip, nothing installed) of this machine's ``python{version}``."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = [shutil.which(f"python{version}"), *sorted(pyenv.glob(f"{version}.*/bin/python{version}"))]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+        if probe.returncode == 0:  # (a pyenv shim of a version not selected fails here)
+            venv_dir = base / "venv"
+            subprocess.run(
+                [probe.stdout.strip(), "-m", "venv", "--without-pip", str(venv_dir)], check=True, timeout=120
+            )
+            return venv_dir / "bin"
+    pytest.skip(f"no python{version} on this machine to stand in for a host's python3")
+
+
+@pytest.mark.parametrize("version", HOST_PYTHONS)
+async def test_the_bundle_runs_on_the_host_s_python3(unpacked: Path, tmp_path: Path, version: str) -> None:
+    bin_dir = host_python(version, tmp_path)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for n in range(FILES):
+        (workspace / f"f{n:04d}.txt").write_text(("a needle\n" if n % 100 == 0 else "hay\n") + "padding line\n" * 8)
+    command, args, env = host_command(manifest_of(unpacked), unpacked, {"directories": [workspace], "writable": False})
+    environment = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), **env}
+    python3 = shutil.which(command, path=environment["PATH"])
+    assert python3 == str(bin_dir / "python3")
+    params = StdioServerParameters(command=python3, args=args, env=environment, cwd=tmp_path)
+    with (tmp_path / "stderr.log").open("w+") as log:
+        with anyio.fail_after(240):
+            async with Client(stdio_client(params, errlog=log), mode="legacy") as client:
+                assert "grep" in {tool.name for tool in (await client.list_tools()).tools}
+                (server,) = [pid for pid in children(os.getpid()) if str(unpacked) in _cmdline(pid)]
+                helpers = [(pid, helper_socket(pid)) for pid in children(server)]
+                assert [sock for _, sock in helpers if sock is not None], "no scan helper running"
+                (helper, sock) = next((pid, sock) for pid, sock in helpers if sock is not None)
+                await until_idle(helper, sock)
+                before = read_bytes(helper)
+                result = await client.call_tool("grep", {"pattern": "needle"})
+                assert not result.is_error and result.structured_content is not None
+                assert result.structured_content["files_searched"] == FILES
+                assert len(result.structured_content["files"]) == len(range(0, FILES, 100))
+                assert read_bytes(helper) - before >= CHUNK_FILES * len("hay\n" + "padding line\n" * 8)  # took part
+        log.seek(0)
+        lines = log.read().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rootbound serve: stdio;"), lines
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def load_entry() -> ModuleType:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import json
 import marshal
 import mmap
 import os
@@ -160,6 +161,27 @@ def _checks(flag: mmap.mmap, deadline: float | None) -> tuple[Callable[[], bool]
 
 # -- the server's side -------------------------------------------------------------------------------------------
 
+_BOOT: Final = (
+    "import json, runpy, sys; module = sys.argv[2]; sys.path[:] = json.loads(sys.argv[1]); del sys.argv[1:3]; "
+    "runpy.run_module(module, run_name='__main__', alter_sys=True)"
+)
+
+
+def child_argv(module: str, args: Sequence[str]) -> list[str]:
+    """``python -m module args`` started the way this interpreter was: its isolation flags and its ``sys.path``
+    as it is now. A bundle's entry point adds its ``server/lib`` to the path at run time under ``-I``; a plain
+    ``-m`` child would import none of it (issue 50: the helper failed to start in every bundle)."""
+    flags = sys.flags
+    argv = [sys.executable]
+    if flags.isolated:
+        argv.append("-I")
+    else:
+        argv += ["-E"] if flags.ignore_environment else []
+        argv += ["-s"] if flags.no_user_site else []
+    argv += ["-B"] if flags.dont_write_bytecode else []
+    argv += ["-O"] * flags.optimize
+    return [*argv, "-c", _BOOT, json.dumps(sys.path), module, *args]
+
 
 class ScanHelper:
     """One helper process and the socket to it; :meth:`take` lends it to one call at a time.
@@ -176,7 +198,7 @@ class ScanHelper:
             self._flag = mmap.mmap(flag_fd, 1)
             module, *rest = command
             self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
-                [sys.executable, "-m", module, str(theirs.fileno()), str(flag_fd), *rest],
+                child_argv(module, [str(theirs.fileno()), str(flag_fd), *rest]),
                 pass_fds=(theirs.fileno(), flag_fd),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
