@@ -166,8 +166,12 @@ FILES = 5 * CHUNK_FILES + 160
 def host_python(version: str, base: Path) -> Path:
     """The bin folder of a bare venv (no pip, nothing installed) of this machine's ``python{version}``."""
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    candidates = [shutil.which(f"python{version}"), *sorted(pyenv.glob(f"{version}.*/bin/python{version}"))]
-    for candidate in filter(None, candidates):
+    on_path = shutil.which(f"python{version}")
+    candidates: list[Path] = [
+        *([Path(on_path)] if on_path else []),
+        *sorted(pyenv.glob(f"{version}.*/bin/python{version}")),
+    ]
+    for candidate in candidates:
         probe = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
         if probe.returncode == 0:  # (a pyenv shim of a version not selected fails here)
             venv_dir = base / "venv"
