@@ -232,7 +232,9 @@ def test_a_missing_command_fails_before_the_sandbox(layout: Layout) -> None:
 
 def test_the_default_policy_hides_the_home_and_shows_what_the_audit_plants(layout: Layout) -> None:
     argv = [sys.executable, str(layout.script)]
-    policy = default_policy(argv, env=layout.env, cwd=layout.cwd, trap=layout.trap, canaries=[layout.far])
+    policy = default_policy(
+        argv, env=layout.env, cwd=layout.cwd, trap=layout.trap, canaries=[layout.far], auditor_env=layout.env
+    )
     assert layout.home in policy.hide
     assert {layout.trap, layout.far, layout.cwd, layout.script.parent} <= set(policy.show)
     assert {layout.trap, layout.far, layout.cwd, *policy.hide} <= set(policy.writable)
@@ -240,6 +242,18 @@ def test_the_default_policy_hides_the_home_and_shows_what_the_audit_plants(layou
     args = policy_args(policy)
     assert args.count("--hide") == len(policy.hide) and ("--no-landlock" in args) is not policy.landlock
     assert report_line(None, "the kernel has no user namespaces") == "sandbox: off: the kernel has no user namespaces"
+
+
+def test_a_server_home_inside_the_trap_is_not_hidden(layout: Layout) -> None:
+    server_env = dict(layout.env, HOME=str(layout.trap / "home"))  # --trap-home: the server's HOME is a canary dir
+    policy = default_policy(
+        ["true"], env=server_env, cwd=layout.cwd, trap=layout.trap, canaries=[layout.far], auditor_env=layout.env
+    )
+    assert layout.home in policy.hide and layout.trap / "home" not in policy.hide
+    inside = default_policy(
+        ["true"], env=layout.env, cwd=layout.cwd, trap=layout.home, auditor_env={"HOME": str(layout.trap)}
+    )
+    assert layout.trap not in inside.hide  # an auditor's home inside what the audit shows cannot be hidden
 
 
 def test_install_roots_follow_venvs_node_modules_and_shebangs(tmp_path: Path) -> None:

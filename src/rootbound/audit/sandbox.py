@@ -188,11 +188,18 @@ def default_policy(
     canaries: Iterable[Path] = (),
     hide: Iterable[Path] | None = None,
     show: Iterable[Path] = (),
+    auditor_env: Mapping[str, str] | None = None,
 ) -> SandboxPolicy:
-    """The audit's policy: hide the auditor's home (``hide`` overrides), show and let the server write the trap,
-    the canary directories and its cwd, show its install (read-only under Landlock) and ``show``."""
-    hidden = _real_homes(env) if hide is None else [Path(os.path.realpath(h)) for h in hide]
+    """The audit's policy: hide the auditor's home (``$HOME`` of ``auditor_env``, default this process's, and the
+    password database's; ``hide`` overrides), show and let the server write the trap, the canary directories and
+    its cwd, show its install (read-only under Landlock, found on ``env``'s PATH) and ``show``. The server's own
+    ``$HOME`` (``env``) may point elsewhere, e.g. into the trap (``--trap-home``): that is not hidden."""
     planted = [Path(os.path.realpath(p)) for p in (trap, *canaries, cwd)]
+    if hide is None:
+        homes = _real_homes(os.environ if auditor_env is None else auditor_env)
+        hidden = [h for h in homes if not any(p == h or p in h.parents for p in planted)]  # home inside the trap
+    else:
+        hidden = [Path(os.path.realpath(h)) for h in hide]
     visible = _dedupe([*planted, *install_roots(argv, env, cwd), *(Path(os.path.realpath(p)) for p in show)])
     writable = _dedupe([*planted, Path(os.path.realpath(tempfile.gettempdir())), *hidden])
     return SandboxPolicy(hide=tuple(hidden), show=tuple(visible), writable=tuple(writable),
