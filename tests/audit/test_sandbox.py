@@ -8,8 +8,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -270,3 +272,40 @@ def test_install_roots_follow_venvs_node_modules_and_shebangs(tmp_path: Path) ->
     assert venv in roots
     assert Path(sys.executable).resolve().parent.parent in roots  # the venv's base interpreter
     assert tmp_path / "npm" in roots
+
+
+SETPRIV = shutil.which("setpriv")
+SYSTEM_PYTHON = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), None)
+
+
+UNPRIVILEGED = os.geteuid() == 0 and SETPRIV is not None and SYSTEM_PYTHON is not None
+
+
+@pytest.mark.skipif(not UNPRIVILEGED, reason="needs root, setpriv and a system python3 to become another user")
+def test_an_unprivileged_auditor_gets_the_sandbox_through_a_user_namespace(supported: None) -> None:
+    """Not root: the entry module creates a user namespace with the mount namespace (uid mapped to itself)."""
+    assert SETPRIV is not None and SYSTEM_PYTHON is not None
+    base = Path(tempfile.mkdtemp(prefix="rbaudit-sbtest-"))  # pytest's tmp_path is not enterable by another user
+    try:
+        home, trap, cwd = base / "home", base / "home" / "rbaudit-x", base / "cwd"
+        for d in (home / ".ssh", trap, cwd):
+            d.mkdir(parents=True)
+        (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-CANARY")
+        (trap / "marker.txt").write_text("TRAP-TOKEN")
+        for path in (base, *base.rglob("*")):
+            os.chown(path, 65534, 65534)
+        base.chmod(0o755)
+        policy = SandboxPolicy(hide=(home,), show=(trap, cwd), writable=(trap, cwd), landlock=landlock_reason() is None)
+        argv = ["cat", str(home / ".ssh" / "id_ed25519"), str(trap / "marker.txt")]
+        wrapped, _env = sandboxed(argv, {"PATH": os.defpath}, policy)
+        wrapped[0] = SYSTEM_PYTHON  # the test's own interpreter may live in root's home, which nobody can enter
+        done = subprocess.run(
+            [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", *wrapped],
+            cwd=cwd, env={"PATH": os.defpath, "HOME": str(home)}, capture_output=True, text=True, timeout=60,
+            check=False,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert "TRAP-TOKEN" in done.stdout, done.stderr
+    assert "PRIVATE-KEY-CANARY" not in done.stdout and "No such file or directory" in done.stderr
+    assert done.returncode == 1  # cat: one file missing, one read
