@@ -7,7 +7,10 @@ REPORTS_DIR is what ``bench/audit_corpus.py LIST --write --reports DIR`` leaves:
 ``NAME.run.json`` (exit code, seconds, peak KiB). TRUTH (default ``bench/audit_truth_published.tsv``) has one
 server a line, ``name<TAB>clean|escapes<TAB>TOOL=KIND ...``: each tool through which the server was shown by hand
 to reach outside its roots, with the worst kind of access proved (``write`` critical, ``read`` high, ``list``
-medium, ``meta`` low; the audit's own scale, ``rootbound.audit.classes.severity_for``). The hand write-ups in
+medium, ``meta`` low; the audit's own scale, ``rootbound.audit.classes.severity_for``). ``A|B=KIND``: one root cause
+reached through several tools (a finding on any of them counts); ``roots:*=KIND``: in roots mode the server ignores
+the roots and every path tool reaches anywhere (one root cause: a finding on any tool in a roots mode counts, and
+a finding in args mode is then a false claim unless another item names it). The hand write-ups in
 ``bench/audit_published.md`` say how each was proved.
 
 Judged per tool, by the worst severity the report gives it (``info`` findings, such as hard links, are not claims):
@@ -62,25 +65,34 @@ def read_truth(path: Path) -> list[Truth]:
     return out
 
 
-def worst_by_tool(report: dict[str, Any]) -> dict[str, str]:
-    got: dict[str, str] = {}
+ROOTS_MODES = ("roots", "roots-2026")
+
+
+def worst_by_tool(report: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """(mode, tool) -> the worst severity of its findings (``info`` ones are not claims)."""
+    got: dict[tuple[str, str], str] = {}
     for finding in report.get("findings") or []:
         severity = str(finding.get("severity", "info"))
-        tool = str(finding.get("tool", ""))
-        if RANK.get(severity, 0) > RANK[got.get(tool, "info")]:
-            got[tool] = severity
+        key = (str(finding.get("mode", "")), str(finding.get("tool", "")))
+        if RANK.get(severity, 0) > RANK[got.get(key, "info")]:
+            got[key] = severity
     return got
+
+
+def _matches(group: str, mode: str, tool: str) -> bool:
+    """``a|b``: those tools in any mode; ``roots:*``: any tool in a roots mode (a server that ignores roots)."""
+    scope, _, tools = group.rpartition(":")
+    if scope == "roots" and mode not in ROOTS_MODES:
+        return False
+    return tools == "*" or tool in tools.split("|")
 
 
 def judge(truth: Truth, report: dict[str, Any], exit_code: int | None) -> tuple[dict[str, list[str]], list[str]]:
     """Per outcome, the tools in it; and the problems that fail the server."""
     got = worst_by_tool(report)
     outcome: dict[str, list[str]] = {"found": [], "under": [], "over": [], "missed": [], "false": []}
-    named: set[str] = set()
     for group, severity in sorted(truth.tools.items()):
-        tools = group.split("|")
-        named.update(tools)
-        seen = [got[t] for t in tools if t in got]
+        seen = [sev for (mode, tool), sev in got.items() if _matches(group, mode, tool)]
         if not seen:
             outcome["missed"].append(f"{group} ({severity})")
             continue
@@ -90,9 +102,9 @@ def judge(truth: Truth, report: dict[str, Any], exit_code: int | None) -> tuple[
         else:
             key = "under" if RANK[worst] < RANK[severity] else "over"
             outcome[key].append(f"{group} ({worst}, true {severity})")
-    for tool, severity in sorted(got.items()):
-        if tool not in named:
-            outcome["false"].append(f"{tool} ({severity})")
+    for (mode, tool), severity in sorted(got.items()):
+        if not any(_matches(group, mode, tool) for group in truth.tools):
+            outcome["false"].append(f"{tool} in {mode} ({severity})")
     problems = [f"{len(v)} {k}" for k, v in outcome.items() if k != "found" and v]
     want = 0 if truth.clean else 1
     if exit_code != want:
