@@ -152,6 +152,22 @@ def test_the_trap_the_canaries_and_its_own_install_stay_visible(supported: None,
     assert got["cwd"] == str(layout.cwd)
 
 
+def test_devices_and_renames_inside_the_trap_work(supported: None, layout: Layout) -> None:
+    """/dev/null is writable (shells and runtimes write it); a rename or hard link inside the trap works. (Between
+    the trap and another mount, e.g. /tmp, it is EXDEV inside the sandbox: the trap is bound back in.)"""
+    code = (
+        "import os; open('/dev/null', 'w').write('x'); d = os.environ['RB_TRAP']; "
+        "open(d + '/a', 'w').write('a'); os.rename(d + '/a', d + '/far/b'); os.link(d + '/far/b', d + '/c'); "
+        "print('ok')"
+    )
+    argv = [sys.executable, "-c", code]
+    env = dict(layout.env, RB_TRAP=str(layout.trap))
+    wrapped, env = sandboxed(argv, env, policy_for(layout, argv))
+    done = subprocess.run(wrapped, env=env, cwd=layout.cwd, capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.strip() == "ok", done.stderr
+    assert (layout.trap / "far" / "b").read_text() == "a" and (layout.trap / "c").exists()
+
+
 def test_the_server_home_is_private(supported: None, layout: Layout) -> None:
     state = layout.home / ".code-index" / "state.json"
     got = run_hostile(layout, f"write:{state}", f"read:{state}", f"list:{layout.home}")
@@ -239,7 +255,7 @@ def test_the_default_policy_hides_the_home_and_shows_what_the_audit_plants(layou
     )
     assert layout.home in policy.hide
     assert {layout.trap, layout.far, layout.cwd, layout.script.parent} <= set(policy.show)
-    assert {layout.trap, layout.far, layout.cwd, *policy.hide} <= set(policy.writable)
+    assert {layout.trap, layout.far, layout.cwd, *policy.hide, Path("/dev")} <= set(policy.writable)
     assert layout.script.parent in install_roots(argv, layout.env, layout.cwd)
     args = policy_args(policy)
     assert args.count("--hide") == len(policy.hide) and ("--no-landlock" in args) is not policy.landlock

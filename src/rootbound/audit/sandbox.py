@@ -17,6 +17,14 @@ stdio, and the audit launches it exactly as before. Two layers:
   the trap, the canaries, its cwd, the temp dir, ``/dev``, ``/proc`` and its private home. The auditor's other files
   (a checkout, a database) cannot be changed.
 
+What differs inside, by design: the auditor's home is empty but for what is shown (the server cannot read
+``~/.ssh``, and its writes to ``~`` vanish with it); the trap and canaries under the home are bind mounts, so a
+rename or hard link between them and another mount (``/tmp``, a cwd elsewhere) fails with ``EXDEV`` (within the
+trap it works; ``shutil.move`` falls back to copying); a fanotify mark on the original *mount* does not see the
+server's accesses through a bind mount (inotify and ``FAN_MARK_FILESYSTEM`` do); a server that needs more of the
+home (``npx``/``uvx`` caches in ``~/.npm``, ``~/.cache/uv``) fails to start unless those are shown, or the audit runs
+with ``--no-sandbox``.
+
 The entry module fails closed: a sandbox that was asked for and cannot be set up ends the process with exit code
 :data:`SETUP_FAILED` and one line on stderr (``rootbound sandbox: ...``); the server never runs unconfined by
 accident. :func:`sandbox_support` is the cheap probe the caller runs first (once, cached) to decide, and to say in
@@ -201,7 +209,8 @@ def default_policy(
     else:
         hidden = [Path(os.path.realpath(h)) for h in hide]
     visible = _dedupe([*planted, *install_roots(argv, env, cwd), *(Path(os.path.realpath(p)) for p in show)])
-    writable = _dedupe([*planted, Path(os.path.realpath(tempfile.gettempdir())), *hidden])
+    system = [Path(p) for p in _SYSTEM_WRITABLE]
+    writable = _dedupe([*planted, Path(os.path.realpath(tempfile.gettempdir())), *system, *hidden])
     return SandboxPolicy(hide=tuple(hidden), show=tuple(visible), writable=tuple(writable),
                          landlock=landlock_reason() is None)  # fmt: skip
 
