@@ -10,10 +10,11 @@ Lines starting with ``!`` install what the commands need, into .deps/corpus/ (id
     !pypi git-latest  mcp-server-git==2026.10.19                      -> {deps}/corpus/pypi/git-latest/bin/...
 
 Each audit runs as a real ``rootbound audit --format json`` process. With ``--reports DIR`` each server's JSON
-report is kept as ``DIR/NAME.json`` (its stderr log beside it) and the audit runs in ``DIR/NAME.cwd/`` (the
-server's cwd, where a canary is planted), so ``bench/audit_reproduce.py`` can replay every finding by hand. Only
-counts are printed (never a third party's findings): what a server does wrong is for its maintainers, through the
-advisories the docs cite.
+report is kept as ``DIR/NAME.json`` (its stderr log beside it, and ``NAME.run.json``: exit code, time, peak KiB)
+and the audit runs in ``DIR/NAME.cwd/`` (the server's cwd, where a canary is planted), so
+``bench/audit_reproduce.py`` can replay every finding by hand and ``bench/audit_truth.py`` can judge the reports
+against a hand truth. Only counts are printed (never a third party's findings): what a server does wrong is for
+its maintainers, through the advisories the docs cite.
 """
 
 from __future__ import annotations
@@ -165,6 +166,8 @@ def main() -> int:
             args.reports.mkdir(parents=True, exist_ok=True)
         keep = args.reports.resolve() / name if args.reports is not None else None
         code, report, took, peak = audit(command, args.write, args.budget, keep)
+        if keep is not None:  # what bench/audit_truth.py judges besides the report: the exit code
+            Path(f"{keep}.run.json").write_text(json.dumps({"exit": code, "seconds": round(took, 1), "peak_kib": peak}))
         times.append(took)
         peaks.append(peak)
         print(row(name, code, report, took, peak), flush=True)
