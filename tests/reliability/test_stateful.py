@@ -255,15 +255,22 @@ class RootsMachine(RuleBasedStateMachine):
 
 def test_list_changed_is_never_outrun_by_a_stale_root() -> None:
     """Runs the machine (100 examples x up to 40 steps, ~10 s), then checks that it really exercised the
-    invariant: calls that started after a notification sent just after the client had dropped a root."""
+    invariant: calls that started after a notification sent just after the client had dropped a root.
+
+    How many calls start after a notification reached the server depends on the machine's pace as well as on the
+    examples drawn (on a loaded machine: 36 of 50 in one run), so the machine runs again, up to four times in all,
+    until the counts are met: every run checks the invariant on every call, and the floors say it was exercised."""
     for key in STATS:
         STATS[key] = 0
-    run_state_machine_as_test(
-        RootsMachine,
-        settings=settings(
-            max_examples=100, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-        ),
-    )
+    for _ in range(4):
+        run_state_machine_as_test(
+            RootsMachine,
+            settings=settings(
+                max_examples=100, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+            ),
+        )
+        if STATS["constrained"] >= 100 and STATS["after_removal"] >= 50:
+            break
     print(f"\n[stateful] {STATS}")
     assert STATS["constrained"] >= 100
     assert STATS["after_removal"] >= 50
