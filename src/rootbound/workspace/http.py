@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rootbound.confine.search.index.registry import close_all
+from rootbound.confine.search.scan_helper import close_helpers
 from rootbound.workspace._answer_budget import AnswerMeter
 from rootbound.workspace._deep_json import DepthGuard
 from rootbound.workspace._host_check import ExactHosts
@@ -70,6 +71,7 @@ def http_app(
             async with manager.run(), guard.running():
                 yield
         finally:  # uvicorn re-raises SIGTERM once it has served: nothing after it runs
+            close_helpers()  # none outlives the server holding its stderr
             close_all()  # the search index's cache folders
 
     # DepthGuard: issue 16 #12; AnswerMeter: answers being sent count against the answer budget (issue 24 #4)
@@ -168,6 +170,7 @@ def serve_http(
         while not web.should_exit:  # noqa: ASYNC110 - uvicorn exposes no event
             await anyio.sleep(0.05)
         await anyio.sleep(SHUTDOWN_GRACE + 1.0)
+        close_helpers()
         close_all()
         sys.stderr.flush()
         os._exit(0)
@@ -194,6 +197,7 @@ def serve_http(
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)
     # Worker threads still busy with abandoned tool work are not daemons: leave without joining them.
+    close_helpers()
     close_all()
     sys.stderr.flush()
     os._exit(0)

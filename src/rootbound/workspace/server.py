@@ -18,7 +18,6 @@ with ``--strict-empty-roots``.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import sys
 import threading
@@ -492,8 +491,7 @@ def _scan_helper(config: WorkspaceConfig) -> ScanHelper | None:
     except OSError as error:
         print(f"rootbound serve: scan helper not started ({error.strerror}): grep scans on one core", file=sys.stderr)
         return None
-    atexit.register(helper.close)
-    return helper
+    return helper  # ended by close_helpers() on every exit path
 
 
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:

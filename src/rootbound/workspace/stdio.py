@@ -48,7 +48,9 @@ def serve_stdio(server: Any, *, exit_process: bool = False) -> int:
 
 def _exit_now(code: int) -> None:
     from rootbound.confine.search.index.registry import close_all
+    from rootbound.confine.search.scan_helper import close_helpers
 
+    close_helpers()  # waited for: none outlives the server holding its stderr
     close_all()  # the search index's cache folders
     deadline = time.monotonic() + _THREAD_GRACE
     for thread in threading.enumerate():

@@ -19,6 +19,7 @@ is loaded from the helper's answers).
 from __future__ import annotations
 
 import array
+import atexit
 import contextlib
 import json
 import marshal
@@ -37,7 +38,7 @@ from typing import Any, Final
 
 from rootbound.confine.search.chunk_scan import IN_FLIGHT, ChunkStopped, Event, Item, Job, Searcher, search_items
 
-__all__ = ["ScanHelper", "serve"]
+__all__ = ["ScanHelper", "close_helpers", "serve"]
 
 _HEADER: Final = struct.Struct("<I")
 MAX_MESSAGE: Final = 64 << 20
@@ -183,6 +184,19 @@ def child_argv(module: str, args: Sequence[str]) -> list[str]:
     return [*argv, "-c", _BOOT, json.dumps(sys.path), module, *args]
 
 
+_LIVE: set[ScanHelper] = set()
+
+
+def close_helpers() -> None:
+    """End every helper still running: a server that leaves with ``os._exit`` (which runs no ``atexit`` hook) calls
+    this first, so no helper outlives it holding its stderr (a host waits for that pipe's end; issue 50)."""
+    for helper in list(_LIVE):
+        helper.close()
+
+
+atexit.register(close_helpers)  # a library user's interpreter exiting normally
+
+
 class ScanHelper:
     """One helper process and the socket to it; :meth:`take` lends it to one call at a time.
 
@@ -207,6 +221,7 @@ class ScanHelper:
             theirs.close()
             os.close(flag_fd)
         self._sock = ours
+        _LIVE.add(self)
         self._lock = threading.Lock()
         self._started = time.monotonic()
         self.ready = False
@@ -262,6 +277,7 @@ class ScanHelper:
     def close(self) -> None:
         """End the helper: its socket closed, it exits (at once when idle, after its chunk when busy); waited for
         briefly, then sent SIGKILL."""
+        _LIVE.discard(self)
         self.alive = False
         process, self._process = self._process, None
         with contextlib.suppress(OSError):
