@@ -2,10 +2,10 @@
 public names stay where users import them, and every repository path the docs name exists.
 
 Layers, lowest first (``docs/architecture.md``): ``core`` (pure protocol) < ``text`` (pure text: windows, media
-types, edit, diff) < ``confine`` (the one entry point into a held root and the file operations over it, with
-``confine/search``) < ``mcp`` (adapters on the SDK) < apps (``workspace``, ``audit``, ``demo``, ``cli``). The
-package facade (``rootbound/__init__.py`` and the public module paths beside it) re-exports the lower layers for
-users; only apps may import it.
+types, edit, diff) < ``confine`` (the wall: the one entry point into a held root and the file operations over it)
+< ``search`` (walks, globs, grep, the scan helper, the index, on the wall's public API) < ``mcp`` (adapters on the
+SDK) < apps (``workspace``, ``audit``, ``demo``, ``cli``). The package facade (``rootbound/__init__.py`` and the
+public module paths beside it) re-exports the lower layers for users; only apps may import it.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import rootbound
 PACKAGE = Path(rootbound.__file__).parent
 REPO = PACKAGE.parent.parent
 
-LAYERS = {"core": 0, "text": 1, "confine": 2, "mcp": 3, "workspace": 4, "audit": 4, "demo": 4}
-APPS = 4
+LAYERS = {"core": 0, "text": 1, "confine": 2, "search": 3, "mcp": 4, "workspace": 5, "audit": 5, "demo": 5}
+APPS = 5
 PUBLIC_MODULES = {"uri": "core.uri", "roots": "core.roots", "errors": "core.errors", "mrtr": "core.mrtr"}
-PUBLIC_MODULES |= {"edit": "text.edit", "boundary": "confine.boundary", "fs": "confine.rooted_fs"}
+PUBLIC_MODULES |= {"edit": "text.edit", "boundary": "confine.boundary", "fs": "search.rooted_fs"}
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py", "py.typed"} | {f"{name}.py" for name in PUBLIC_MODULES}
 SDK = {"mcp", "mcp_types", "starlette", "uvicorn", "httpx", "anyio", "sse_starlette"}
 
@@ -76,7 +76,7 @@ def layering_violations(modules: dict[str, Path], root: Path = PACKAGE) -> list[
             continue
         for line, target in imports_of(path, modules, root):
             where = f"{path.relative_to(root.parent)}:{line}"
-            if mine <= LAYERS["confine"] and target.split(".")[0] in SDK:
+            if mine <= LAYERS["search"] and target.split(".")[0] in SDK:
                 found.append(
                     f"{where} imports {target}: layer {name.split('.')[1]} must not import the SDK or I/O stack"
                 )

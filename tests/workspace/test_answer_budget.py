@@ -14,8 +14,8 @@ import anyio
 import pytest
 
 from rootbound import Boundary, Root
-from rootbound.confine.rooted_fs import RootedFS
 from rootbound.mcp import RootsProvider
+from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace._answer_budget import (
     ANSWER_COPIES,
     HTTP_MAX_MEDIA,

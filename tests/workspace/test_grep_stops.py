@@ -18,8 +18,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rootbound.confine.search.index.tree_index import THREAD_NAME as INDEX_THREAD
 from rootbound.mcp import RootsProvider
+from rootbound.search.index.tree_index import THREAD_NAME as INDEX_THREAD
 from tests.helpers.serve_process import serve, text_of
 
 SLOW = r"((a{1,10}){1,10}){1,10}x"

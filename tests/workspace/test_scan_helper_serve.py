@@ -16,9 +16,9 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from rootbound.confine import landlock
-from rootbound.confine.search.agent_grep import GrepLimits
-from rootbound.confine.search.chunk_scan import CHUNK_FILES, Event, job_of
-from rootbound.confine.search.scan_helper import ScanHelper
+from rootbound.search.agent_grep import GrepLimits
+from rootbound.search.chunk_scan import CHUNK_FILES, Event, job_of
+from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.scan_process import helper_command
 from tests.helpers.serve_process import http_serve_process, text_of
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
 from rootbound.confine.boundary import LIST
-from rootbound.confine.rooted_fs import RootedFS
+from rootbound.confine.fd_access import scandir_fd
+from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.calls import ToolError
 
 __all__ = [
@@ -265,7 +266,7 @@ def list_page(
         st_dir = handle.fstat()
         last = None if cursor is None else decode_cursor(cursor, directory_tag(st_dir), order)
         tally = _Pass(check)
-        with os.scandir(handle.fd) as listing:
+        with scandir_fd(handle.fd) as listing:
             chosen = _select(listing, order, last, cap + 1, tally)
             rows: list[Entry] = []
             for key, entry, st in chosen[:cap]:

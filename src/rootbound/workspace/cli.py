@@ -372,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
 
     install()  # an error storm (EMFILE on accept, a flood of failing requests) costs a few lines, not the disk
     if args.clear_index:
-        from rootbound.confine.search.index.registry import cache_root, clear_all
+        from rootbound.search.index.registry import cache_root, clear_all
 
         removed = clear_all(cache_root())
         print(f"rootbound serve: removed {removed} search index folder(s) of servers not running from {cache_root()}")
@@ -408,7 +408,7 @@ def run(args: argparse.Namespace) -> int:
     sandbox, verifier = walls
     index_cache, index_note = None, ""
     if not args.no_index and dirs and not confine_only:  # only once nothing refuses to start (it would be left)
-        from rootbound.confine.search.index.registry import cache_root, own_folder
+        from rootbound.search.index.registry import cache_root, own_folder
 
         index_cache = own_folder(cache_root())
         if index_cache is None:  # said in the startup line

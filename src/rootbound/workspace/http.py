@@ -7,7 +7,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rootbound.confine.search.index.registry import close_all
+from rootbound.search.index.registry import close_all
 from rootbound.workspace._answer_budget import AnswerMeter
 from rootbound.workspace._deep_json import DepthGuard
 from rootbound.workspace._host_check import ExactHosts

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from rootbound.confine.regular_files import check_file
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.ignore_walk import READ_NAMED
 from rootbound.core.errors import RootsError, TooLarge
+from rootbound.search.ignore_walk import READ_NAMED
+from rootbound.search.rooted_fs import RootedFS
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.text.read_windows import BINARY_SNIFF, TextSlice, looks_binary, read_byte_range, read_lines, read_tail
 from rootbound.workspace._answer_budget import Ledger, base64_size

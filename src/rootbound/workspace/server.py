@@ -39,15 +39,15 @@ from mcp.shared.exceptions import MCPError
 from rootbound import __version__
 from rootbound.confine.boundary import Boundary, Dropped
 from rootbound.confine.local_disks import keep_mountinfo_open
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.index.registry import IndexRegistry
-from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.core.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
 from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR
 from rootbound.mcp._sdk_server import connection_of
+from rootbound.search.index.registry import IndexRegistry
+from rootbound.search.rooted_fs import RootedFS
+from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace._answer_budget import ANSWERS, too_big
 from rootbound.workspace._arguments import without_nulls
 from rootbound.workspace._fairness import Token, default_max_walks
@@ -132,7 +132,7 @@ class WorkspaceConfig:
     """Where what must wait for the kernel sandbox goes (its threads would escape it): the CLI's ``Sandbox.then``."""
     scan_helper: tuple[str, ...] | None = None
     """The scan helper's command (``workspace/scan_process.helper_command``): grep's scans use a second process
-    (``confine/search/scan_helper.py``); ``None``: one process (``--no-scan-helper``, one CPU, or a library caller)."""
+    (``search/scan_helper.py``); ``None``: one process (``--no-scan-helper``, one CPU, or a library caller)."""
     inline_quick_calls: bool = False
     """Try each quick read-only call (``ToolSpec.quick``) on the event loop for up to :data:`INLINE_SLICE`, when the
     roots are on local disks (``Boundary.on_local_disks``), and hand it to a worker thread only if it runs longer.

@@ -47,7 +47,7 @@ def serve_stdio(server: Any, *, exit_process: bool = False) -> int:
 
 
 def _exit_now(code: int) -> None:
-    from rootbound.confine.search.index.registry import close_all
+    from rootbound.search.index.registry import close_all
 
     close_all()  # the search index's cache folders
     deadline = time.monotonic() + _THREAD_GRACE

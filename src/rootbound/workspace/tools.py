@@ -19,19 +19,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from rootbound.confine.boundary import LSTAT, EffectiveRoot, Intent
-from rootbound.confine.resolvers import O_PATH
-from rootbound.confine.resolvers import READ as READ_FLAGS
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.agent_grep import GrepLimits
-from rootbound.confine.search.chunk_scan import Lease, grep_shared
-from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
-from rootbound.confine.search.ignore_walk import WalkLimits, walk
-from rootbound.confine.search.index.indexed_search import grep_with_index, names_with_index
-from rootbound.confine.search.index.registry import IndexRegistry
-from rootbound.confine.search.safe_regex import compile_bytes, line_local
-from rootbound.confine.search.scan_helper import ScanHelper
+from rootbound.confine.fd_access import O_PATH, READ_FLAGS
 from rootbound.confine.write_domain import write_wall
 from rootbound.core.errors import LimitExceeded, OutsideRoots, RootsError
+from rootbound.search.agent_grep import GrepLimits
+from rootbound.search.chunk_scan import Lease, grep_shared
+from rootbound.search.ignore_rules import PathFilter, name_matcher
+from rootbound.search.ignore_walk import WalkLimits, walk
+from rootbound.search.index.indexed_search import grep_with_index, names_with_index
+from rootbound.search.index.registry import IndexRegistry
+from rootbound.search.rooted_fs import RootedFS
+from rootbound.search.safe_regex import compile_bytes, line_local
+from rootbound.search.scan_helper import ScanHelper
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.workspace._listing import BAD_CURSOR, MAX_CURSOR, MAX_PAGE, SORTS, Order, list_page, next_cursor
 from rootbound.workspace.calls import (

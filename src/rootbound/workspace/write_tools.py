@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from rootbound.confine.patch_ops import PatchOpFailed
-from rootbound.confine.rooted_fs import RootedFS
 from rootbound.core.errors import PathExists
+from rootbound.search.rooted_fs import RootedFS
 from rootbound.text.edit import Edit, content_hash
 from rootbound.text.patch_grammar import MAX_FILES, MAX_HUNKS, MAX_PATCH_CHARS, parse_patch
 from rootbound.workspace.calls import Limits, ToolError, ToolOutput, bool_arg, path_arg

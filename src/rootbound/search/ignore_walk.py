@@ -4,7 +4,7 @@
 Why: agents want results that are the same on every call (sorted, so a cap keeps the same first N, not whatever the
 disk listed first) and that leave out what git and ripgrep leave out (``.gitignore``, ``.ignore``, ``.rgignore``,
 ``.git/info/exclude``, ``.git``, the caller's excludes, see :mod:`ignore_rules`). The walk itself is the one
-tree scan (:func:`rootbound.confine.search.tree_walk.scan`, sorted); this module plugs the ignore rules into it as a
+tree scan (:func:`rootbound.search.tree_walk.scan`, sorted); this module plugs the ignore rules into it as a
 :class:`~tree_walk.Scope` and reads every ignore file with one reader (:func:`read_ignore_file`): one name
 opened beneath a directory fd the walk holds (``Handle.open_entry``: no link followed, same mount), the directories
 above the start opened through :meth:`Boundary.open`. A ``.git`` (or its ``info``, or ``info/exclude``) that is a
@@ -24,19 +24,18 @@ from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
 from rootbound.confine.boundary import LIST, Handle, Intent
+from rootbound.confine.fd_access import DIR_READ, READ_ENTRY, READ_FLAGS, lstat_entry, scandir_fd
 from rootbound.confine.regular_files import check_file
-from rootbound.confine.resolvers import DIR_READ, O_CLOEXEC, O_NOFOLLOW
-from rootbound.confine.resolvers import READ as READ_FLAGS
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.ignore_rules import IGNORE_FILES, MAX_IGNORE_FILE_BYTES, IgnoreRules, PathFilter
-from rootbound.confine.search.tree_walk import CHECK_EVERY, Scope, scan
+from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import RootsError
+from rootbound.search.ignore_rules import IGNORE_FILES, MAX_IGNORE_FILE_BYTES, IgnoreRules, PathFilter
+from rootbound.search.tree_walk import CHECK_EVERY, Scope, scan
 
 __all__ = ["READ_FILE", "READ_NAMED", "Found", "WalkLimits", "open_found", "read_ignore_file", "walk", "walking"]
 
 Kind = Literal["file", "dir", "symlink", "other"]
 
-READ_FILE: Final = READ_FLAGS | O_NOFOLLOW | O_CLOEXEC
+READ_FILE: Final = READ_ENTRY
 """The flags a walked regular file is opened with (by name beneath its held parent, no link followed)."""
 _FILE_READ: Final = READ_FILE
 READ_NAMED: Final = Intent("read", READ_FLAGS, kind="file", named=True, precheck=True)
@@ -107,7 +106,7 @@ def read_ignore_file(handle: Handle, dir_fd: int, name: str, inode: int) -> byte
 
 def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
     try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        return lstat_entry(dir_fd, name)
     except OSError:
         return None
 
@@ -181,7 +180,7 @@ def _rules_in(
     return rules
 
 
-def _rules_above(fs: RootedFS, handle: Handle) -> IgnoreRules:
+def _rules_above(fs: RootedFiles, handle: Handle) -> IgnoreRules:
     """The ignore files between the root and the walk's start, and the ``info/exclude`` of a repository there (git
     and ripgrep apply them to the start's tree too): each directory opened through the boundary, its files by
     :func:`_rules_in`; one that cannot be opened applies nothing. Nothing above the root is read."""
@@ -203,7 +202,7 @@ def _rules_above(fs: RootedFS, handle: Handle) -> IgnoreRules:
 
 
 class _IgnoreScope:
-    """The ignore rules as the tree scan's per-directory :class:`~rootbound.confine.search.tree_walk.Scope`."""
+    """The ignore rules as the tree scan's per-directory :class:`~rootbound.search.tree_walk.Scope`."""
 
     __slots__ = ("files", "handle", "rules", "where")
 
@@ -262,7 +261,7 @@ def _shows_something(
     fd = opened[0]
     since = 0  # entries read and not yet counted in check
     try:
-        with os.scandir(fd) as entries:
+        with scandir_fd(fd) as entries:
             head = list(itertools.islice(entries, _WHOLE))
             if check is not None and head:
                 check(len(head))
@@ -292,7 +291,7 @@ def _shows_something(
 
 @contextlib.contextmanager
 def walking(
-    fs: RootedFS,
+    fs: RootedFiles,
     path: object,
     where: PathFilter,
     *,
@@ -329,7 +328,7 @@ def walking(
 
 
 def walk(
-    fs: RootedFS,
+    fs: RootedFiles,
     path: object,
     where: PathFilter,
     *,
@@ -346,7 +345,7 @@ def walk(
     would yield (:attr:`Found.more`). ``keep(rel, name, is_dir)``: only entries it accepts are yielded (directories
     are entered either way), so a name search builds no :class:`Found` for the ~90% of entries it rejects. Close the
     generator (or run it to the end) to release the directory fds it holds. ``not_entered``: see
-    :func:`~rootbound.confine.search.tree_walk.scan`.
+    :func:`~rootbound.search.tree_walk.scan`.
     """
     peeked: list[bool] = []  # set just before scan yields the directory it was asked about
 
@@ -367,7 +366,7 @@ def walk(
                 yield Found(rel, name, is_dir, level, dir_fd, entry, handle, base, more)
 
 
-def open_found(fs: RootedFS, found: Found) -> tuple[int, os.stat_result] | None:
+def open_found(fs: RootedFiles, found: Found) -> tuple[int, os.stat_result] | None:
     """Open a walked regular file for reading (by name beneath its parent fd, no link followed, same mount, the
     hard-link policy applied), or ``None`` if it is not (still) a readable regular file."""
     opened = found.handle.open_entry(found.dir_fd, found.name, found.entry.inode(), _FILE_READ)

@@ -1,5 +1,5 @@
 """Grep: one per-file scanner (:class:`LineScanner`) for ``RootedFS.grep`` (single file and tree) and the agent
-``grep`` tool (:mod:`rootbound.confine.search.agent_grep`).
+``grep`` tool (:mod:`rootbound.search.agent_grep`).
 
 Why one: twins drift (a literal-needle fast path once existed only for single files). The scanner reads a file it
 is handed as an fd opened beneath the root (size limit, bounded read), sniffs binary content, tests a required
@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, Final, Protocol, TypeAlias
 
 from rootbound.confine.boundary import Handle
+from rootbound.confine.fd_access import READ_FLAGS as READ
 from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_rest
-from rootbound.confine.resolvers import READ
-from rootbound.confine.search.glob_match import MAX_PATTERN_LENGTH, name_matcher
-from rootbound.confine.search.tree_walk import scan
 from rootbound.core.errors import InvalidPattern, PatternTooSlow, RootsError, TooLarge
+from rootbound.search.glob_match import MAX_PATTERN_LENGTH, name_matcher
+from rootbound.search.tree_walk import scan
 
 __all__ = [
     "BINARY_SNIFF",
@@ -224,7 +224,7 @@ class LineScanner:
     def find(self, data: bytes, pos: int) -> int:
         """Where the first match of the pattern at or after the line start ``pos`` begins (-1: none), window by
         window (``check(0)`` before each); ``data`` may be several files joined by newlines (see
-        :func:`~rootbound.confine.search.safe_regex.line_local`)."""
+        :func:`~rootbound.search.safe_regex.line_local`)."""
         return self._find(data, pos)
 
     def _find(self, data: bytes, pos: int) -> int:

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from rootbound import Boundary
 from rootbound.confine.intents import LIST
-from rootbound.confine.search.grep_scan import BINARY_SNIFF, SNIFF_FIRST, LineScanner
-from rootbound.confine.search.tree_walk import scan
+from rootbound.search.grep_scan import BINARY_SNIFF, SNIFF_FIRST, LineScanner
+from rootbound.search.tree_walk import scan
 
 RESOLVERS = ["openat2", "walk", "portable"]
 

@@ -4,7 +4,7 @@ Why a reader of our own: RE2's parse tree is not exposed to Python, and Python's
 syntax differently (``[[:alpha:]]`` is a POSIX class to RE2, a set followed by a literal ``]`` to ``re``), which
 would name a literal RE2 does not require and lose real matches. This reader takes only what it is sure of -- plain
 characters and escaped punctuation in a sequence that must match -- and reads anything else as "any text here", so
-it may miss a literal (the index then narrows less), never invent one. ``tests/confine/search/test_index_literals.py``
+it may miss a literal (the index then narrows less), never invent one. ``tests/search/test_index_literals.py``
 checks that claim against RE2 itself.
 
 Case: the index folds ASCII letters, so every literal is folded too. Under case-insensitive matching RE2 folds

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from rootbound import Boundary, PatternTooSlow, RootedFS
 from rootbound.confine.boundary import Resolver
-from rootbound.confine.search import grep_scan
-from rootbound.confine.search.grep_scan import LineScanner, Span
-from rootbound.confine.search.safe_regex import compile_bytes
+from rootbound.search import grep_scan
+from rootbound.search.grep_scan import LineScanner, Span
+from rootbound.search.safe_regex import compile_bytes
 
 PATTERNS = [r"ab", r"^ab", r"b$", r"^$", r"a+b", r"\bab\b", r"^a*$", r"x", r"(a|b)+x", r"b\s+a", r"[^x]{3}"]
 CAN_MATCH_A_NEWLINE = {r"b\s+a", r"[^x]{3}"}  # in Python's re, which cannot be kept to one line: not windowed alike

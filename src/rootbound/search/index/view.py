@@ -5,7 +5,7 @@ sees (its start, its ignore rules, the walk's caps and order) is the walk's to s
 (start, filter) walks once, through the session's boundary, and keeps the result. When the kernel reports that a
 directory below the start lists something else, the next query walks that directory again into a new view
 (:func:`patch_view`); a change above the start (an ignore file there, the start moved) drops the view
-(:meth:`~rootbound.confine.search.index.tree_index.TreeIndex.plan`). A view is immutable while it lives (a query may
+(:meth:`~rootbound.search.index.tree_index.TreeIndex.plan`). A view is immutable while it lives (a query may
 be reading it), so what is derived from it (the per-kind running totals, the globs' matches) is kept beside it and
 dies with it.
 """
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from rootbound.confine.intents import LIST
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.ignore_walk import WalkLimits, walking
-from rootbound.confine.search.index.pattern_memo import PatternMemo
+from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import LimitExceeded, RootsError
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.ignore_walk import WalkLimits, walking
+from rootbound.search.index.pattern_memo import PatternMemo
 
 if TYPE_CHECKING:  # numpy is imported by the index's first build (see tree_index), never at start
     import numpy as np
@@ -152,7 +152,7 @@ class Plan:
 
 
 def walk_view(
-    fs: RootedFS,
+    fs: RootedFiles,
     start: object,
     start_rel: str,
     where: PathFilter,
@@ -167,7 +167,7 @@ def walk_view(
 
 def _record(
     view: View,
-    fs: RootedFS,
+    fs: RootedFiles,
     start: object,
     under: str,
     lead: str,
@@ -203,7 +203,7 @@ def _record(
 
 def patch_view(
     view: View,
-    fs: RootedFS,
+    fs: RootedFiles,
     start: object,
     where: PathFilter,
     walk_limits: WalkLimits,
@@ -215,7 +215,7 @@ def patch_view(
 
     A :attr:`~View.relisted` directory is listed alone and its subdirectories' entries are kept (only its files
     changed; a subdirectory new, gone or replaced there has it walked whole instead); a :attr:`~View.stale` one is
-    walked whole, its ignore files read again on the way (:func:`~rootbound.confine.search.ignore_walk.walking`
+    walked whole, its ignore files read again on the way (:func:`~rootbound.search.ignore_walk.walking`
     applies those above a walk's start). A directory the view did not walk into (ignored, past the depth cap, below
     one not entered) changes nothing it holds; one below a stale directory is walked with it. ``None``: the start
     is stale, include or exclude globs (they are relative to the walk's start, which a walk from below would read
@@ -302,7 +302,7 @@ def patch_view(
 
 def _walk_child(
     view_start: str,
-    fs: RootedFS,
+    fs: RootedFiles,
     base: str,
     lead: str,
     where: PathFilter,

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from rootbound.confine.search.index.tree_index import IndexLimits, TreeIndex
+from rootbound.search.index.tree_index import IndexLimits, TreeIndex
 
 __all__ = ["IndexRegistry", "cache_root", "clear_all", "close_all", "own_folder", "remove_stale"]
 

@@ -18,7 +18,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from rootbound.confine.search.index.literals import GRAM
+from rootbound.search.index.literals import GRAM
 
 __all__ = ["MAX_SEGMENT_FILES", "Segment", "SegmentBuilder", "file_grams", "literal_grams"]
 

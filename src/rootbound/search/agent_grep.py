@@ -22,12 +22,12 @@ from typing import Final
 
 from rootbound.confine.boundary import Handle
 from rootbound.confine.regular_files import HardlinkPolicy, check_file
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.grep_scan import LineScanner, Span
-from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.ignore_walk import READ_FILE, READ_NAMED, WalkLimits, walking
-from rootbound.confine.search.safe_regex import BytesPattern, literal_finder
+from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import NotADirectory, RootsError
+from rootbound.search.grep_scan import LineScanner, Span
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.ignore_walk import READ_FILE, READ_NAMED, WalkLimits, walking
+from rootbound.search.safe_regex import BytesPattern, literal_finder
 
 __all__ = ["GrepLimits", "GrepReport", "LineHit", "grep_tree", "scan"]
 
@@ -160,12 +160,12 @@ _NOTHING: Final[Counter[str]] = Counter()
 class _Batches:
     """The files read so far and not yet searched, and the search of them in path order (issue 29).
 
-    A match never spans a newline (:func:`~rootbound.confine.search.safe_regex.compile_bytes`), so in files joined
+    A match never spans a newline (:func:`~rootbound.search.safe_regex.compile_bytes`), so in files joined
     by newlines the first match at or after a file's start lies in the first file that has one: that file alone then
     goes through the scanner (its lines, context and caps exactly as if it had been searched alone), and the search
     resumes at the next file. A pattern whose matches could depend on the text around a line (``line_local``
     false) gets batches of one file. The scanner's windows and ``check`` apply to a batch as to a file; a required
-    literal is found in one call per batch (RE2, :func:`~rootbound.confine.search.safe_regex.literal_finder`, or
+    literal is found in one call per batch (RE2, :func:`~rootbound.search.safe_regex.literal_finder`, or
     ``bytes.find``).
     """
 
@@ -354,7 +354,7 @@ def _read_tree(
 
 
 def grep_tree(
-    fs: RootedFS,
+    fs: RootedFiles,
     path: object,
     pattern: BytesPattern,
     where: PathFilter,
@@ -376,7 +376,7 @@ def grep_tree(
     a cancellation stops a slow pattern within one window, not after a file); ``deadline`` (``time.monotonic()``)
     lets the scanner refuse a long line it could not finish in time (:class:`~rootbound.PatternTooSlow`).
     ``line_local``: the pattern's matches depend on each line alone
-    (:func:`~rootbound.confine.search.safe_regex.line_local`), so files are searched joined, ``batch_bytes`` at a
+    (:func:`~rootbound.search.safe_regex.line_local`), so files are searched joined, ``batch_bytes`` at a
     time (:class:`_Batches`); otherwise one file at a time.
     """
     report = GrepReport()

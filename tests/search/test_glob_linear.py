@@ -9,8 +9,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rootbound.confine.search.glob_match import _translate_component, compile_glob, name_matcher
-from rootbound.confine.search.glob_nfa import LinearGlob, Token, component_tokens
+from rootbound.search.glob_match import _translate_component, compile_glob, name_matcher
+from rootbound.search.glob_nfa import LinearGlob, Token, component_tokens
 
 COMPONENT = st.text(alphabet="ab*?[]!-^", min_size=1, max_size=8)
 TEXT = st.text(alphabet="ab-]![/^", max_size=10)

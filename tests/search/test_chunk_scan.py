@@ -17,14 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rootbound import Boundary, RootedFS
-from rootbound.confine.search import chunk_scan
-from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, LineHit, grep_tree
-from rootbound.confine.search.chunk_scan import Event, Item, Job, Lease, fit, grep_shared
-from rootbound.confine.search.grep_scan import LineScanner
-from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.safe_regex import compile_bytes, line_local
-from rootbound.confine.search.scan_helper import ScanHelper
 from rootbound.core.errors import PatternTooSlow
+from rootbound.search import chunk_scan
+from rootbound.search.agent_grep import GrepLimits, GrepReport, LineHit, grep_tree
+from rootbound.search.chunk_scan import Event, Item, Job, Lease, fit, grep_shared
+from rootbound.search.grep_scan import LineScanner
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.safe_regex import compile_bytes, line_local
+from rootbound.search.scan_helper import ScanHelper
 from tests.helpers.grep_reports import summary
 from tests.helpers.swap import exchanging_process
 

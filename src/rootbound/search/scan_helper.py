@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
-from rootbound.confine.search.chunk_scan import IN_FLIGHT, ChunkStopped, Event, Item, Job, Searcher, search_items
+from rootbound.search.chunk_scan import IN_FLIGHT, ChunkStopped, Event, Item, Job, Searcher, search_items
 
 __all__ = ["ScanHelper", "serve"]
 
@@ -168,7 +168,7 @@ class ScanHelper:
     module, unsandboxed (a library caller's own process is not sandboxed either).
     """
 
-    def __init__(self, command: Sequence[str] = ("rootbound.confine.search.scan_helper",)) -> None:
+    def __init__(self, command: Sequence[str] = ("rootbound.search.scan_helper",)) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         flag_fd = os.memfd_create("rootbound-scan-stop", os.MFD_CLOEXEC)
         try:

@@ -24,8 +24,8 @@ from typing import Final
 
 import pathspec
 
-from rootbound.confine.search.glob_match import bracket_error
 from rootbound.core.errors import InvalidPattern
+from rootbound.search.glob_match import bracket_error
 
 __all__ = [
     "EXCLUDE",

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from rootbound.confine.boundary import LIST, Boundary
+from rootbound.confine.boundary import LIST, LSTAT, Boundary
+from rootbound.confine.fd_access import name_thread
 from rootbound.confine.inotify import (
     IN_ATTRIB,
     IN_CREATE,
@@ -39,13 +40,14 @@ from rootbound.confine.inotify import (
     IN_MOVED_TO,
     Inotify,
 )
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.grep_scan import LineScanner
-from rootbound.confine.search.ignore_rules import IGNORE_FILES, PathFilter
-from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
-from rootbound.confine.search.index.literals import required_literals
-from rootbound.confine.search.index.pattern_memo import PatternMemo
-from rootbound.confine.search.index.view import (
+from rootbound.confine.rooted_files import RootedFiles
+from rootbound.core.errors import LimitExceeded, RootsError
+from rootbound.search.grep_scan import LineScanner
+from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter
+from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
+from rootbound.search.index.literals import required_literals
+from rootbound.search.index.pattern_memo import PatternMemo
+from rootbound.search.index.view import (
     ALWAYS,
     BINARY,
     TEXT,
@@ -58,15 +60,13 @@ from rootbound.confine.search.index.view import (
     patch_view,
     walk_view,
 )
-from rootbound.confine.syscalls import name_thread
-from rootbound.core.errors import LimitExceeded, RootsError
 
 if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its import starts BLAS threads, and the
     # kernel sandbox (applied at start) must be the only thread then
     import numpy as np
     import numpy.typing as npt
 
-    from rootbound.confine.search.index.postings import Segment, SegmentBuilder
+    from rootbound.search.index.postings import Segment, SegmentBuilder
 
 __all__ = ["THREAD_NAME", "IndexLimits", "TreeIndex"]
 
@@ -200,14 +200,14 @@ class TreeIndex:
         if self.cache is not None:
             self.cache.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.boundary = boundary = Boundary([self.path])
-        fs = RootedFS(boundary, read_only=True)
+        fs = RootedFiles(boundary, read_only=True)
         self.notify = notify = Inotify()
         with boundary.open(str(self.path), LIST) as top:
             st = top.fstat()
             self.identity = (st.st_dev, st.st_ino)
             self.watches[notify.watch_entry(top.fd)] = ""
         self.total = self._count(fs)
-        from rootbound.confine.search.index.postings import SegmentBuilder, file_grams
+        from rootbound.search.index.postings import SegmentBuilder, file_grams
 
         builder = SegmentBuilder(self.cache)
         names: list[str] = []
@@ -266,7 +266,7 @@ class TreeIndex:
             self.segments.append(segment)
             self.names.append(names)
 
-    def _count(self, fs: RootedFS) -> int:
+    def _count(self, fs: RootedFiles) -> int:
         """How many files the build will read, for the progress line (one walk without opens)."""
         count = 0
         where = PathFilter(gitignore=False)
@@ -326,7 +326,7 @@ class TreeIndex:
     def _structure(self, rel: str, *, listing_only: bool = False) -> None:
         """A change in what the directory ``rel`` lists (``listing_only``: an entry created, removed or renamed
         there, nothing that alters what is below its other subdirectories): the views at or above it list it again
-        before they answer (:func:`~rootbound.confine.search.index.view.patch_view`); the views below it are
+        before they answer (:func:`~rootbound.search.index.view.patch_view`); the views below it are
         dropped (an ignore file above a view's start, or the start itself moved)."""
         if len(self.recent) < 64:
             self.recent.append(rel)
@@ -357,7 +357,7 @@ class TreeIndex:
         boundary, notify = self.boundary, self.notify
         if boundary is None or notify is None:
             return
-        fs = RootedFS(boundary, read_only=True)
+        fs = RootedFiles(boundary, read_only=True)
         try:
             with boundary.open(str(self.path / rel), LIST) as top:
                 self.watches[notify.watch_entry(top.fd)] = rel
@@ -375,9 +375,13 @@ class TreeIndex:
 
     def _check_links(self, rel: str) -> None:
         """A file that appeared: if it is a second link to a file already indexed, read that one on every query."""
+        boundary = self.boundary
+        if boundary is None:
+            return
         try:
-            st = os.stat(self.path / rel, follow_symlinks=False)
-        except OSError:
+            with boundary.open(str(self.path / rel), LSTAT) as handle:  # beneath the root, like every other open
+                st = handle.fstat()
+        except (OSError, RootsError):
             return
         if st.st_nlink > 1:
             for other, inode in self.inodes.items():
@@ -404,7 +408,7 @@ class TreeIndex:
 
     def plan(
         self,
-        fs: RootedFS,
+        fs: RootedFiles,
         start: object,
         start_rel: str,
         where: PathFilter,
@@ -475,7 +479,7 @@ class TreeIndex:
             return None
         import numpy as np
 
-        from rootbound.confine.search.index.postings import literal_grams
+        from rootbound.search.index.postings import literal_grams
 
         grams = literal_grams(literals)
         found: list[npt.NDArray[np.int64]] = []

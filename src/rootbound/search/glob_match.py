@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from rootbound.confine.search.glob_nfa import LinearGlob, Token, component_tokens
 from rootbound.core.errors import InvalidPattern
+from rootbound.search.glob_nfa import LinearGlob, Token, component_tokens
 
 __all__ = [
     "BACKWARDS_RANGE",

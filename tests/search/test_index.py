@@ -15,19 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rootbound import Boundary, RootedFS
-from rootbound.confine.search import chunk_scan
-from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, grep_tree
-from rootbound.confine.search.chunk_scan import Lease
-from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
-from rootbound.confine.search.ignore_walk import WalkLimits, walk
-from rootbound.confine.search.index import indexed_search, tree_index
-from rootbound.confine.search.index.indexed_search import _to_open, grep_with_index, names_with_index
-from rootbound.confine.search.index.literals import fold, required_literals
-from rootbound.confine.search.index.registry import IndexRegistry
-from rootbound.confine.search.index.tree_index import IndexLimits
-from rootbound.confine.search.index.view import View, count_view, patch_view, walk_view
-from rootbound.confine.search.safe_regex import compile_bytes
-from rootbound.confine.search.scan_helper import ScanHelper
+from rootbound.search import chunk_scan
+from rootbound.search.agent_grep import GrepLimits, GrepReport, grep_tree
+from rootbound.search.chunk_scan import Lease
+from rootbound.search.ignore_rules import PathFilter, name_matcher
+from rootbound.search.ignore_walk import WalkLimits, walk
+from rootbound.search.index import indexed_search, tree_index
+from rootbound.search.index.indexed_search import _to_open, grep_with_index, names_with_index
+from rootbound.search.index.literals import fold, required_literals
+from rootbound.search.index.registry import IndexRegistry
+from rootbound.search.index.tree_index import IndexLimits
+from rootbound.search.index.view import View, count_view, patch_view, walk_view
+from rootbound.search.safe_regex import compile_bytes
+from rootbound.search.scan_helper import ScanHelper
 from tests.helpers.grep_reports import summary
 from tests.helpers.index_churn import CHURN_QUERIES, NO_LITERAL, build_tree, change_in_another_process
 from tests.helpers.swap import exchanging_process

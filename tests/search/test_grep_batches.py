@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary, RootedFS
-from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, grep_tree
-from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.safe_regex import compile_bytes, literal_finder
-from rootbound.confine.search.safe_regex import line_local as is_line_local
+from rootbound.search.agent_grep import GrepLimits, GrepReport, grep_tree
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.safe_regex import compile_bytes, literal_finder
+from rootbound.search.safe_regex import line_local as is_line_local
 from rootbound.workspace import Limits, run_tool
 
 WORDS = ("alpha", "needle", "Needle", "NEEDLE", "needles", "beta", "xneedle", "gamma", "", "  ", "foo")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary, InvalidPattern, RootedFS
-from rootbound.confine.search.glob_match import BACKWARDS_RANGE, UNCLOSED_SET, bracket_error
+from rootbound.search.glob_match import BACKWARDS_RANGE, UNCLOSED_SET, bracket_error
 from tests.helpers.trees import bracket_workspace
 
 

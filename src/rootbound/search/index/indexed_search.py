@@ -17,19 +17,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from rootbound.confine.boundary import LIST, Handle
+from rootbound.confine.fd_access import DIR_READ
 from rootbound.confine.regular_files import check_file
-from rootbound.confine.resolvers import DIR_READ
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.agent_grep import GrepLimits, GrepReport, _Batches
-from rootbound.confine.search.chunk_scan import Driver, Lease
-from rootbound.confine.search.grep_scan import LineScanner
-from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits
-from rootbound.confine.search.index.pattern_memo import PatternMemo
-from rootbound.confine.search.index.registry import IndexRegistry
-from rootbound.confine.search.index.view import BINARY, MAX_GLOBS, TEXT, TOO_LARGE, UNREADABLE, Counts, Plan, View
-from rootbound.confine.search.safe_regex import BytesPattern
+from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import LimitExceeded, NotADirectory, RootsError
+from rootbound.search.agent_grep import GrepLimits, GrepReport, _Batches
+from rootbound.search.chunk_scan import Driver, Lease
+from rootbound.search.grep_scan import LineScanner
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.ignore_walk import READ_FILE, WalkLimits
+from rootbound.search.index.pattern_memo import PatternMemo
+from rootbound.search.index.registry import IndexRegistry
+from rootbound.search.index.view import BINARY, MAX_GLOBS, TEXT, TOO_LARGE, UNREADABLE, Counts, Plan, View
+from rootbound.search.safe_regex import BytesPattern
 
 if TYPE_CHECKING:
     import numpy as np
@@ -82,7 +82,7 @@ class _DirStack:
 
 
 def grep_plan(
-    fs: RootedFS,
+    fs: RootedFiles,
     start: object,
     plan: Plan,
     pattern: BytesPattern,
@@ -97,7 +97,7 @@ def grep_plan(
     lease: Lease | None = None,
     source: tuple[str, bool, bool] | None = None,
 ) -> GrepReport:
-    """The report :func:`~rootbound.confine.search.agent_grep.grep_tree` gives for the same call, from ``plan``:
+    """The report :func:`~rootbound.search.agent_grep.grep_tree` gives for the same call, from ``plan``:
     the files it opens are read and searched joined in batches as the scan does (``line_local``), and the files it
     need not open are counted in path order through the same batches, so a cap stops at the same file. With a scan
     helper ``lease`` (and ``source``, the pattern as given) a query that opens :data:`SHARE_AT` files or more
@@ -157,7 +157,7 @@ def grep_plan(
 
 
 def _grep_plan_shared(
-    fs: RootedFS,
+    fs: RootedFiles,
     start: object,
     plan: Plan,
     pattern: BytesPattern,
@@ -305,7 +305,7 @@ def _count_between(
 
 
 def _open_and_read(
-    fs: RootedFS, stack: _DirStack, rel: str, inode: int, scanner: LineScanner, batches: _Batches
+    fs: RootedFiles, stack: _DirStack, rel: str, inode: int, scanner: LineScanner, batches: _Batches
 ) -> bytes | None:
     """One file opened beneath its directory (held by ``stack``) and read by the scanner (``None``: skipped, the
     reason counted in ``batches``)."""
@@ -346,7 +346,7 @@ def names_in_view(
 
 def _view_for(
     registry: IndexRegistry,
-    fs: RootedFS,
+    fs: RootedFiles,
     start: object,
     where: PathFilter,
     where_key: tuple[object, ...],
@@ -376,7 +376,7 @@ def _view_for(
 
 def grep_with_index(
     registry: IndexRegistry,
-    fs: RootedFS,
+    fs: RootedFiles,
     start: object,
     pattern: BytesPattern,
     where: PathFilter,
@@ -392,7 +392,7 @@ def grep_with_index(
     line_local: bool = False,
     lease: Lease | None = None,
 ) -> tuple[GrepReport | None, str]:
-    """:func:`~rootbound.confine.search.agent_grep.grep_tree`'s report through the index, with the answer's status
+    """:func:`~rootbound.search.agent_grep.grep_tree`'s report through the index, with the answer's status
     line; ``(None, status)`` when the caller must scan. ``source``: the pattern as given, ``regex``,
     ``ignore_case`` (for its literals). ``lease``: the scan helper, for a query that opens many files."""
     plan, status = _view_for(registry, fs, start, where, where_key, check, source)
@@ -418,7 +418,7 @@ def grep_with_index(
 
 def names_with_index(
     registry: IndexRegistry,
-    fs: RootedFS,
+    fs: RootedFiles,
     start: object,
     where: PathFilter,
     where_key: tuple[object, ...],

@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final, Protocol, TypeAlias
 
 from rootbound.confine.boundary import Handle
+from rootbound.confine.fd_access import OpenerSpec, listed_opener
 from rootbound.confine.regular_files import HardlinkPolicy
-from rootbound.confine.resolvers import OpenerSpec, listed_opener
-from rootbound.confine.rooted_fs import RootedFS
-from rootbound.confine.search.agent_grep import (
+from rootbound.confine.rooted_files import RootedFiles
+from rootbound.core.errors import NotADirectory, PatternTooSlow
+from rootbound.search.agent_grep import (
     GrepLimits,
     GrepReport,
     LineHit,
@@ -35,11 +36,10 @@ from rootbound.confine.search.agent_grep import (
     grep_tree,
     read_listed,
 )
-from rootbound.confine.search.grep_scan import LineScanner
-from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.ignore_walk import WalkLimits, walking
-from rootbound.confine.search.safe_regex import BytesPattern, compile_bytes
-from rootbound.core.errors import NotADirectory, PatternTooSlow
+from rootbound.search.grep_scan import LineScanner
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.ignore_walk import WalkLimits, walking
+from rootbound.search.safe_regex import BytesPattern, compile_bytes
 
 __all__ = [
     "CHUNK_DIRS",
@@ -560,7 +560,7 @@ class Driver:
 
 
 def grep_shared(
-    fs: RootedFS,
+    fs: RootedFiles,
     path: object,
     pattern: BytesPattern,
     where: PathFilter,

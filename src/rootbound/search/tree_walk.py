@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator
 from typing import Final, Protocol
 
 from rootbound.confine.boundary import Handle
-from rootbound.confine.resolvers import DIR_READ
+from rootbound.confine.fd_access import DIR_READ, scandir_fd
 from rootbound.core.errors import LimitExceeded
 
 __all__ = ["DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ENTRIES", "Scope", "scan"]
@@ -51,7 +51,7 @@ class _Frame:
     def __init__(self, fd: int, prefix: str, level: int, scope: Scope | None, sort: bool) -> None:
         """List the directory ``fd`` (owned by the frame from here, closed if listing fails)."""
         try:
-            with os.scandir(fd) as entries:
+            with scandir_fd(fd) as entries:
                 listing = sorted(entries, key=_BY_NAME) if sort else list(entries)
             if scope is not None:
                 scope = scope.enter(fd, prefix, listing)
