@@ -73,8 +73,8 @@ from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.search.index.registry import IndexRegistry, own_folder
 from rootbound.search.scan_helper import ScanHelper
-from rootbound.workspace.calls import Budget
 from rootbound.workspace.tools import Limits, run_tool
+from rootbound.workspace.tools.calls import Budget
 from search_index import memory, ready, started_helper
 
 REPO = Path(__file__).resolve().parent.parent

@@ -113,10 +113,10 @@ OUTSIDE_THE_ROOTS: dict[tuple[str, str], str] = {
     ("search/index/registry.py", "shutil.rmtree"): _INDEX_CACHE,
     ("search/index/tree_index.py", "import shutil"): _INDEX_CACHE,
     ("search/index/tree_index.py", "shutil.rmtree"): _INDEX_CACHE,
-    **{("workspace/_fd_budget.py", what): _FD_TABLE for what in ("os.open", "os.listdir")},
-    **{("workspace/_fd_budget.py", f"os.{flag}"): _FD_TABLE for flag in ("O_CLOEXEC", "O_DIRECTORY", "O_RDONLY")},
+    **{("workspace/limits/fd_budget.py", what): _FD_TABLE for what in ("os.open", "os.listdir")},
+    **{("workspace/limits/fd_budget.py", f"os.{flag}"): _FD_TABLE for flag in ("O_CLOEXEC", "O_DIRECTORY", "O_RDONLY")},
     **{("workspace/sandbox.py", what): _SANDBOX for what in ("os.open", "os.listdir", "os.O_CLOEXEC", "os.O_PATH")},
-    **{("workspace/_stdio_transport.py", what): _STDIO for what in ("os.open", "os.O_NONBLOCK", "os.O_RDONLY")},
+    **{("workspace/transport/stdio_loop.py", what): _STDIO for what in ("os.open", "os.O_NONBLOCK", "os.O_RDONLY")},
 }
 """What the few modules outside the wall that touch the file system open: never a path a client named."""
 

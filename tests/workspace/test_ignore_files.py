@@ -16,8 +16,8 @@ import pytest
 from rootbound import Boundary, RootedFS
 from rootbound.confine import syscalls as o2
 from rootbound.search.ignore_rules import EXCLUDE, IgnoreRules
-from rootbound.workspace.calls import Budget, Cancelled
 from rootbound.workspace.tools import Limits, ToolError, call_tool
+from rootbound.workspace.tools.calls import Budget, Cancelled
 from tests.helpers.swap import DirSwapperProcess, SwapArena
 
 RESOLVERS = [

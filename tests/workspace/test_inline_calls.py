@@ -21,8 +21,8 @@ import anyio
 import pytest
 
 import rootbound.workspace.server as server_module
-from rootbound.workspace.calls import Budget, SliceOver, ToolError
 from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
+from rootbound.workspace.tools.calls import Budget, SliceOver, ToolError
 from tests.helpers.raw_peer import raw_connection
 from tests.helpers.trees import local_dir
 

@@ -48,16 +48,16 @@ from rootbound.mcp._sdk_server import connection_of
 from rootbound.search.index.registry import IndexRegistry
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.search.scan_helper import ScanHelper
-from rootbound.workspace._answer_budget import ANSWERS, too_big
-from rootbound.workspace._arguments import without_nulls
-from rootbound.workspace._fairness import Token, default_max_walks
-from rootbound.workspace._fd_budget import RootBudget, RootsRefused, SnapshotUse
-from rootbound.workspace._lexical_allow import split_lexically
-from rootbound.workspace._tool_guard import ToolGuard
-from rootbound.workspace.calls import SliceOver
-from rootbound.workspace.specs import ToolSpec
+from rootbound.workspace.lexical_allow import split_lexically
+from rootbound.workspace.limits.answer_budget import ANSWERS, too_big
+from rootbound.workspace.limits.fairness import Token, default_max_walks
+from rootbound.workspace.limits.fd_budget import RootBudget, RootsRefused, SnapshotUse
+from rootbound.workspace.tool_guard import ToolGuard
 from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs, unknown_tool
 from rootbound.workspace.tools import call_tool as call_tool_in
+from rootbound.workspace.tools.arguments import without_nulls
+from rootbound.workspace.tools.calls import SliceOver
+from rootbound.workspace.tools.specs import ToolSpec
 
 __all__ = ["WorkspaceConfig", "build_workspace_server"]
 

@@ -24,7 +24,7 @@ from typing import Final
 from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rootbound.workspace.calls import ToolError, ToolOutput
+from rootbound.workspace.tools.calls import ToolError, ToolOutput
 
 __all__ = [
     "ANSWERS",

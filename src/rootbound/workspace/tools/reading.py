@@ -19,8 +19,8 @@ from rootbound.search.ignore_walk import READ_NAMED
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.text.read_windows import BINARY_SNIFF, TextSlice, looks_binary, read_byte_range, read_lines, read_tail
-from rootbound.workspace._answer_budget import Ledger, base64_size
-from rootbound.workspace.calls import (
+from rootbound.workspace.limits.answer_budget import Ledger, base64_size
+from rootbound.workspace.tools.calls import (
     Budget,
     Cancelled,
     Limits,
@@ -31,8 +31,8 @@ from rootbound.workspace.calls import (
     int_arg,
     path_arg,
 )
-from rootbound.workspace.error_fixes import UNRESOLVED, explain
-from rootbound.workspace.render import escape
+from rootbound.workspace.tools.error_fixes import UNRESOLVED, explain
+from rootbound.workspace.tools.render import escape
 
 __all__ = ["opened", "read_file", "read_media_file", "read_multiple_files"]
 

@@ -26,8 +26,8 @@ def serve_stdio(server: Any, *, exit_process: bool = False) -> int:
     """
     import anyio
 
-    from rootbound.workspace._deep_json import AnsweringTooDeep
-    from rootbound.workspace._stdio_transport import pipe_streams, servable
+    from rootbound.workspace.transport.deep_json import AnsweringTooDeep
+    from rootbound.workspace.transport.stdio_loop import pipe_streams, servable
 
     async def run() -> None:
         if servable():

@@ -1,7 +1,7 @@
 """What every workspace tool call shares: its limits, its budget (deadline and cancellation), what it answers, the
 checks on its arguments, and the safe text of a failure.
 
-Why a module of its own: the tool modules (:mod:`~rootbound.workspace.tools`, :mod:`~rootbound.workspace.reading`)
+Why a module of its own: the tool modules (:mod:`~rootbound.workspace.tools`, :mod:`~rootbound.workspace.tools.reading`)
 and the server (:mod:`~rootbound.workspace.server`) all speak these terms; none of them owns the others.
 """
 

@@ -5,7 +5,7 @@ nothing enforced them, so a 20 MiB body passed a 16 MiB limit and
 ``offset=2**63`` reached ``os.pread`` ("Python int too large to convert to C long"). Here every call is checked
 with ``jsonschema`` (already a dependency of the ``mcp`` SDK), and integers are held to the signed 64-bit range
 every OS call takes. The published schemas leave objects open and spell "or null" as ``anyOf`` (the form every
-common converter takes, :func:`rootbound.workspace.specs._object`); the check closes every object, so an unknown
+common converter takes, :func:`rootbound.workspace.tools.specs._object`); the check closes every object, so an unknown
 argument is refused here with the names the object takes (:func:`checking_form`).
 
 Messages never echo the client's values or unknown argument names: only names the schema declares, and the

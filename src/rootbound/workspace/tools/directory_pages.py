@@ -30,7 +30,7 @@ from typing import Final, Literal, NamedTuple
 from rootbound.confine.boundary import LIST
 from rootbound.confine.fd_access import scandir_fd
 from rootbound.search.rooted_fs import RootedFS
-from rootbound.workspace.calls import ToolError
+from rootbound.workspace.tools.calls import ToolError
 
 __all__ = [
     "BAD_CURSOR",

@@ -66,7 +66,7 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     it there, and Gemini refuses it). No ``additionalProperties: false``: google-genai's MCP converter fails on a
     boolean there, and openai-agents' strict mode adds it itself. Unknown arguments are refused all the same: the
     server checks every call against this schema with every object closed
-    (:func:`rootbound.workspace._arguments.checker`), with a message naming the accepted ones.
+    (:func:`rootbound.workspace.tools.arguments.checker`), with a message naming the accepted ones.
     """
     shaped = {name: schema if name in required else _nullable(schema) for name, schema in properties.items()}
     return {"type": "object", "properties": shaped, "required": required}

@@ -35,7 +35,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from rootbound.workspace._deep_json import answer_too_deep, too_deep
+from rootbound.workspace.transport.deep_json import answer_too_deep, too_deep
 
 __all__ = [
     "INVALID_REQUEST_LINE",

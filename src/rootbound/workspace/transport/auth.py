@@ -4,7 +4,7 @@ The SDK ships the pieces of an OAuth 2.1 resource server: a ``TokenVerifier`` pr
 asks it about the ``Authorization: Bearer`` header, and a middleware that answers 401 with ``WWW-Authenticate``
 when nobody was authenticated. ``--auth-token-env`` plugs a static-token verifier into them; an operator with an
 authorization server passes their own verifier (JWT validation or RFC 7662 introspection) to
-:func:`~rootbound.workspace.http.http_app` instead (docs/security.md, "Defence in depth"). Either way an
+:func:`~rootbound.workspace.transport.http.http_app` instead (docs/security.md, "Defence in depth"). Either way an
 authenticated request carries a principal, which the SDK's session manager binds each handshake-era session to.
 """
 

@@ -38,7 +38,7 @@ from rootbound.core.errors import (
     TooLarge,
 )
 from rootbound.text.edit import EditNotFound
-from rootbound.workspace.calls import describe
+from rootbound.workspace.tools.calls import describe
 
 __all__ = ["FIXES", "TOOL_FIXES", "UNRESOLVED", "explain", "fix_for"]
 

@@ -28,9 +28,9 @@ from pydantic import ValidationError
 
 from rootbound.core.errors import RootsError
 from rootbound.mcp._bridges import wire_result
-from rootbound.workspace._arguments import InvalidArguments, checker
-from rootbound.workspace._fairness import SessionSlots
-from rootbound.workspace._fd_budget import RootsRefused
+from rootbound.workspace.limits.fairness import SessionSlots
+from rootbound.workspace.limits.fd_budget import RootsRefused
+from rootbound.workspace.tools.arguments import InvalidArguments, checker
 
 __all__ = ["INTERNAL_ERROR_TEXT", "ToolGuard"]
 

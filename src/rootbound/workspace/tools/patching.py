@@ -12,8 +12,8 @@ from typing import Any
 from rootbound.confine.patch_ops import PatchFile, PatchOutcome
 from rootbound.text.line_match import TOLERANCE_ORDER
 from rootbound.text.unified_diff import unified_diff
-from rootbound.workspace.calls import Limits, ToolOutput
-from rootbound.workspace.render import bounded, escape, fitting
+from rootbound.workspace.tools.calls import Limits, ToolOutput
+from rootbound.workspace.tools.render import bounded, escape, fitting
 
 __all__ = ["render_patch"]
 

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rootbound.search.index.registry import close_all
-from rootbound.workspace._answer_budget import AnswerMeter
-from rootbound.workspace._deep_json import DepthGuard
-from rootbound.workspace._host_check import ExactHosts
-from rootbound.workspace._sessions import SessionGuard, SessionLimits, session_manager
-from rootbound.workspace._slow_clients import ConnectionLimits, guarded_protocol
+from rootbound.workspace.limits.answer_budget import AnswerMeter
+from rootbound.workspace.limits.slow_clients import ConnectionLimits, guarded_protocol
+from rootbound.workspace.sessions import SessionGuard, SessionLimits, session_manager
+from rootbound.workspace.transport.deep_json import DepthGuard
+from rootbound.workspace.transport.host_origin import ExactHosts
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
@@ -80,7 +80,7 @@ def http_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     if token_verifier is None:
         return app
-    from rootbound.workspace.auth import require_bearer
+    from rootbound.workspace.transport.auth import require_bearer
 
     return require_bearer(
         app,

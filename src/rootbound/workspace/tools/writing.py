@@ -16,11 +16,11 @@ from rootbound.core.errors import PathExists
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.text.edit import Edit, content_hash
 from rootbound.text.patch_grammar import MAX_FILES, MAX_HUNKS, MAX_PATCH_CHARS, parse_patch
-from rootbound.workspace.calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
-from rootbound.workspace.error_fixes import explain
-from rootbound.workspace.patch_answer import render_patch
-from rootbound.workspace.render import bounded, escape, fitting
-from rootbound.workspace.specs import (  # one set of schema pieces for every tool
+from rootbound.workspace.tools.calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
+from rootbound.workspace.tools.error_fixes import explain
+from rootbound.workspace.tools.patching import render_patch
+from rootbound.workspace.tools.render import bounded, escape, fitting
+from rootbound.workspace.tools.specs import (  # one set of schema pieces for every tool
     _INT,
     _PATH,
     _STR,
