@@ -41,6 +41,7 @@ from typing import Any
 
 from rootbound import Boundary, RootedFS
 from rootbound.search.agent_grep import GrepLimits
+from rootbound.search.grep_query import GrepQuery, NamesQuery
 from rootbound.search.index.registry import IndexRegistry, own_folder
 from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.tools import Limits, call_tool
@@ -194,21 +195,33 @@ def churn(rounds: int) -> int:
                     required = None if regex or ignore_case else pattern.encode()
                     key: tuple[object, ...] = ((), (), True)
                     source = (pattern, regex, ignore_case)
-                    report, _ = grep_with_index(
-                        registry, fs, str(root), compiled, PathFilter(), key, source, limits=wide, files_only=False,
-                        max_files=1_000_000, check=None, required=required, deadline=None, line_local=True,
-                    )  # fmt: skip
+                    query = GrepQuery(
+                        compiled,
+                        PathFilter(),
+                        source=source,
+                        where_key=key,
+                        limits=wide,
+                        files_only=False,
+                        max_files=1_000_000,
+                        check=None,
+                        required=required,
+                        deadline=None,
+                        line_local=True,
+                    )
+                    report, _ = grep_with_index(registry, fs, str(root), query)
                     if report is None:
                         continue
                     by_index += 1
                     full = grep_tree(
-                        fs, str(root), compiled, PathFilter(), limits=wide, required=required, line_local=True
+                        fs,
+                        str(root),
+                        GrepQuery(compiled, PathFilter(), limits=wide, required=required, line_local=True),
                     )
                     differ += summary(report) != summary(full)
                 for start in (root, root / "d2"):  # search_files from the top and from below it
                     matches = name_matcher("*.py")
                     answer, _ = names_with_index(
-                        registry, fs, str(start), PathFilter(), key, matches, "*.py", 1_000_000, None
+                        registry, fs, str(start), NamesQuery(PathFilter(), key, matches, "*.py", 1_000_000, None)
                     )
                     if answer is None:
                         continue

@@ -255,3 +255,43 @@ def test_the_doc_path_check_finds_a_stale_path() -> None:
         ]
     finally:
         doc.unlink()
+
+
+MAX_PARAMETERS = 8
+"""A call's arguments travel as one frozen request object (``GrepQuery``, ``GrepSettings``, ``HttpListen``, ...),
+not as a dozen loose parameters threaded through every function on the way down."""
+
+
+def parameters_over(limit: int, package: Path = PACKAGE) -> list[str]:
+    """Every function of ``src`` (outside ``audit/``, which is rebuilt under its own issue) taking more than
+    ``limit`` parameters, ``self``/``cls`` not counted, ``*args`` and ``**kwargs`` counted once each."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).parts[0] == "audit":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                arguments = node.args
+                names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+                names += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
+                if names[:1] in (["self"], ["cls"]):
+                    names = names[1:]
+                if len(names) > limit:
+                    found.append(f"{module_name(path, package)}.{node.name} ({len(names)})")
+    return found
+
+
+def test_no_function_takes_more_than_eight_parameters() -> None:
+    assert parameters_over(MAX_PARAMETERS) == []
+
+
+def test_the_parameter_check_names_an_offender(tmp_path: Path) -> None:
+    probe = tmp_path / "rootbound" / "core" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text("class C:\n    def m(self, a, b, c, d, e, f, g, h, *, i): ...\n    def ok(self, *a, **k): ...\n")
+    assert parameters_over(MAX_PARAMETERS, tmp_path / "rootbound") == ["rootbound.core.probe.m (9)"]
+
+
+def test_workspace_keeps_at_most_twelve_modules_at_its_top() -> None:
+    top = sorted(path.name for path in (PACKAGE / "workspace").glob("*.py"))
+    assert len(top) <= 12, top

@@ -21,6 +21,7 @@ from rootbound.core.errors import PatternTooSlow
 from rootbound.search import chunk_scan
 from rootbound.search.agent_grep import GrepLimits, GrepReport, LineHit, grep_tree
 from rootbound.search.chunk_scan import Event, Item, Job, Lease, fit, grep_shared
+from rootbound.search.grep_query import GrepQuery
 from rootbound.search.grep_scan import LineScanner
 from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.safe_regex import compile_bytes, line_local
@@ -94,26 +95,19 @@ def _both(
     compiled = compile_bytes(pattern, regex=regex)
     required = None if regex else pattern.encode()
     common: dict[str, Any] = {"required": required, "line_local": line_local(pattern, regex=regex), **kwargs}
-    alone = grep_tree(fs, str(root), compiled, PathFilter(gitignore=False), **common)
-    shared = grep_shared(
-        fs, str(root), compiled, PathFilter(gitignore=False), lease, source=(pattern, regex, False), **common
-    )
+    alone = grep_tree(fs, str(root), GrepQuery(compiled, PathFilter(gitignore=False), **common))
+    query = GrepQuery(compiled, PathFilter(gitignore=False), source=(pattern, regex, False), **common)
+    shared = grep_shared(fs, str(root), query, lease)
     return alone, shared
 
 
 def _shared(fs: RootedFS, root: Path, lease: Lease, literal: str = "needle", **kwargs: Any) -> GrepReport:
     """A shared grep below ``root`` of the literal ``literal`` (its required literal)."""
     pattern = compile_bytes(literal, regex=False)
-    return grep_shared(
-        fs,
-        str(root),
-        pattern,
-        PathFilter(gitignore=False),
-        lease,
-        source=(literal, False, False),
-        required=literal.encode(),
-        **kwargs,
+    query = GrepQuery(
+        pattern, PathFilter(gitignore=False), source=(literal, False, False), required=literal.encode(), **kwargs
     )
+    return grep_shared(fs, str(root), query, lease)
 
 
 LIMIT_CASES: list[dict[str, Any]] = [

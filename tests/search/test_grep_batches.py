@@ -19,6 +19,7 @@ import pytest
 
 from rootbound import Boundary, RootedFS
 from rootbound.search.agent_grep import GrepLimits, GrepReport, grep_tree
+from rootbound.search.grep_query import GrepQuery
 from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.safe_regex import compile_bytes, literal_finder
 from rootbound.search.safe_regex import line_local as is_line_local
@@ -64,14 +65,16 @@ def _grep(
     return grep_tree(
         fs,
         root,
-        compiled,
-        PathFilter(gitignore=False),
-        limits=limits,
-        files_only=files_only,
-        max_files=max_files,
-        check=check,
-        required=None if regex or ignore_case else pattern.encode(),
-        line_local=line_local,
+        GrepQuery(
+            compiled,
+            PathFilter(gitignore=False),
+            limits=limits,
+            files_only=files_only,
+            max_files=max_files,
+            check=check,
+            required=None if regex or ignore_case else pattern.encode(),
+            line_local=line_local,
+        ),
         batch_bytes=batch_bytes,
     )
 

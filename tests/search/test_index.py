@@ -18,6 +18,7 @@ from rootbound import Boundary, RootedFS
 from rootbound.search import chunk_scan
 from rootbound.search.agent_grep import GrepLimits, GrepReport, grep_tree
 from rootbound.search.chunk_scan import Lease
+from rootbound.search.grep_query import GrepQuery, NamesQuery
 from rootbound.search.ignore_rules import PathFilter, name_matcher
 from rootbound.search.ignore_walk import WalkLimits, walk
 from rootbound.search.index import indexed_search, tree_index
@@ -164,29 +165,33 @@ def _both(
         registry,
         fs,
         start,
-        compiled,
-        where,
-        key,
-        (pattern, regex, ignore_case),
-        limits=limits,
-        files_only=files_only,
-        max_files=max_files,
-        check=None,
-        required=required,
-        deadline=None,
-        line_local=batched,
-        lease=lease,
+        GrepQuery(
+            compiled,
+            where,
+            source=(pattern, regex, ignore_case),
+            where_key=key,
+            limits=limits,
+            files_only=files_only,
+            max_files=max_files,
+            check=None,
+            required=required,
+            deadline=None,
+            line_local=batched,
+        ),
+        lease,
     )
     full = grep_tree(
         fs,
         start,
-        compiled,
-        where,
-        limits=limits,
-        files_only=files_only,
-        max_files=max_files,
-        required=required,
-        line_local=True,
+        GrepQuery(
+            compiled,
+            where,
+            limits=limits,
+            files_only=files_only,
+            max_files=max_files,
+            required=required,
+            line_local=True,
+        ),
     )
     assert report is not None, status
     return summary(report), summary(full), status
@@ -203,7 +208,7 @@ def _names(
     the caller must walk), and the walk's own answer made next."""
     matches = name_matcher(glob)
     answer, status = names_with_index(
-        registry, fs, str(start), PathFilter(), ((), (), True), matches, glob, 10_000, check
+        registry, fs, str(start), NamesQuery(PathFilter(), ((), (), True), matches, glob, 10_000, check)
     )
     return answer, status, [found.display for found in walk(fs, str(start), PathFilter(), keep=matches)]
 
@@ -216,16 +221,18 @@ def _literal(
         registry,
         fs,
         str(start),
-        compile_bytes("getaddrinfo", regex=False),
-        PathFilter(),
-        ((), (), True),
-        ("getaddrinfo", False, False),
-        limits=WIDE,
-        files_only=False,
-        max_files=max_files,
-        check=None,
-        required=b"getaddrinfo",
-        deadline=None,
+        GrepQuery(
+            compile_bytes("getaddrinfo", regex=False),
+            PathFilter(),
+            source=("getaddrinfo", False, False),
+            where_key=((), (), True),
+            limits=WIDE,
+            files_only=False,
+            max_files=max_files,
+            check=None,
+            required=b"getaddrinfo",
+            deadline=None,
+        ),
     )
 
 
@@ -329,7 +336,7 @@ def _report(fs: RootedFS, root: Path, query: tuple[str, bool, bool]) -> GrepRepo
     pattern, regex, ignore_case = query
     compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
     required = None if regex or ignore_case else pattern.encode()
-    return grep_tree(fs, str(root), compiled, PathFilter(), limits=WIDE, required=required, line_local=True)
+    return grep_tree(fs, str(root), GrepQuery(compiled, PathFilter(), limits=WIDE, required=required, line_local=True))
 
 
 def test_recorded_walks_and_memos_stay_within_their_caps(tmp_path: Path) -> None:
@@ -416,20 +423,24 @@ def test_never_stale_after_another_process_changes_the_tree(
                     registry,
                     fs,
                     str(root),
-                    compiled,
-                    PathFilter(),
-                    ((), (), True),
-                    (pattern, regex, ignore_case),
-                    limits=WIDE,
-                    files_only=False,
-                    max_files=100_000,
-                    check=None,
-                    required=required,
-                    deadline=None,
-                    line_local=step % 2 == 0,  # searched in batches, or one file at a time
-                    lease=lease if step % 3 == 0 else None,
+                    GrepQuery(
+                        compiled,
+                        PathFilter(),
+                        source=(pattern, regex, ignore_case),
+                        where_key=((), (), True),
+                        limits=WIDE,
+                        files_only=False,
+                        max_files=100_000,
+                        check=None,
+                        required=required,
+                        deadline=None,
+                        line_local=step % 2 == 0,
+                    ),
+                    lease if step % 3 == 0 else None,
                 )
-            full = grep_tree(fs, str(root), compiled, PathFilter(), limits=WIDE, required=required, line_local=True)
+            full = grep_tree(
+                fs, str(root), GrepQuery(compiled, PathFilter(), limits=WIDE, required=required, line_local=True)
+            )
             if report is not None:
                 answered_by_index += 1
                 assert summary(report) == summary(full), (step, pattern)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from rootbound import Boundary
 from rootbound.confine.intents import LIST
 from rootbound.search.grep_scan import BINARY_SNIFF, SNIFF_FIRST, LineScanner
-from rootbound.search.tree_walk import scan
+from rootbound.search.tree_walk import WalkHooks, scan
 
 RESOLVERS = ["openat2", "walk", "portable"]
 
@@ -42,9 +42,13 @@ def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+HOOKS = ("descend", "scope", "check", "at_limit", "not_entered")
+
+
 def _walked(root: Path, resolver: str, **options: object) -> Iterator[str]:
     with Boundary([root], resolver=resolver) as boundary, boundary.open(".", LIST) as handle:  # type: ignore[arg-type]
-        for prefix, entry, _, _ in scan(handle, handle.detach(), **options):  # type: ignore[arg-type]
+        hooks = WalkHooks(**{name: options.pop(name) for name in HOOKS if name in options})  # type: ignore[arg-type]
+        for prefix, entry, _, _ in scan(handle, handle.detach(), hooks=hooks, **options):  # type: ignore[arg-type]
             yield prefix + entry.name
 
 

@@ -18,6 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 from rootbound.confine import landlock
 from rootbound.search.agent_grep import GrepLimits
 from rootbound.search.chunk_scan import CHUNK_FILES, Event, job_of
+from rootbound.search.grep_query import GrepQuery
+from rootbound.search.safe_regex import compile_bytes
 from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.scan_process import helper_command
 from tests.helpers.serve_process import http_serve_process, text_of
@@ -143,17 +145,17 @@ def test_the_helper_s_own_sandbox_opens_nothing_outside_the_dirs(tmp_path: Path)
                     fd = os.open(place, os.O_RDONLY | os.O_DIRECTORY)
                     try:
                         st = os.stat(place / "f.txt")
-                        job = job_of(
-                            ("needle", False, False),
-                            b"needle",
-                            True,
-                            GrepLimits(),
-                            False,
-                            10,
-                            "read-only",
-                            ("openat2", False, st.st_dev, None),
-                            None,
+                        query = GrepQuery(
+                            compile_bytes("needle", regex=False),
+                            source=("needle", False, False),
+                            limits=GrepLimits(),
+                            files_only=False,
+                            max_files=10,
+                            required=b"needle",
+                            deadline=None,
+                            line_local=True,
                         )
+                        job = job_of(query, "read-only", ("openat2", False, st.st_dev, None))
                         assert lease.send(ticket, job, [(0, "f.txt", st.st_ino)], [fd])
                     finally:
                         os.close(fd)

@@ -24,8 +24,8 @@ from rootbound.confine.boundary import Handle
 from rootbound.confine.regular_files import HardlinkPolicy, check_file
 from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import NotADirectory, RootsError
+from rootbound.search.grep_query import GrepLimits, GrepQuery
 from rootbound.search.grep_scan import LineScanner, Span
-from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.ignore_walk import READ_FILE, READ_NAMED, WalkLimits, walking
 from rootbound.search.safe_regex import BytesPattern, literal_finder
 
@@ -41,15 +41,6 @@ class LineHit:
     text: str
     match: bool
     gap: bool = False
-
-
-@dataclass(frozen=True)
-class GrepLimits:
-    max_matches: int = 200
-    max_per_file: int = 20
-    max_file_size: int = 4 * 1024 * 1024
-    max_line: int = 500
-    context: int = 0
 
 
 @dataclass
@@ -356,29 +347,21 @@ def _read_tree(
 def grep_tree(
     fs: RootedFiles,
     path: object,
-    pattern: BytesPattern,
-    where: PathFilter,
+    query: GrepQuery,
     *,
-    limits: GrepLimits = GrepLimits(),
-    files_only: bool = False,
-    max_files: int = 10_000,
     walk_limits: WalkLimits = WalkLimits(),  # noqa: B008 - frozen
-    check: Callable[[int], None] | None = None,
-    required: bytes | None = None,
-    deadline: float | None = None,
-    line_local: bool = False,
     batch_bytes: int = BATCH_BYTES,
 ) -> GrepReport:
-    """Search the files below ``path`` (or the file ``path``) that ``where`` selects, in path order.
+    """Search the files below ``path`` (or the file ``path``) that ``query.where`` selects, in path order.
 
-    ``required``: bytes every matching file contains (a case-sensitive literal), tested before the pattern.
-    ``check(n)`` runs per walked entries and, with ``n=0``, between the scanner's search windows (so a deadline or
-    a cancellation stops a slow pattern within one window, not after a file); ``deadline`` (``time.monotonic()``)
-    lets the scanner refuse a long line it could not finish in time (:class:`~rootbound.PatternTooSlow`).
-    ``line_local``: the pattern's matches depend on each line alone
-    (:func:`~rootbound.search.safe_regex.line_local`), so files are searched joined, ``batch_bytes`` at a
-    time (:class:`_Batches`); otherwise one file at a time.
+    ``query.check(n)`` runs per walked entries and, with ``n=0``, between the scanner's search windows (so a
+    deadline or a cancellation stops a slow pattern within one window, not after a file); ``query.deadline`` lets
+    the scanner refuse a long line it could not finish in time (:class:`~rootbound.PatternTooSlow`). With
+    ``query.line_local`` files are searched joined, ``batch_bytes`` at a time (:class:`_Batches`); otherwise one
+    file at a time.
     """
+    pattern, where, limits, files_only, check = query.pattern, query.where, query.limits, query.files_only, query.check
+    required, deadline = query.required, query.deadline
     report = GrepReport()
     scanner = LineScanner(
         search=pattern, required=required, max_file_size=limits.max_file_size, check=check, deadline=deadline
@@ -394,7 +377,9 @@ def grep_tree(
                 check_file(st, fs.hardlinks, writing=False)
                 _search_one(single.fd, st.st_size, str(single.path), scanner, files_only, limits, report)
             return report
-        batches = _Batches(scanner, report, limits, files_only, max_files, required, line_local, batch_bytes)
+        batches = _Batches(
+            scanner, report, limits, files_only, query.max_files, required, query.line_local, batch_bytes
+        )
         _read_tree(handle, entries, fs.hardlinks, scanner, batches)
         if not report.truncated:
             batches.flush()

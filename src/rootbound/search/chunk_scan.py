@@ -36,8 +36,8 @@ from rootbound.search.agent_grep import (
     grep_tree,
     read_listed,
 )
+from rootbound.search.grep_query import GrepQuery
 from rootbound.search.grep_scan import LineScanner
-from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.ignore_walk import WalkLimits, walking
 from rootbound.search.safe_regex import BytesPattern, compile_bytes
 
@@ -95,33 +95,25 @@ class ChunkStopped(Exception):
         self.kind = kind
 
 
-def job_of(
-    source: tuple[str, bool, bool],
-    required: bytes | None,
-    line_local: bool,
-    limits: GrepLimits,
-    files_only: bool,
-    max_files: int,
-    hardlinks: HardlinkPolicy,
-    opener: OpenerSpec,
-    deadline: float | None,
-) -> Job:
+def job_of(query: GrepQuery, hardlinks: HardlinkPolicy, opener: OpenerSpec) -> Job:
     """A call's search as plain data: the pattern as given (``pattern, regex, ignore_case``: compiled again by the
     helper, with the same :func:`~safe_regex.compile_bytes`), its required literal, the caps, the root's opener."""
+    assert query.source is not None, "a shared search needs the pattern as given"
+    limits = query.limits
     return (
-        *source,
-        required,
-        line_local,
+        *query.source,
+        query.required,
+        query.line_local,
         limits.max_matches,
         limits.max_per_file,
         limits.context,
         limits.max_line,
         limits.max_file_size,
-        files_only,
-        max_files,
+        query.files_only,
+        query.max_files,
         hardlinks,
         tuple(opener),
-        deadline,
+        query.deadline,
     )
 
 
@@ -444,27 +436,12 @@ class Driver:
 
     @classmethod
     def of(
-        cls,
-        lease: Lease,
-        handle: Handle,
-        source: tuple[str, bool, bool],
-        pattern: BytesPattern,
-        report: GrepReport,
-        limits: GrepLimits,
-        files_only: bool,
-        max_files: int,
-        hardlinks: HardlinkPolicy,
-        check: Callable[[int], None] | None,
-        required: bytes | None,
-        deadline: float | None,
-        line_local: bool,
+        cls, lease: Lease, handle: Handle, query: GrepQuery, report: GrepReport, hardlinks: HardlinkPolicy
     ) -> Driver:
         """The driver of one call's search below ``handle`` (the start: opens are beneath its root)."""
-        job = job_of(
-            source, required, line_local, limits, files_only, max_files, hardlinks, handle.opener_spec(), deadline
-        )
-        merge = Merge(report, limits, files_only=files_only, max_files=max_files, check=check)
-        return cls(lease, job, Searcher(job, pattern), merge, handle.prefix, check)
+        job = job_of(query, hardlinks, handle.opener_spec())
+        merge = Merge(report, query.limits, files_only=query.files_only, max_files=query.max_files, check=query.check)
+        return cls(lease, job, Searcher(job, query.pattern), merge, handle.prefix, query.check)
 
     def chunk(self) -> Chunk:
         """The next chunk to fill (closed by :meth:`close` if the call ends before it is dispatched)."""
@@ -562,39 +539,17 @@ class Driver:
 def grep_shared(
     fs: RootedFiles,
     path: object,
-    pattern: BytesPattern,
-    where: PathFilter,
+    query: GrepQuery,
     lease: Lease | None,
     *,
-    source: tuple[str, bool, bool],
-    limits: GrepLimits = GrepLimits(),  # noqa: B008 - frozen
-    files_only: bool = False,
-    max_files: int = 10_000,
     walk_limits: WalkLimits = WalkLimits(),  # noqa: B008 - frozen
-    check: Callable[[int], None] | None = None,
-    required: bytes | None = None,
-    deadline: float | None = None,
-    line_local: bool = False,
 ) -> GrepReport:
     """:func:`~agent_grep.grep_tree`'s report, its files read and searched by this process and the helper
-    ``lease`` together (``source``: the pattern as given, compiled again there). Without a lease, and for a start
-    that is a file, it is :func:`~agent_grep.grep_tree` itself."""
+    ``lease`` together (``query.source``: the pattern as given, compiled again there). Without a lease, and for a
+    start that is a file, it is :func:`~agent_grep.grep_tree` itself."""
 
     def alone() -> GrepReport:
-        return grep_tree(
-            fs,
-            path,
-            pattern,
-            where,
-            limits=limits,
-            files_only=files_only,
-            max_files=max_files,
-            walk_limits=walk_limits,
-            check=check,
-            required=required,
-            deadline=deadline,
-            line_local=line_local,
-        )
+        return grep_tree(fs, path, query, walk_limits=walk_limits)
 
     if lease is None:
         return alone()
@@ -602,25 +557,11 @@ def grep_shared(
     with contextlib.ExitStack() as stack:
         try:
             handle, entries = stack.enter_context(
-                walking(fs, path, where, limits=walk_limits, check=check, not_entered=report.not_entered)
+                walking(fs, path, query.where, limits=walk_limits, check=query.check, not_entered=report.not_entered)
             )
         except NotADirectory:
             return alone()
-        driver = Driver.of(
-            lease,
-            handle,
-            source,
-            pattern,
-            report,
-            limits,
-            files_only,
-            max_files,
-            fs.hardlinks,
-            check,
-            required,
-            deadline,
-            line_local,
-        )
+        driver = Driver.of(lease, handle, query, report, fs.hardlinks)
         stack.callback(driver.close)
         _walk_into(driver, handle, entries)
     return report

@@ -18,14 +18,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeAlias
+from typing import Any, Final, Protocol, TypeAlias, TypedDict
 
 from rootbound.confine.boundary import Handle
 from rootbound.confine.fd_access import READ_FLAGS as READ
 from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_rest
 from rootbound.core.errors import InvalidPattern, PatternTooSlow, RootsError, TooLarge
 from rootbound.search.glob_match import MAX_PATTERN_LENGTH, name_matcher
-from rootbound.search.tree_walk import scan
+from rootbound.search.tree_walk import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ENTRIES, WalkHooks, scan
 
 __all__ = [
     "BINARY_SNIFF",
@@ -35,7 +35,9 @@ __all__ = [
     "SNIFF_FIRST",
     "Grep",
     "GrepMatch",
+    "GrepOptions",
     "GrepResult",
+    "GrepSettings",
     "LineScanner",
     "Span",
 ]
@@ -43,6 +45,42 @@ __all__ = [
 DEFAULT_MAX_MATCHES: Final = 1_000
 DEFAULT_GREP_FILE_SIZE: Final = 4 * 1024 * 1024
 DEFAULT_MAX_LINE: Final = 1_000
+
+
+class GrepOptions(TypedDict, total=False):
+    """:meth:`RootedFS.grep`'s keyword arguments, each optional (the defaults are :class:`GrepSettings`')."""
+
+    regex: bool
+    ignore_case: bool
+    include: str | None
+    files_only: bool
+    binary: bool
+    max_matches: int
+    max_file_size: int
+    max_line_length: int
+    max_entries: int
+    max_depth: int
+    check: Callable[[int], None] | None
+
+
+@dataclass(frozen=True)
+class GrepSettings:
+    """One :meth:`RootedFS.grep`, its arguments taken once at the call: what :class:`Grep` and its walk read."""
+
+    pattern: object
+    regex: bool = False
+    ignore_case: bool = False
+    include: str | None = None
+    files_only: bool = False
+    binary: bool = False
+    max_matches: int = DEFAULT_MAX_MATCHES
+    max_file_size: int = DEFAULT_GREP_FILE_SIZE
+    max_line_length: int = DEFAULT_MAX_LINE
+    max_entries: int = DEFAULT_MAX_ENTRIES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    check: Callable[[int], None] | None = None
+
+
 BINARY_SNIFF: Final = 8192
 """A file with a NUL in its first this many bytes is binary (skipped unless asked for)."""
 SNIFF_FIRST: Final = 32 * 1024
@@ -373,21 +411,10 @@ class Grep:
         "skipped",
     )
 
-    def __init__(
-        self,
-        pattern: object,
-        *,
-        regex: bool,
-        ignore_case: bool,
-        include: str | None,
-        files_only: bool,
-        binary: bool,
-        hardlinks: HardlinkPolicy,
-        max_matches: int,
-        max_file_size: int,
-        max_line: int,
-        check: Callable[[int], None] | None = None,
-    ) -> None:
+    def __init__(self, settings: GrepSettings, hardlinks: HardlinkPolicy) -> None:
+        pattern, regex, ignore_case, check = settings.pattern, settings.regex, settings.ignore_case, settings.check
+        include, files_only, binary = settings.include, settings.files_only, settings.binary
+        max_matches, max_file_size, max_line = settings.max_matches, settings.max_file_size, settings.max_line_length
         if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN_LENGTH:
             raise InvalidPattern()
         needle = pattern.encode("utf-8", "surrogateescape")
@@ -422,7 +449,7 @@ class Grep:
         base = handle.prefix
         name_filter = self.name_filter
         open_entry, close, file = handle.entry_opener(), os.close, self.file
-        entries = scan(handle, fd, max_entries=max_entries, max_depth=max_depth, check=self.check)
+        entries = scan(handle, fd, max_entries=max_entries, max_depth=max_depth, hooks=WalkHooks(check=self.check))
         try:
             for prefix, entry, dir_fd, _ in entries:
                 if not entry.is_file(follow_symlinks=False):

@@ -29,7 +29,7 @@ from rootbound.confine.regular_files import check_file
 from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import RootsError
 from rootbound.search.ignore_rules import IGNORE_FILES, MAX_IGNORE_FILE_BYTES, IgnoreRules, PathFilter
-from rootbound.search.tree_walk import CHECK_EVERY, Scope, scan
+from rootbound.search.tree_walk import CHECK_EVERY, Scope, WalkHooks, scan
 
 __all__ = ["READ_FILE", "READ_NAMED", "Found", "WalkLimits", "open_found", "read_ignore_file", "walk", "walking"]
 
@@ -316,10 +316,7 @@ def walking(
             sort=True,
             max_entries=limits.max_entries,
             max_depth=limits.max_depth,
-            scope=scope,
-            check=check,
-            at_limit=hook,
-            not_entered=not_entered,
+            hooks=WalkHooks(scope=scope, check=check, at_limit=hook, not_entered=not_entered),
         )
         try:
             yield handle, entries

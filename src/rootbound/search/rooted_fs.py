@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Collection, Generator
+from collections.abc import Collection, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from rootbound.confine.boundary import LIST, Intent
 from rootbound.confine.fd_access import DIR_READ, O_PATH
@@ -23,14 +23,16 @@ from rootbound.confine.rooted_files import DEFAULT_MAX_READ, Entry, HardlinkPoli
 from rootbound.core.errors import LimitExceeded
 from rootbound.search.glob_match import compile_glob, name_matcher
 from rootbound.search.grep_scan import (
-    DEFAULT_GREP_FILE_SIZE,
-    DEFAULT_MAX_LINE,
-    DEFAULT_MAX_MATCHES,
     Grep,
     GrepMatch,
+    GrepOptions,
     GrepResult,
+    GrepSettings,
 )
-from rootbound.search.tree_walk import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ENTRIES, scan
+from rootbound.search.tree_walk import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ENTRIES, WalkHooks, scan
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -91,7 +93,7 @@ class RootedFS(RootedFiles):
         with self._open(path, LIST) as handle:
             base = handle.prefix
             for prefix, entry, _, _ in scan(
-                handle, handle.detach(), max_entries=max_entries, max_depth=max_depth, descend=descend
+                handle, handle.detach(), max_entries=max_entries, max_depth=max_depth, hooks=WalkHooks(descend=descend)
             ):
                 yield Entry(Path(base + prefix + entry.name), entry_kind(entry))
 
@@ -116,7 +118,7 @@ class RootedFS(RootedFiles):
         with self._open(path, LIST, spec.prefix) as handle:
             base, matcher = handle.prefix, spec.regex.fullmatch
             for prefix, entry, _, _ in scan(
-                handle, handle.detach(), max_entries=max_entries, max_depth=depth, descend=spec.descend
+                handle, handle.detach(), max_entries=max_entries, max_depth=depth, hooks=WalkHooks(descend=spec.descend)
             ):
                 relative = prefix + entry.name
                 if matcher(relative) is not None:
@@ -153,23 +155,7 @@ class RootedFS(RootedFiles):
         found.sort()
         return SearchResult(tuple(found), truncated)
 
-    def grep(
-        self,
-        pattern: str,
-        path: object = ".",
-        *,
-        regex: bool = False,
-        ignore_case: bool = False,
-        include: str | None = None,
-        files_only: bool = False,
-        binary: bool = False,
-        max_matches: int = DEFAULT_MAX_MATCHES,
-        max_file_size: int = DEFAULT_GREP_FILE_SIZE,
-        max_line_length: int = DEFAULT_MAX_LINE,
-        max_entries: int = DEFAULT_MAX_ENTRIES,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        check: Callable[[int], None] | None = None,
-    ) -> GrepResult:
+    def grep(self, pattern: str, path: object = ".", **options: Unpack[GrepOptions]) -> GrepResult:
         """Lines matching ``pattern`` (a literal, or a Python regex with ``regex=True``) in files below ``path``.
 
         Works on bytes (``ignore_case`` folds ASCII only). ``include`` filters file names by a glob. Files over
@@ -181,23 +167,17 @@ class RootedFS(RootedFiles):
         regex is searched a window of whole lines at a time: a match cannot span windows, so keep patterns to one
         line, as in grep); it may raise to stop the search (a deadline, a cancellation).
         """
-        grep = Grep(
-            pattern,
-            regex=regex,
-            ignore_case=ignore_case,
-            include=include,
-            files_only=files_only,
-            binary=binary,
-            hardlinks=self.hardlinks,
-            max_matches=max_matches,
-            max_file_size=max_file_size,
-            max_line=max_line_length,
-            check=check,
-        )
+        unknown = sorted(options.keys() - GrepOptions.__annotations__.keys())
+        if unknown:
+            raise TypeError(f"grep() got an unexpected keyword argument {unknown[0]!r}")
+        settings = GrepSettings(pattern, **options)
+        grep = Grep(settings, self.hardlinks)
         with self._open(path, _GREP_START) as handle:
             st = handle.fstat()
             if stat.S_ISDIR(st.st_mode):
-                grep.tree(handle, handle.reopen(DIR_READ), max_entries=max_entries, max_depth=max_depth)
+                grep.tree(
+                    handle, handle.reopen(DIR_READ), max_entries=settings.max_entries, max_depth=settings.max_depth
+                )
             elif stat.S_ISREG(st.st_mode):
                 fd = handle.reopen(_READ_FLAGS)
                 try:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import operator
 import os
 from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import Final, Protocol
 
 from rootbound.confine.boundary import Handle
 from rootbound.confine.fd_access import DIR_READ, scandir_fd
 from rootbound.core.errors import LimitExceeded
 
-__all__ = ["DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ENTRIES", "Scope", "scan"]
+__all__ = ["DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ENTRIES", "NO_HOOKS", "Scope", "WalkHooks", "scan"]
 
 DEFAULT_MAX_ENTRIES: Final = 200_000
 DEFAULT_MAX_DEPTH: Final = 64
@@ -62,6 +63,22 @@ class _Frame:
         self.entries = iter(listing)  # a walk that enters a subdirectory resumes this iterator when it comes back
 
 
+@dataclass(frozen=True)
+class WalkHooks:
+    """What a caller plugs into one :func:`scan`: which directories it enters (``descend``), which entries it keeps
+    (``scope``), progress and stopping (``check``), the directories at the depth limit (``at_limit``), and the
+    directories it could not enter (``not_entered``). Each is optional."""
+
+    descend: Callable[[int, str], bool] | None = None
+    scope: Scope | None = None
+    check: Callable[[int], None] | None = None
+    at_limit: Callable[[int, str, os.DirEntry[str], Scope | None], None] | None = None
+    not_entered: Callable[[str], object] | None = None
+
+
+NO_HOOKS: Final = WalkHooks()
+
+
 def scan(
     handle: Handle,
     fd: int,
@@ -69,25 +86,29 @@ def scan(
     sort: bool = False,
     max_entries: int = DEFAULT_MAX_ENTRIES,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    descend: Callable[[int, str], bool] | None = None,
-    scope: Scope | None = None,
-    check: Callable[[int], None] | None = None,
-    at_limit: Callable[[int, str, os.DirEntry[str], Scope | None], None] | None = None,
-    not_entered: Callable[[str], object] | None = None,
+    hooks: WalkHooks = NO_HOOKS,
 ) -> Generator[tuple[str, os.DirEntry[str], int, int], None, None]:
     """Depth first (a directory is yielded, then entered) below the directory ``fd`` (owned: closed here):
     ``(prefix, entry, dir fd, level)``.
 
-    ``prefix`` is the entry's directory relative to ``fd`` (``""`` or ending in ``/``); ``dir fd`` is held while
-    the entry is yielded (to open the entry in it); ``level`` is 1 for ``fd``'s entries. ``sort``: each directory in
-    name order. ``descend(level, name)`` can keep a yielded directory from being entered; ``scope`` leaves entries
-    out (a left-out directory is neither yielded nor entered). Raises :class:`~rootbound.LimitExceeded` after
-    ``max_entries`` listed entries; ``check(n)`` reports progress every :data:`CHECK_EVERY` entries and may raise.
-    ``at_limit(dir fd, prefix, entry, scope)`` runs just before a directory at ``max_depth`` (not entered) is yielded,
-    with the scope of its parent. ``not_entered(path)`` is told of each directory that should have been entered and
-    was not (unreadable, another file system, changed while walked), so a caller can say so. Close the generator
-    (or run it to the end) to release the directory fds it holds.
+    ``prefix`` is the entry's directory relative to ``fd`` (``""`` or ending in ``/``); ``dir fd`` is held while the
+    entry is yielded (to open the entry in it); ``level`` is 1 for ``fd``'s entries. ``sort``: each directory in
+    name order. The hooks (:class:`WalkHooks`): ``descend(level, name)`` can keep a yielded directory from being
+    entered; ``scope`` leaves entries out (a left-out directory is neither yielded nor entered). Raises
+    :class:`~rootbound.LimitExceeded` after ``max_entries`` listed entries; ``check(n)`` reports progress every
+    :data:`CHECK_EVERY` entries and may raise. ``at_limit(dir fd, prefix, entry, scope)`` runs just before a
+    directory at ``max_depth`` (not entered) is yielded, with the scope of its parent. ``not_entered(path)`` is told
+    of each directory that should have been entered and was not (unreadable, another file system, changed while
+    walked), so a caller can say so. Close the generator (or run it to the end) to release the directory fds it
+    holds.
     """
+    descend, scope, check, at_limit, not_entered = (
+        hooks.descend,
+        hooks.scope,
+        hooks.check,
+        hooks.at_limit,
+        hooks.not_entered,
+    )
     open_entry = handle.entry_opener()
     frames = [_Frame(fd, "", 1, scope, sort)]
     seen = 0

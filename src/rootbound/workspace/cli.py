@@ -456,16 +456,14 @@ def run(args: argparse.Namespace) -> int:
         host, port = args.http
         from rootbound.workspace.limits.slow_clients import ConnectionLimits
         from rootbound.workspace.sessions import SessionLimits
-        from rootbound.workspace.transport.http import serve_http
+        from rootbound.workspace.transport.http import HttpListen, serve_http
 
         # One startup line, once listening (bound and sandboxed): the URL, auth, sandbox, then the policy.
         _, _, rest = policy.partition("; ")
         sessions = SessionLimits(args.max_sessions, args.session_idle_timeout, args.init_timeout)
         return serve_http(
             server,
-            host,
-            port,
-            args.allowed_host,
+            HttpListen(host, port, args.allowed_host),
             sandbox=sandbox,
             token_verifier=verifier,
             policy=rest,

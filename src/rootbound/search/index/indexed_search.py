@@ -21,15 +21,15 @@ from rootbound.confine.fd_access import DIR_READ
 from rootbound.confine.regular_files import check_file
 from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import LimitExceeded, NotADirectory, RootsError
-from rootbound.search.agent_grep import GrepLimits, GrepReport, _Batches
+from rootbound.search.agent_grep import GrepReport, _Batches
 from rootbound.search.chunk_scan import Driver, Lease
+from rootbound.search.grep_query import GrepQuery, NamesQuery
 from rootbound.search.grep_scan import LineScanner
 from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits
 from rootbound.search.index.pattern_memo import PatternMemo
 from rootbound.search.index.registry import IndexRegistry
 from rootbound.search.index.view import BINARY, MAX_GLOBS, TEXT, TOO_LARGE, UNREADABLE, Counts, Plan, View
-from rootbound.search.safe_regex import BytesPattern
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,38 +81,27 @@ class _DirStack:
         self.fds, self.names = self.fds[:1], []
 
 
-def grep_plan(
-    fs: RootedFiles,
-    start: object,
-    plan: Plan,
-    pattern: BytesPattern,
-    *,
-    limits: GrepLimits,
-    files_only: bool,
-    max_files: int,
-    check: Callable[[int], None] | None,
-    required: bytes | None,
-    deadline: float | None,
-    line_local: bool = False,
-    lease: Lease | None = None,
-    source: tuple[str, bool, bool] | None = None,
-) -> GrepReport:
+def grep_plan(fs: RootedFiles, start: object, plan: Plan, query: GrepQuery, lease: Lease | None = None) -> GrepReport:
     """The report :func:`~rootbound.search.agent_grep.grep_tree` gives for the same call, from ``plan``:
-    the files it opens are read and searched joined in batches as the scan does (``line_local``), and the files it
-    need not open are counted in path order through the same batches, so a cap stops at the same file. With a scan
-    helper ``lease`` (and ``source``, the pattern as given) a query that opens :data:`SHARE_AT` files or more
+    the files it opens are read and searched joined in batches as the scan does (``query.line_local``), and the files
+    it need not open are counted in path order through the same batches, so a cap stops at the same file. With a
+    scan helper ``lease`` (and ``query.source``, the pattern as given) a query that opens :data:`SHARE_AT` files or more
     shares them with it (:func:`_grep_plan_shared`)."""
     counted = plan.view.counted
     assert counted is not None
     positions, unchanged = _to_open(plan, counted)
-    if lease is not None and source is not None and len(positions) >= SHARE_AT:
-        common = (limits, files_only, max_files, check, required, deadline, line_local)
-        return _grep_plan_shared(fs, start, plan, pattern, positions, unchanged, lease, source, *common)
+    if lease is not None and query.source is not None and len(positions) >= SHARE_AT:
+        return _grep_plan_shared(fs, start, plan, query, (positions, unchanged), lease)
+    limits, check, required = query.limits, query.check, query.required
     report = GrepReport(dirs_not_entered=plan.view.not_entered)
     scanner = LineScanner(
-        search=pattern, required=required, max_file_size=limits.max_file_size, check=check, deadline=deadline
+        search=query.pattern,
+        required=required,
+        max_file_size=limits.max_file_size,
+        check=check,
+        deadline=query.deadline,
     )
-    batches = _Batches(scanner, report, limits, files_only, max_files, required, line_local)
+    batches = _Batches(scanner, report, limits, query.files_only, query.max_files, required, query.line_local)
     view = plan.view
     number, memo = counted.number, plan.memo
     read: list[tuple[str, int]] = []  # (display path, number) of the unchanged files read, in order
@@ -160,23 +149,16 @@ def _grep_plan_shared(
     fs: RootedFiles,
     start: object,
     plan: Plan,
-    pattern: BytesPattern,
-    positions: list[int],
-    unchanged: frozenset[int],
+    query: GrepQuery,
+    to_open: tuple[list[int], frozenset[int]],
     lease: Lease,
-    source: tuple[str, bool, bool],
-    limits: GrepLimits,
-    files_only: bool,
-    max_files: int,
-    check: Callable[[int], None] | None,
-    required: bytes | None,
-    deadline: float | None,
-    line_local: bool,
 ) -> GrepReport:
     """:func:`grep_plan` with the files it opens shared with the scan helper (``chunk_scan.py``): the positions in
     walk order become chunks, the files the index vouches for counted in them where they stand. What the query
     learns for the pattern's memo is only which unchanged files held no match (their lines are learnt by the next
     query, which opens the few that matched)."""
+    positions, unchanged = to_open
+    check = query.check
     report = GrepReport(dirs_not_entered=plan.view.not_entered)
     view, counted = plan.view, plan.view.counted
     assert counted is not None
@@ -185,21 +167,7 @@ def _grep_plan_shared(
     with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
         stack = _DirStack(handle, view)
-        driver = Driver.of(
-            lease,
-            handle,
-            source,
-            pattern,
-            report,
-            limits,
-            files_only,
-            max_files,
-            fs.hardlinks,
-            check,
-            required,
-            deadline,
-            line_local,
-        )
+        driver = Driver.of(lease, handle, query, report, fs.hardlinks)
         try:
             chunk, done = driver.chunk(), 0
             for position in positions:
@@ -375,64 +343,26 @@ def _view_for(
 
 
 def grep_with_index(
-    registry: IndexRegistry,
-    fs: RootedFiles,
-    start: object,
-    pattern: BytesPattern,
-    where: PathFilter,
-    where_key: tuple[object, ...],
-    source: tuple[str, bool, bool],
-    *,
-    limits: GrepLimits,
-    files_only: bool,
-    max_files: int,
-    check: Callable[[int], None] | None,
-    required: bytes | None,
-    deadline: float | None,
-    line_local: bool = False,
-    lease: Lease | None = None,
+    registry: IndexRegistry, fs: RootedFiles, start: object, query: GrepQuery, lease: Lease | None = None
 ) -> tuple[GrepReport | None, str]:
     """:func:`~rootbound.search.agent_grep.grep_tree`'s report through the index, with the answer's status
-    line; ``(None, status)`` when the caller must scan. ``source``: the pattern as given, ``regex``,
+    line; ``(None, status)`` when the caller must scan. ``query.source``: the pattern as given, ``regex``,
     ``ignore_case`` (for its literals). ``lease``: the scan helper, for a query that opens many files."""
-    plan, status = _view_for(registry, fs, start, where, where_key, check, source)
+    plan, status = _view_for(registry, fs, start, query.where, query.where_key, query.check, query.source)
     if plan is None:
         return None, status
-    report = grep_plan(
-        fs,
-        start,
-        plan,
-        pattern,
-        limits=limits,
-        files_only=files_only,
-        max_files=max_files,
-        check=check,
-        required=required,
-        deadline=deadline,
-        line_local=line_local,
-        lease=lease,
-        source=source,
-    )
-    return report, status
+    return grep_plan(fs, start, plan, query, lease), status
 
 
 def names_with_index(
-    registry: IndexRegistry,
-    fs: RootedFiles,
-    start: object,
-    where: PathFilter,
-    where_key: tuple[object, ...],
-    matches: Callable[[str, str, bool], bool],
-    key: object,
-    cap: int,
-    check: Callable[[int], None] | None,
+    registry: IndexRegistry, fs: RootedFiles, start: object, query: NamesQuery
 ) -> tuple[tuple[list[str], bool, int] | None, str]:
     """``search_files`` below ``start`` from the index's view: ``(paths, truncated, directories not entered)`` and
     the status line, or ``(None, status)`` when the caller must walk."""
-    plan, status = _view_for(registry, fs, start, where, where_key, check, None)
+    plan, status = _view_for(registry, fs, start, query.where, query.where_key, query.check, None)
     if plan is None:
         return None, status
     with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
         base = handle.prefix
-    found, more = names_in_view(plan.view, matches, key, base, cap)
+    found, more = names_in_view(plan.view, query.matches, query.key, base, query.cap)
     return (found, more, plan.view.not_entered), status

@@ -15,10 +15,14 @@ from datetime import datetime, timezone
 from typing import Any
 
 from rootbound.core.errors import InvalidPath, RootsError
+from rootbound.search.grep_query import GrepLimits, GrepQuery
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.safe_regex import BytesPattern, compile_bytes, line_local
 
 __all__ = [
     "Budget",
     "Cancelled",
+    "GrepRequest",
     "Limits",
     "Media",
     "SliceOver",
@@ -28,6 +32,7 @@ __all__ = [
     "budget_of",
     "describe",
     "globs_arg",
+    "grep_request",
     "int_arg",
     "iso",
     "path_arg",
@@ -213,3 +218,48 @@ def describe(error: RootsError) -> str:
     if isinstance(error, InvalidPath):
         return f"denied: invalid path ({error.reason})"
     return f"{error.message} ({error.reason})" if error.reason else error.message
+
+
+@dataclass(frozen=True)
+class GrepRequest:
+    """The ``grep`` tool's arguments, parsed once at the edge (:func:`grep_request`), with the call's limits and
+    budget: the search layer's :class:`~rootbound.search.grep_query.GrepQuery` for every start comes from it."""
+
+    query: GrepQuery
+    """The whole search: compiled pattern, filter, caps (``max_matches`` the call's, ``max_files`` the call's
+    ``max_results``), the budget's check and deadline."""
+    path: str | None
+    """The start named by the caller, or ``None``: every root's tree."""
+    limits: Limits
+
+
+def grep_request(args: Mapping[str, Any], limits: Limits, budget: Budget) -> GrepRequest:
+    """Every argument of a ``grep`` call, read once, in the order the schema lists them (the first bad one is
+    the error)."""
+    pattern = str_arg(args, "pattern")
+    assert pattern is not None
+    regex = bool_arg(args, "regex")
+    ignore_case = bool_arg(args, "ignore_case")
+    compiled: BytesPattern = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
+    required = None if regex or ignore_case else pattern.encode("utf-8", "surrogatepass")
+    files_only = bool_arg(args, "files_only")
+    around = int_arg(args, "context", minimum=0, maximum=10) or 0
+    per_file = int_arg(args, "max_per_file", minimum=1, maximum=200) or limits.max_per_file
+    exclude, include = globs_arg(args, "exclude"), globs_arg(args, "include")
+    gitignore = not bool_arg(args, "include_ignored")
+    query = GrepQuery(
+        compiled,
+        PathFilter(exclude=exclude, include=include, gitignore=gitignore),
+        source=(pattern, regex, ignore_case),
+        where_key=(tuple(exclude), tuple(include), gitignore),
+        limits=GrepLimits(
+            max_matches=limits.max_matches, max_per_file=min(per_file, limits.max_matches), context=around
+        ),
+        files_only=files_only,
+        max_files=limits.max_results,
+        check=budget.check,
+        required=required,
+        deadline=budget.deadline,
+        line_local=line_local(pattern, regex=regex),
+    )
+    return GrepRequest(query, str_arg(args, "path", required=False), limits)

@@ -12,21 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from rootbound.core.errors import LimitExceeded
-from rootbound.search.agent_grep import GrepLimits
 from rootbound.search.chunk_scan import Lease, grep_shared
+from rootbound.search.grep_query import NamesQuery
 from rootbound.search.ignore_rules import name_matcher
 from rootbound.search.ignore_walk import walk
 from rootbound.search.index.indexed_search import grep_with_index, names_with_index
 from rootbound.search.index.registry import IndexRegistry
 from rootbound.search.rooted_fs import RootedFS
-from rootbound.search.safe_regex import compile_bytes, line_local
 from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.tools.calls import (
+    GrepRequest,
     Limits,
     ToolOutput,
-    bool_arg,
     budget_of,
-    int_arg,
+    grep_request,
     str_arg,
 )
 from rootbound.workspace.tools.render import bounded, escape, escape_line, plain, plain_lines
@@ -75,17 +74,8 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
     statuses: list[str] = []
     for start in start_points(fs, str_arg(args, "path", required=False), context):
         if index is not None:
-            answer, status = names_with_index(
-                index,
-                fs,
-                start,
-                where,
-                filter_key(args),
-                matches,
-                pattern,
-                limits.max_results - len(found),
-                budget.check,
-            )
+            asked = NamesQuery(where, filter_key(args), matches, pattern, limits.max_results - len(found), budget.check)
+            answer, status = names_with_index(index, fs, start, asked)
             statuses.append(status)
             if answer is not None:
                 names, more, not_entered = answer
@@ -116,30 +106,17 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
 
 
 def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    request = grep_request(args, limits, budget_of(context))
     helper = _helper_of(context)
     if helper is None:
-        return _grep(fs, args, limits, context, None)
+        return _grep(fs, request, context, None)
     with helper.take() as lease:  # both cores for a scan, when no other call has the helper (never waits)
-        return _grep(fs, args, limits, context, lease)
+        return _grep(fs, request, context, lease)
 
 
-def _grep(
-    fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any], lease: Lease | None
-) -> ToolOutput:
-    pattern = str_arg(args, "pattern")
-    assert pattern is not None
-    regex = bool_arg(args, "regex")
-    ignore_case = bool_arg(args, "ignore_case")
-    compiled = compile_bytes(pattern, regex=regex, ignore_case=ignore_case)
-    required = None if regex or ignore_case else pattern.encode("utf-8", "surrogatepass")
-    files_only = bool_arg(args, "files_only")
-    around = int_arg(args, "context", minimum=0, maximum=10) or 0
-    per_file = int_arg(args, "max_per_file", minimum=1, maximum=200) or limits.max_per_file
-    where = path_filter(args, include=True)
-    budget = budget_of(context)
-    grep_limits = GrepLimits(
-        max_matches=limits.max_matches, max_per_file=min(per_file, limits.max_matches), context=around
-    )
+def _grep(fs: RootedFS, request: GrepRequest, context: Mapping[str, Any], lease: Lease | None) -> ToolOutput:
+    whole, limits = request.query, request.limits
+    grep_limits, files_only, around = whole.limits, whole.files_only, whole.limits.context
     lines: list[str] = []
     matches: list[dict[str, Any]] = []
     files: list[str] = []
@@ -148,47 +125,15 @@ def _grep(
     why = {"too_large": 0, "binary": 0, "links": 0, "unreadable": 0}
     index = _index_of(context)
     statuses: list[str] = []
-    for start in start_points(fs, str_arg(args, "path", required=False), context):
-        call_limits = GrepLimits(
-            max_matches=grep_limits.max_matches - len(matches), max_per_file=grep_limits.max_per_file, context=around
-        )
+    for start in start_points(fs, request.path, context):
+        query = whole.narrowed(grep_limits.max_matches - len(matches), limits.max_results - len(files))
         report = None
         if index is not None:
-            report, status = grep_with_index(
-                index,
-                fs,
-                start,
-                compiled,
-                where,
-                filter_key(args, include=True),
-                (pattern, regex, ignore_case),
-                limits=call_limits,
-                files_only=files_only,
-                max_files=limits.max_results - len(files),
-                check=budget.check,
-                required=required,
-                deadline=budget.deadline,
-                line_local=line_local(pattern, regex=regex),
-                lease=lease,
-            )
+            report, status = grep_with_index(index, fs, start, query, lease)
             if status:
                 statuses.append(status)
         if report is None:
-            report = grep_shared(
-                fs,
-                start,
-                compiled,
-                where,
-                lease,
-                source=(pattern, regex, ignore_case),
-                limits=call_limits,
-                files_only=files_only,
-                max_files=limits.max_results - len(files),
-                check=budget.check,
-                required=required,
-                deadline=budget.deadline,
-                line_local=line_local(pattern, regex=regex),
-            )
+            report = grep_shared(fs, start, query, lease)
         searched += report.searched
         skipped += report.skipped
         not_entered += report.dirs_not_entered

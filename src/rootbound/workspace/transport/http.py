@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rootbound.search.index.registry import close_all
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
     from rootbound.workspace.sandbox import Sandbox
 
-__all__ = ["http_app", "is_loopback", "serve_http"]
+__all__ = ["HttpListen", "http_app", "is_loopback", "serve_http"]
 
 
 def is_loopback(host: str) -> bool:
@@ -97,11 +98,19 @@ ACCEPT_BATCH = 128
 """Seconds SIGTERM/SIGINT leave in-flight requests to finish before the process exits regardless."""
 
 
+@dataclass(frozen=True)
+class HttpListen:
+    """Where ``rootbound serve --http`` listens (``port`` 0: any free one) and the extra ``Host`` headers it
+    accepts (``--allowed-host``)."""
+
+    host: str
+    port: int
+    extra_hosts: Sequence[str] = ()
+
+
 def serve_http(
     server: Any,
-    host: str,
-    port: int,
-    extra_hosts: Sequence[str],
+    listen: HttpListen,
     *,
     sandbox: Sandbox | None = None,
     token_verifier: TokenVerifier | None = None,
@@ -110,6 +119,7 @@ def serve_http(
     connections: ConnectionLimits | None = None,
 ) -> int:
     """Serve until stopped; ``policy`` (what clients will be allowed) ends the one startup line."""
+    host, port, extra_hosts = listen.host, listen.port, listen.extra_hosts
     import os
     import socket
 
