@@ -19,8 +19,8 @@ from mcp import Client
 from rootbound import Root, RootSet
 from rootbound.confine import landlock
 from rootbound.mcp import RootsProvider
+from rootbound.workspace.effective_roots import HeldBoundaries
 from rootbound.workspace.limits.fd_budget import FDS_PER_ROOT, RootBudget, RootsRefused, open_fds
-from rootbound.workspace.server import HeldBoundaries
 from tests.helpers.serve_process import http_serve, text_of
 
 

@@ -243,7 +243,7 @@ def test_a_ping_is_answered_while_a_long_listing_runs_over_stdio(tmp_path: Path)
 
 def test_the_event_loop_never_waits_for_the_held_roots(work: Path) -> None:
     from rootbound.core.roots import RootSet
-    from rootbound.workspace.server import HeldBoundaries
+    from rootbound.workspace.effective_roots import HeldBoundaries
 
     held = HeldBoundaries([work])
     roots = RootSet.of([work])

@@ -62,7 +62,7 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
         lines.append(f"refused a client root: {uri + ' ' if uri else ''}({dropped.reason})")
     source = str(context.get("source") or "client")
     structured: dict[str, Any] = {"roots": roots, "refused": refused, "source": source}
-    said = context.get("why")  # the server's reading of the client's roots (workspace/server.py EmptyRoots)
+    said = context.get("why")  # the server's reading of the client's roots (workspace/effective_roots.py EmptyRoots)
     if roots and said:
         lines.append(f"why: {said}")
         structured["why"] = str(said)
@@ -71,7 +71,7 @@ def list_roots(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
             "no root the client declared could be used: see the reasons above"
             if refused
             else said or "the client declared no roots"
-            if source in ("client", "none")  # "none": no DIRs and no client roots (workspace/server.py)
+            if source in ("client", "none")  # "none": no DIRs and no client roots (workspace/effective_roots.py)
             else "the operator's directories are gone"
         )
         fix = context.get("fix")

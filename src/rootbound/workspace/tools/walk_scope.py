@@ -102,8 +102,8 @@ NO_ROOTS_FIX: Final = "no roots: every path is denied. Fix: {}"
 
 
 def no_roots(context: Mapping[str, Any] | None) -> str:
-    """ "No roots", with the fix that fits this client's situation (``EmptyRoots`` in workspace/server.py) when the
-    server gave one, else the general one."""
+    """ "No roots", with the fix that fits this client's situation (``EmptyRoots`` in
+    workspace/effective_roots.py) when the server gave one, else the general one."""
     fix = (context or {}).get("fix")
     return NO_ROOTS_FIX.format(fix) if fix else NO_ROOTS_HELP
 
