@@ -37,7 +37,7 @@ ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "appl
 LAUNCHER = (
     "import os, sys\n"
     "try:\n"
-    "    from rootbound.workspace import _answer_budget as a\n"
+    "    from rootbound.workspace.limits import answer_budget as a\n"
     "    if os.environ.get('BENCH_NO_CAP'): a.HTTP_MAX_MEDIA, a.HTTP_MAX_ANSWER = 4 << 20, 1 << 40\n"
     "    if os.environ.get('BENCH_NO_BUDGET'): a.ANSWERS.capacity = 1 << 50\n"
     "except ImportError:\n"

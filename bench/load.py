@@ -4,14 +4,13 @@ lowlevel server, side by side.
     .venv/bin/python bench/load.py [--clients 8] [--calls 500]
 
 Both servers run as subprocesses on 127.0.0.1 behind the same Starlette + ``StreamableHTTPSessionManager`` setup
-(``rootbound.workspace.http.http_app``) under uvicorn, listening on an ``IPPROTO_TCP`` socket (Nagle off). ``rootbound
-serve DIR`` answers ``list_roots`` (the client's roots ∩ DIR, each root held open); the baseline is a lowlevel
-``Server`` with one tool that returns a constant. Each client
-is an ``mcp.Client`` with its own ``httpx2.AsyncClient`` (pool of 64) and a ``RootsProvider`` naming DIR. In the
-handshake era every client is one session (roots fetched once, then cached); in 2026-07-28 every call is two
-rounds on rootbound (``InputRequiredResult``, then the retry with the roots) and one on the baseline, which asks
-for nothing. Each client makes 20 unmeasured warm-up calls first. Any error (an exception or ``isError``) is
-counted and makes the exit status 1.
+(``rootbound.workspace.transport.http.http_app``) under uvicorn, listening on an ``IPPROTO_TCP`` socket (Nagle off).
+``rootbound serve DIR`` answers ``list_roots`` (the client's roots ∩ DIR, each root held open); the baseline is a
+lowlevel ``Server`` with one tool that returns a constant. Each client is an ``mcp.Client`` with its own
+``httpx2.AsyncClient`` (pool of 64) and a ``RootsProvider`` naming DIR. In the handshake era every client is one session
+(roots fetched once, then cached); in 2026-07-28 every call is two rounds on rootbound (``InputRequiredResult``, then
+the retry with the roots) and one on the baseline, which asks for nothing. Each client makes 20 unmeasured warm-up calls
+first. Any error (an exception or ``isError``) is counted and makes the exit status 1.
 
 Internal: ``bench/load.py --serve-baseline PORT`` runs the baseline server.
 """
@@ -51,7 +50,7 @@ def serve_baseline(port: int) -> None:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-    from rootbound.workspace.http import http_app
+    from rootbound.workspace.transport.http import http_app
 
     tool = types.Tool(name="echo", input_schema={"type": "object"})
 

@@ -1,7 +1,7 @@
 """Issue 36: the search index's engine, chosen by measurement. Ways to answer "which files hold every trigram of
 these literals", built over the same files and asked the same literals, in one run, one table:
 
-* ``numpy``: the index's own postings (``src/rootbound/confine/search/index/postings.py``): per file its distinct
+* ``numpy``: the index's own postings (``src/rootbound/search/index/postings.py``): per file its distinct
   trigrams (ASCII folded), segments of up to 65,535 files with ``uint16`` file numbers sorted by trigram, dense
   trigrams kept as a set; in memory (``numpy``), and written to a folder and memory-mapped as ``serve`` keeps them
   (``numpy-disk``); ``numpy-dense-*``: the same with trigrams dense past a quarter or half of a segment's files, or
@@ -75,8 +75,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rootbound.confine.search.index.literals import fold
-from rootbound.confine.search.index.postings import (
+from rootbound.search.index.literals import fold
+from rootbound.search.index.postings import (
     MAX_SEGMENT_FILES,
     MAX_SEGMENT_POSTINGS,
     Segment,
@@ -392,7 +392,7 @@ def one_engine(engine: str, tree: Path) -> dict[str, Any]:
     """Build ``engine`` in this process and measure it."""
     if engine == "roaring":
         import pyroaring  # type: ignore[import-not-found,unused-ignore]  # noqa: F401 - imported before the RSS base
-    from rootbound.confine.search.index import postings
+    from rootbound.search.index import postings
 
     parts = {"numpy-dense-quarter": 0.25, "numpy-dense-half": 0.5, "numpy-no-dense": 1.0}
     postings.DENSE_PART = parts.get(engine, postings.DENSE_PART)  # type: ignore[misc]

@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from rootbound import Boundary, RootedFS
-from rootbound.confine.search.agent_grep import GrepLimits
-from rootbound.confine.search.index.registry import IndexRegistry, own_folder
-from rootbound.confine.search.scan_helper import ScanHelper
+from rootbound.search.agent_grep import GrepLimits
+from rootbound.search.grep_query import GrepQuery, NamesQuery
+from rootbound.search.index.registry import IndexRegistry, own_folder
+from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.tools import Limits, call_tool
 
 LIMITS = Limits(max_results=1_000_000, max_matches=1_000_000, max_per_file=200, max_output=1 << 30, deadline=600.0)
@@ -164,11 +165,11 @@ def ready(registry: IndexRegistry, tree: Path) -> bool:
 def churn(rounds: int) -> int:
     """``rounds`` changes by a separate process (every kind, in turn), each followed by every churn query through
     the index and by a full scan; the count of answers that differ."""
-    from rootbound.confine.search.agent_grep import grep_tree
-    from rootbound.confine.search.ignore_rules import PathFilter, name_matcher
-    from rootbound.confine.search.ignore_walk import walk
-    from rootbound.confine.search.index.indexed_search import grep_with_index, names_with_index
-    from rootbound.confine.search.safe_regex import compile_bytes
+    from rootbound.search.agent_grep import grep_tree
+    from rootbound.search.ignore_rules import PathFilter, name_matcher
+    from rootbound.search.ignore_walk import walk
+    from rootbound.search.index.indexed_search import grep_with_index, names_with_index
+    from rootbound.search.safe_regex import compile_bytes
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.helpers.index_churn import CHURN_QUERIES, build_tree, change_in_another_process
@@ -194,21 +195,33 @@ def churn(rounds: int) -> int:
                     required = None if regex or ignore_case else pattern.encode()
                     key: tuple[object, ...] = ((), (), True)
                     source = (pattern, regex, ignore_case)
-                    report, _ = grep_with_index(
-                        registry, fs, str(root), compiled, PathFilter(), key, source, limits=wide, files_only=False,
-                        max_files=1_000_000, check=None, required=required, deadline=None, line_local=True,
-                    )  # fmt: skip
+                    query = GrepQuery(
+                        compiled,
+                        PathFilter(),
+                        source=source,
+                        where_key=key,
+                        limits=wide,
+                        files_only=False,
+                        max_files=1_000_000,
+                        check=None,
+                        required=required,
+                        deadline=None,
+                        line_local=True,
+                    )
+                    report, _ = grep_with_index(registry, fs, str(root), query)
                     if report is None:
                         continue
                     by_index += 1
                     full = grep_tree(
-                        fs, str(root), compiled, PathFilter(), limits=wide, required=required, line_local=True
+                        fs,
+                        str(root),
+                        GrepQuery(compiled, PathFilter(), limits=wide, required=required, line_local=True),
                     )
                     differ += summary(report) != summary(full)
                 for start in (root, root / "d2"):  # search_files from the top and from below it
                     matches = name_matcher("*.py")
                     answer, _ = names_with_index(
-                        registry, fs, str(start), PathFilter(), key, matches, "*.py", 1_000_000, None
+                        registry, fs, str(start), NamesQuery(PathFilter(), key, matches, "*.py", 1_000_000, None)
                     )
                     if answer is None:
                         continue

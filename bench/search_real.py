@@ -68,13 +68,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rootbound import Boundary, RootedFS
-from rootbound.confine.search.grep_scan import LineScanner
-from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.ignore_walk import READ_FILE, WalkLimits, walking
-from rootbound.confine.search.index.registry import IndexRegistry, own_folder
-from rootbound.confine.search.scan_helper import ScanHelper
-from rootbound.workspace.calls import Budget
+from rootbound.search.grep_scan import LineScanner
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
+from rootbound.search.index.registry import IndexRegistry, own_folder
+from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.tools import Limits, run_tool
+from rootbound.workspace.tools.calls import Budget
 from search_index import memory, ready, started_helper
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,7 +8,6 @@ adapters drive, and the confinement layer (``Boundary``, ``RootedFS``) does only
 from __future__ import annotations
 
 from rootbound.confine.boundary import Boundary, Dropped, EffectiveRoot
-from rootbound.confine.rooted_fs import Entry, GrepMatch, GrepResult, RootedFS, SearchResult
 from rootbound.confine.write_ops import EditOutcome
 from rootbound.core.errors import (
     AccessDenied,
@@ -42,6 +41,7 @@ from rootbound.core.errors import (
 from rootbound.core.mrtr import MISSING, ROOTS_KEY
 from rootbound.core.roots import Era, Root, RootLike, RootLimits, RootsChange, RootSet
 from rootbound.core.uri import canonical_uri, path_to_uri, uri_to_path
+from rootbound.search.rooted_fs import Entry, GrepMatch, GrepResult, RootedFS, SearchResult
 from rootbound.text.edit import Edit, EditAmbiguous, EditError, EditNotFound, FileChanged, InvalidEdit
 
 # The one place the version is written: pyproject.toml reads it (dynamic), `rootbound --version`, serverInfo and the

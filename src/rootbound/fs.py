@@ -1,4 +1,4 @@
-"""``rootbound.fs``, where users import it; the module lives in its layer, ``rootbound.confine.rooted_fs``."""
+"""``rootbound.fs``, where users import it; the module lives in its layer, ``rootbound.search.rooted_fs``."""
 
-from rootbound.confine.rooted_fs import *  # noqa: F403
-from rootbound.confine.rooted_fs import __all__ as __all__
+from rootbound.search.rooted_fs import *  # noqa: F403
+from rootbound.search.rooted_fs import __all__ as __all__

@@ -34,7 +34,7 @@ from rootbound import (
     SymlinkEscape,
     TooLarge,
 )
-from rootbound.confine.rooted_fs import GrepResult
+from rootbound.search.rooted_fs import GrepResult
 
 RESOLVERS = ["openat2", "walk"]
 

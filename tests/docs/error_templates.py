@@ -65,7 +65,7 @@ def _argument_checks(tree: ast.Module) -> set[str]:
 
 def tool_error_templates() -> set[str]:
     templates: set[str] = set()
-    for path in sorted(WORKSPACE.glob("*.py")):
+    for path in sorted(WORKSPACE.rglob("*.py")):
         tree = ast.parse(path.read_text())
         constants = _constants(tree)
         templates.update(text for name, text in constants.items() if name in FORMATTED)
@@ -74,7 +74,7 @@ def tool_error_templates() -> set[str]:
                 text = _template(node.args[0], constants)
                 if text is not None:
                     templates.add(text)
-        if path.name == "_arguments.py":
+        if path.name == "arguments.py":
             templates |= _argument_checks(tree)
     return {text for text in templates if _words(text)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rootbound.workspace.error_fixes import FIXES, TOOL_FIXES
+from rootbound.workspace.tools.error_fixes import FIXES, TOOL_FIXES
 from tests.docs.error_templates import tool_error_templates
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "serve.md"

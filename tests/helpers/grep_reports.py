@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rootbound.confine.search.agent_grep import GrepReport
+from rootbound.search.agent_grep import GrepReport
 
 __all__ = ["summary"]
 

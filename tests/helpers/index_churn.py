@@ -1,6 +1,6 @@
 """The index's churn: a tree, and every kind of change the issue lists, made by a separate process.
 
-Shared by ``tests/confine/search/test_index.py`` (a few dozen rounds) and ``bench/search_index.py`` (a thousand):
+Shared by ``tests/search/test_index.py`` (a few dozen rounds) and ``bench/search_index.py`` (a thousand):
 after each change, every query answered through the index must equal a full scan.
 """
 

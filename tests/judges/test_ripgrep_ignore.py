@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary, RootedFS
-from rootbound.confine.search.ignore_rules import PathFilter
-from rootbound.confine.search.ignore_walk import walk
+from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.ignore_walk import walk
 from tests.helpers.trees import git_repository
 
 FILES = {

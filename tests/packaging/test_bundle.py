@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from mcp import Client
 from rootbound import __version__
-from rootbound.confine.search.chunk_scan import CHUNK_FILES
+from rootbound.search.chunk_scan import CHUNK_FILES
 from tests.helpers.built_dist import INSTALLERS, MCPB, REPO, Dist, installed
 from tests.helpers.scan_helper_probe import children, helper_socket, read_bytes, until_idle
 from tests.packaging.served import make_workspace, serve_and_read

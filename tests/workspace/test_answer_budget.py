@@ -14,9 +14,9 @@ import anyio
 import pytest
 
 from rootbound import Boundary, Root
-from rootbound.confine.rooted_fs import RootedFS
 from rootbound.mcp import RootsProvider
-from rootbound.workspace._answer_budget import (
+from rootbound.search.rooted_fs import RootedFS
+from rootbound.workspace.limits.answer_budget import (
     ANSWER_COPIES,
     HTTP_MAX_MEDIA,
     AnswerBudget,
@@ -25,8 +25,8 @@ from rootbound.workspace._answer_budget import (
     base64_size,
     too_big,
 )
-from rootbound.workspace.calls import Limits, Media, ToolOutput
 from rootbound.workspace.tools import call_tool
+from rootbound.workspace.tools.calls import Limits, Media, ToolOutput
 from tests.helpers.serve_process import serve, text_of
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 17

@@ -16,8 +16,8 @@ import pytest
 
 from rootbound import Boundary, Root, RootedFS
 from rootbound.mcp import RootsProvider
-from rootbound.workspace._arguments import InvalidArguments, checker
 from rootbound.workspace.tools import Limits, ToolError, call_tool, tool_specs
+from rootbound.workspace.tools.arguments import InvalidArguments, checker
 from tests.helpers.serve_process import serve
 
 

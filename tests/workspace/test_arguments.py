@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rootbound.workspace._arguments import InvalidArguments, checker
+from rootbound.workspace.tools.arguments import InvalidArguments, checker
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -18,7 +18,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp import Client
 from rootbound import Root
 from rootbound.mcp import RootsProvider
-from rootbound.workspace.http import is_loopback
+from rootbound.workspace.transport.http import is_loopback
 from tests.helpers.serve_process import http_serve, serve_cli, text_of
 
 MODES = ("legacy", "2026-07-28")
@@ -215,8 +215,8 @@ async def test_oauth_resource_server_hooks(work: Path) -> None:
     from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
     from pydantic import AnyHttpUrl
 
-    from rootbound.workspace.http import http_app
     from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
+    from rootbound.workspace.transport.http import http_app
 
     resource = AnyHttpUrl("http://127.0.0.1/mcp")
     metadata = build_resource_metadata_url(resource)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rootbound.workspace._deep_json import answer_too_deep, readable_id, too_deep
+from rootbound.workspace.transport.deep_json import answer_too_deep, readable_id, too_deep
 
 DEEP = '{"a":' * 400 + "1" + "}" * 400
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from rootbound.workspace._fairness import SessionSlots, Token
+from rootbound.workspace.limits.fairness import SessionSlots, Token
 
 pytestmark = pytest.mark.anyio
 

@@ -19,8 +19,8 @@ from mcp import Client
 from rootbound import Root, RootSet
 from rootbound.confine import landlock
 from rootbound.mcp import RootsProvider
-from rootbound.workspace._fd_budget import FDS_PER_ROOT, RootBudget, RootsRefused, open_fds
-from rootbound.workspace.server import HeldBoundaries
+from rootbound.workspace.effective_roots import HeldBoundaries
+from rootbound.workspace.limits.fd_budget import FDS_PER_ROOT, RootBudget, RootsRefused, open_fds
 from tests.helpers.serve_process import http_serve, text_of
 
 
@@ -46,7 +46,7 @@ def test_global_budget_refuses_near_the_limit() -> None:
     code = (
         "import os, resource\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
-        "from rootbound.workspace._fd_budget import RootBudget, RootsRefused\n"
+        "from rootbound.workspace.limits.fd_budget import RootBudget, RootsRefused\n"
         "budget = RootBudget()\n"
         "budget.admit(2)\n"
         "try:\n"
@@ -70,7 +70,7 @@ def test_open_fds_still_counts_once_sandboxed(tmp_path: Path) -> None:
     """Landlock refuses opening /proc/self/fd; the count goes through the fd held since import."""
     code = (
         "import os, sys\n"
-        "from rootbound.workspace._fd_budget import open_fds\n"
+        "from rootbound.workspace.limits.fd_budget import open_fds\n"
         "from rootbound.workspace.sandbox import Sandbox\n"
         "Sandbox([__import__('pathlib').Path(sys.argv[1])], writable=False).apply()\n"
         "try:\n"

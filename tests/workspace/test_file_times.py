@@ -3,7 +3,7 @@ answered "i/o error" (``datetime.fromtimestamp`` raises EOVERFLOW); now ISO 8601
 
 from __future__ import annotations
 
-from rootbound.workspace.calls import iso, iso_expanded
+from rootbound.workspace.tools.calls import iso, iso_expanded
 
 
 def test_times_past_the_year_9999_or_before_the_year_1_use_expanded_years() -> None:

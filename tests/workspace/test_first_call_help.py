@@ -17,7 +17,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from mcp import Client
-from rootbound.workspace.server import NO_DIRS_FIX, WorkspaceConfig, build_workspace_server
+from rootbound.workspace.effective_roots import NO_DIRS_FIX
+from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
 from tests.helpers.client_roots import ClientRoots
 from tests.helpers.serve_process import serve, serve_cli, text_of
 

@@ -16,7 +16,7 @@ import pytest
 
 from rootbound import Root
 from rootbound.mcp import RootsProvider
-from rootbound.workspace._tool_guard import INTERNAL_ERROR_TEXT
+from rootbound.workspace.tool_guard import INTERNAL_ERROR_TEXT
 from tests.helpers.serve_process import serve, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]

@@ -16,11 +16,12 @@ import pytest
 
 from rootbound import Boundary, RootedFS
 from rootbound.errors import RootsError
-from rootbound.workspace._arguments import InvalidArguments, checker
-from rootbound.workspace.error_fixes import FIXES, fix_for
-from rootbound.workspace.specs import TOOLS
-from rootbound.workspace.tools import NO_DIRECTORY_ROOT, NO_ROOTS_HELP, Limits, ToolError, call_tool, unknown_tool
-from rootbound.workspace.write_tools import WRITE_TOOLS
+from rootbound.workspace.tools import Limits, ToolError, call_tool, unknown_tool
+from rootbound.workspace.tools.arguments import InvalidArguments, checker
+from rootbound.workspace.tools.error_fixes import FIXES, fix_for
+from rootbound.workspace.tools.specs import TOOLS
+from rootbound.workspace.tools.walk_scope import NO_DIRECTORY_ROOT, NO_ROOTS_HELP
+from rootbound.workspace.tools.writing import WRITE_TOOLS
 
 
 @pytest.fixture
@@ -237,7 +238,12 @@ def test_stdio_serve_loads_no_http_client_or_audit_side(tmp_path: Path) -> None:
     assert '"id":1' in done.stdout.replace(" ", "")
     imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "rootbound.workspace.server" in imported  # the listing is real
-    unneeded = ("rootbound.workspace.http", "rootbound.workspace._sessions", "rootbound.mcp.client", "rootbound.audit")
+    unneeded = (
+        "rootbound.workspace.transport.http",
+        "rootbound.workspace.sessions",
+        "rootbound.mcp.client",
+        "rootbound.audit",
+    )
     assert sorted(name for name in imported if name.startswith(unneeded)) == []
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rootbound import Boundary, RootedFS
-from rootbound.confine.search.glob_match import BACKWARDS_RANGE, UNCLOSED_SET
+from rootbound.search.glob_match import BACKWARDS_RANGE, UNCLOSED_SET
 from rootbound.workspace import Limits, ToolError, run_tool
 from tests.helpers.trees import bracket_workspace
 

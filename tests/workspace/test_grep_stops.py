@@ -18,8 +18,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rootbound.confine.search.index.tree_index import THREAD_NAME as INDEX_THREAD
 from rootbound.mcp import RootsProvider
+from rootbound.search.index.tree_index import THREAD_NAME as INDEX_THREAD
 from tests.helpers.serve_process import serve, text_of
 
 SLOW = r"((a{1,10}){1,10}){1,10}x"
@@ -146,8 +146,8 @@ def test_a_library_caller_s_deadline_is_the_one_in_its_limits(tmp_path: Path, to
     """``call_tool`` without a budget in its context takes the deadline of the limits it is given, not the
     default's 30 s (a bench or a library user that raises it is obeyed; one that lowers it is stopped)."""
     from rootbound import Boundary, RootedFS
-    from rootbound.workspace.calls import Limits, ToolError
     from rootbound.workspace.tools import call_tool
+    from rootbound.workspace.tools.calls import Limits, ToolError
 
     for n in range(150):
         (tmp_path / f"f{n:03d}.txt").write_text("needle\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from rootbound.workspace._host_check import host_matches
+from rootbound.workspace.transport.host_origin import host_matches
 from tests.helpers.serve_process import http_serve
 
 ALLOWED = ["127.0.0.1:8765", "127.0.0.1:*", "localhost:8765", "[::1]:*"]

@@ -15,9 +15,9 @@ import pytest
 
 from rootbound import Boundary, RootedFS
 from rootbound.confine import syscalls as o2
-from rootbound.confine.search.ignore_rules import EXCLUDE, IgnoreRules
-from rootbound.workspace.calls import Budget, Cancelled
+from rootbound.search.ignore_rules import EXCLUDE, IgnoreRules
 from rootbound.workspace.tools import Limits, ToolError, call_tool
+from rootbound.workspace.tools.calls import Budget, Cancelled
 from tests.helpers.swap import DirSwapperProcess, SwapArena
 
 RESOLVERS = [
@@ -348,8 +348,8 @@ def test_walk_keep_filters_what_is_yielded_not_what_is_entered(tmp_path: Path, r
     """``walk(keep=...)`` (the name search's filter) yields only accepted entries, still enters rejected
     directories and still applies the ignore files below them, and keeps each yielded directory's ``more`` mark
     its own when rejected entries around it were peeked at too."""
-    from rootbound.confine.search.ignore_rules import PathFilter
-    from rootbound.confine.search.ignore_walk import WalkLimits, walk
+    from rootbound.search.ignore_rules import PathFilter
+    from rootbound.search.ignore_walk import WalkLimits, walk
 
     root = tmp_path.resolve()
     (root / "src" / "deep").mkdir(parents=True)

@@ -21,8 +21,8 @@ import anyio
 import pytest
 
 import rootbound.workspace.server as server_module
-from rootbound.workspace.calls import Budget, SliceOver, ToolError
 from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
+from rootbound.workspace.tools.calls import Budget, SliceOver, ToolError
 from tests.helpers.raw_peer import raw_connection
 from tests.helpers.trees import local_dir
 
@@ -243,7 +243,7 @@ def test_a_ping_is_answered_while_a_long_listing_runs_over_stdio(tmp_path: Path)
 
 def test_the_event_loop_never_waits_for_the_held_roots(work: Path) -> None:
     from rootbound.core.roots import RootSet
-    from rootbound.workspace.server import HeldBoundaries
+    from rootbound.workspace.effective_roots import HeldBoundaries
 
     held = HeldBoundaries([work])
     roots = RootSet.of([work])

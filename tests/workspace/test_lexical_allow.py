@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rootbound import Root
-from rootbound.workspace._lexical_allow import split_lexically
+from rootbound.workspace.lexical_allow import split_lexically
 
 DIRS = [Path("/srv/work"), Path("/home/me/projects")]
 

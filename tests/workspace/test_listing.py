@@ -21,9 +21,9 @@ import pytest
 from rootbound import Boundary, RootedFS
 from rootbound.confine import syscalls as o2
 from rootbound.mcp import RootsProvider
-from rootbound.workspace import _listing
-from rootbound.workspace._listing import BAD_CURSOR, FOREIGN_CURSOR, ORDER_CURSOR, Order, list_page
 from rootbound.workspace.tools import Limits, ToolError, call_tool
+from rootbound.workspace.tools import directory_pages as _listing
+from rootbound.workspace.tools.directory_pages import BAD_CURSOR, FOREIGN_CURSOR, ORDER_CURSOR, Order, list_page
 from tests.helpers.serve_process import serve
 
 RESOLVERS = [
@@ -122,7 +122,7 @@ def test_entries_match_the_item_shape_the_output_schema_declares(wide: Path) -> 
     resolution per entry), and every entry the server builds conforms to it, with and without details."""
     from jsonschema import Draft202012Validator
 
-    from rootbound.workspace.specs import TOOLS
+    from rootbound.workspace.tools.specs import TOOLS
 
     schema = next(tool for tool in TOOLS if tool.name == "list_directory").output_schema
     assert schema is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from rootbound.workspace._log_limit import RateLimit
+from rootbound.workspace.limits.log_limit import RateLimit
 
 
 def _record(msg: str, name: str = "x") -> logging.LogRecord:

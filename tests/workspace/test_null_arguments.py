@@ -15,9 +15,9 @@ import anyio
 import pytest
 
 from mcp import Client
-from rootbound.workspace._arguments import InvalidArguments, checker, without_nulls
 from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
 from rootbound.workspace.tools import tool_specs
+from rootbound.workspace.tools.arguments import InvalidArguments, checker, without_nulls
 
 pytestmark = pytest.mark.anyio
 SPECS = tool_specs(writable=True)

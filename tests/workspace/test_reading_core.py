@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rootbound.confine.search.agent_grep import scan
-from rootbound.confine.search.ignore_rules import IgnoreRules, PathFilter, name_matcher
-from rootbound.confine.search.safe_regex import compile_bytes
 from rootbound.core.errors import InvalidPattern
+from rootbound.search.agent_grep import scan
+from rootbound.search.ignore_rules import IgnoreRules, PathFilter, name_matcher
+from rootbound.search.safe_regex import compile_bytes
 from rootbound.text.media_types import sniff
 from rootbound.text.read_windows import read_byte_range, read_lines, read_tail, utf8_end, utf8_start
-from rootbound.workspace.render import TRUNCATED, bounded, escape, escape_line, fitting, plain, plain_lines
+from rootbound.workspace.tools.render import TRUNCATED, bounded, escape, escape_line, fitting, plain, plain_lines
 from tests.helpers.trees import git_repository
 
 TEXT = st.text(alphabet=st.sampled_from("ab\n é€𝄞\r\t"), max_size=60)

@@ -16,13 +16,14 @@ from typing import Any
 import anyio
 import pytest
 
-import rootbound.workspace.server as server_module
+import rootbound.workspace.effective_roots as roots_module
 from mcp import Client
 from rootbound.confine.boundary import Boundary
 from rootbound.core.errors import OutsideRoots
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsProvider
-from rootbound.workspace.server import HeldBoundaries, WorkspaceConfig, build_workspace_server
+from rootbound.workspace.effective_roots import HeldBoundaries
+from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
 
 pytestmark = pytest.mark.anyio
 
@@ -102,8 +103,8 @@ def test_a_kept_root_swapped_for_a_link_out_is_not_followed(
 
 
 def test_kept_snapshots_are_bounded_and_the_evicted_closed(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(server_module, "RECENT_SNAPSHOTS", 3)
-    monkeypatch.setattr(server_module, "RECENT_ROOTS", 4)
+    monkeypatch.setattr(roots_module, "RECENT_SNAPSHOTS", 3)
+    monkeypatch.setattr(roots_module, "RECENT_ROOTS", 4)
     for index in range(5):
         (tree / f"allowed/r{index}").mkdir()
     held = HeldBoundaries([tree / "allowed"])
@@ -130,7 +131,7 @@ async def test_through_the_sdk_client_the_roots_are_taken_in_once(
             made.append(self)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(server_module, "Boundary", Counting)
+    monkeypatch.setattr(roots_module, "Boundary", Counting)
     server, _ = build_workspace_server(WorkspaceConfig(dirs=(tree / "allowed",)))
     made.clear()  # the allowlist
     provider = RootsProvider([tree / "allowed/a"])

@@ -35,7 +35,8 @@ import errno, socket, sys
 from pathlib import Path
 from rootbound import Boundary
 from rootbound.core.errors import RootsError
-from rootbound.workspace import server, tools
+from rootbound.workspace import server
+from rootbound.workspace.tools import registry as tools
 
 TOPS = [p for p in Path("/").iterdir() if p.is_dir() and not p.is_symlink()]  # listed before any sandbox
 

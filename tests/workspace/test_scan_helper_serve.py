@@ -16,44 +16,16 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from rootbound.confine import landlock
-from rootbound.confine.search.agent_grep import GrepLimits
-from rootbound.confine.search.chunk_scan import CHUNK_FILES, Event, job_of
-from rootbound.confine.search.scan_helper import ScanHelper
+from rootbound.search.agent_grep import GrepLimits
+from rootbound.search.chunk_scan import CHUNK_FILES, Event, job_of
+from rootbound.search.grep_query import GrepQuery
+from rootbound.search.safe_regex import compile_bytes
+from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.scan_process import helper_command
+from tests.helpers.scan_helper_probe import children, helper_socket, read_bytes, until_idle
 from tests.helpers.serve_process import http_serve_process, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
-def _read_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/io") as io:
-        return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
-
-
-async def _until_idle(pid: int, sock_fd: int) -> None:
-    """Until the helper is blocked reading its socket (``/proc/PID/syscall``: a syscall whose first argument is the
-    socket's fd), which it reaches only once ready and between chunks."""
-    ends = time.monotonic() + 120
-    while time.monotonic() < ends:
-        fields = Path(f"/proc/{pid}/syscall").read_text().split()
-        if len(fields) > 1 and fields[0] != "running" and int(fields[1], 16) == sock_fd:
-            return
-        await anyio.sleep(0.05)
-    raise AssertionError("the scan helper never waited on its socket: it did not start")
 
 
 def _tree(root: Path) -> None:
@@ -87,30 +59,29 @@ async def test_serve_shares_a_scan_with_one_sandboxed_helper_that_ends_with_it(t
     ]
     with anyio.fail_after(180):
         with http_serve_process(["--no-index", "--no-scan-helper", str(work)]) as (url, server):
-            assert _children(server.pid) == []  # turned off: no second process
+            assert children(server.pid) == []  # turned off: no second process
             alone = [await _grep(url, **query) for query in queries]
         with http_serve_process(["--no-index", str(work)]) as (url, server):
             if len(os.sched_getaffinity(0)) < 2:  # one CPU: a second process would only take turns with the server
                 await anyio.sleep(1.0)
-                assert _children(server.pid) == []
+                assert children(server.pid) == []
                 assert [await _grep(url, **query) for query in queries] == alone
                 return
             ends = time.monotonic() + 60
-            while not _children(server.pid) and time.monotonic() < ends:
+            while not children(server.pid) and time.monotonic() < ends:
                 await anyio.sleep(0.05)
-            (helper,) = _children(server.pid)
-            argv = Path(f"/proc/{helper}/cmdline").read_bytes().split(b"\0")
-            assert b"rootbound.workspace.scan_process" in argv and b"--sandbox" in argv
-            sock_fd = int(argv[argv.index(b"rootbound.workspace.scan_process") + 1])
+            (helper,) = children(server.pid)
+            sock_fd = helper_socket(helper)
+            assert sock_fd is not None and b"--sandbox" in Path(f"/proc/{helper}/cmdline").read_bytes().split(b"\0")
             chunk_bytes = CHUNK_FILES * min(f.stat().st_size for f in work.rglob("*.txt"))
             shared = []
             for query in queries:
                 # Waiting on its socket: its start (imports, sandbox) is behind it, and it reads nothing until sent a
                 # chunk. Under load that start takes seconds, which a fixed number of warm-up calls did not cover.
-                await _until_idle(helper, sock_fd)
-                before = _read_bytes(helper)
+                await until_idle(helper, sock_fd)
+                before = read_bytes(helper)
                 shared.append(await _grep(url, **query))
-                taken = _read_bytes(helper) - before
+                taken = read_bytes(helper) - before
                 if "max_per_file" not in query:  # a whole walk: its fifth chunk goes to the idle helper at any pace
                     assert taken >= chunk_bytes, (query, taken)  # (the capped one ends within the first four)
             assert os.path.exists(f"/proc/{helper}")
@@ -143,17 +114,17 @@ def test_the_helper_s_own_sandbox_opens_nothing_outside_the_dirs(tmp_path: Path)
                     fd = os.open(place, os.O_RDONLY | os.O_DIRECTORY)
                     try:
                         st = os.stat(place / "f.txt")
-                        job = job_of(
-                            ("needle", False, False),
-                            b"needle",
-                            True,
-                            GrepLimits(),
-                            False,
-                            10,
-                            "read-only",
-                            ("openat2", False, st.st_dev, None),
-                            None,
+                        query = GrepQuery(
+                            compile_bytes("needle", regex=False),
+                            source=("needle", False, False),
+                            limits=GrepLimits(),
+                            files_only=False,
+                            max_files=10,
+                            required=b"needle",
+                            deadline=None,
+                            line_local=True,
                         )
+                        job = job_of(query, "read-only", ("openat2", False, st.st_dev, None))
                         assert lease.send(ticket, job, [(0, "f.txt", st.st_ino)], [fd])
                     finally:
                         os.close(fd)

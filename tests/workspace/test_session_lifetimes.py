@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp import Client
 from rootbound.mcp import RootsProvider
-from rootbound.workspace.server import RECENT_SNAPSHOTS
+from rootbound.workspace.effective_roots import RECENT_SNAPSHOTS
 from tests.helpers.serve_process import http_serve_process, proc_counts, serve, text_of
 
 SESSIONS = 12

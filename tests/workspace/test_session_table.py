@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from rootbound.mcp import RootsProvider
-from rootbound.workspace._sessions import useful
+from rootbound.workspace.sessions import useful
 from tests.helpers.serve_process import http_serve, text_of
 from tests.workspace.test_hardening import ACCEPT, _bare_initialize, serve_url
 

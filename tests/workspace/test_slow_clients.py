@@ -25,7 +25,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 
 from mcp import Client
 from rootbound.mcp import RootsProvider
-from rootbound.workspace._slow_clients import ConnectionLimits, guarded_protocol
+from rootbound.workspace.limits.slow_clients import ConnectionLimits, guarded_protocol
 from tests.helpers.serve_process import http_serve_process, proc_counts, text_of
 
 STALLED_HEAD = (

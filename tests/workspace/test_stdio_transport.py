@@ -21,7 +21,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
-from rootbound.workspace._stdio_transport import (
+from rootbound.workspace.transport.stdio_loop import (
     INVALID_REQUEST_LINE,
     MAX_LINE,
     PARSE_ERROR_LINE,
@@ -232,7 +232,7 @@ async def test_any_chunking_of_a_stream_yields_the_same_messages(seed: int) -> N
 
 @pytest.mark.anyio
 async def test_a_line_past_the_limit_is_refused_and_the_stream_resyncs(monkeypatch: pytest.MonkeyPatch) -> None:
-    import rootbound.workspace._stdio_transport as transport
+    import rootbound.workspace.transport.stdio_loop as transport
 
     monkeypatch.setattr(transport, "MAX_LINE", 1000)
     read_fd, write_fd = os.pipe()
@@ -278,7 +278,7 @@ def test_pipe_streams_restores_the_standard_descriptors() -> None:
     """While serving, fd 0/1 name the null device and stderr; afterwards the wire again, blocking as before."""
     code = (
         "import anyio, os, sys\n"
-        "from rootbound.workspace._stdio_transport import pipe_streams\n"
+        "from rootbound.workspace.transport.stdio_loop import pipe_streams\n"
         "before = (os.fstat(0).st_ino, os.fstat(1).st_ino, os.get_blocking(0), os.get_blocking(1))\n"
         "async def main():\n"
         "    async with pipe_streams() as (reader, writer):\n"

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from rootbound.core.errors import InvalidRootsAnswer
 from rootbound.mcp._bridges import tool_failure
-from rootbound.workspace.tools import UNKNOWN_TOOL
+from rootbound.workspace.tools.registry import UNKNOWN_TOOL
 from tests.helpers.serve_process import http_serve, serve
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ import pytest
 
 from rootbound import Boundary, RootedFS
 from rootbound.workspace.tools import Limits, ToolError, call_tool, tool_specs
-from rootbound.workspace.write_tools import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
+from rootbound.workspace.tools.writing import WRITE_IMPLEMENTATIONS, WRITE_TOOLS
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ directory out of the root before that gets the temp file removed and a denial, n
 not the syscall: a move during or after it is refused by the kernel on the write domain's threads
 (``write_domain``), or, without Landlock, caught by :func:`undo_if_outside` after the syscall and undone.
 
-Nothing here resolves a path: callers pass fds they opened beneath a root (``rootbound.confine.rooted_fs``).
+Nothing here resolves a path: callers pass fds they opened beneath a root (``rootbound.confine.rooted_files``).
 """
 
 from __future__ import annotations

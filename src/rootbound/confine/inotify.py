@@ -1,6 +1,6 @@
 """inotify through ctypes: the kernel's change notification, which Python has no binding for.
 
-Why here: the search index (:mod:`rootbound.confine.search.index`) stays fresh by it, and it is a syscall wrapper
+Why here: the search index (:mod:`rootbound.search.index`) stays fresh by it, and it is a syscall wrapper
 like :mod:`rootbound.confine.syscalls`. Only the three calls and the event format; what an event means is the
 caller's. A watch is added through ``/proc/self/fd/N/NAME`` where the caller holds the parent directory, so the
 path is resolved beneath that fd (``IN_DONT_FOLLOW``: a symlink in its place is not watched).

@@ -33,7 +33,6 @@ from typing import Any, Final, Literal, TypeVar
 import anyio
 
 from rootbound.confine.boundary import Boundary
-from rootbound.confine.rooted_fs import RootedFS
 from rootbound.core.errors import MissingCapability, RootsError, RootsUnavailable
 from rootbound.core.mrtr import LIST_CHANGED, ROOTS_KEY, Missing
 from rootbound.core.roots import DEFAULT_LIMITS, RootLike, RootLimits, RootsChange, RootSet
@@ -41,6 +40,7 @@ from rootbound.mcp._bridges import InputRequired, RequiresMcp2, SdkError, mcp_er
 from rootbound.mcp._handshake import HandshakeRoots, handshake_supports_roots
 from rootbound.mcp._handshake_port import Link
 from rootbound.mcp._sdk_major import MCP_V2
+from rootbound.search.rooted_fs import RootedFS
 
 if MCP_V2:
     import mcp_types as types

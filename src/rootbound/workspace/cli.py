@@ -320,7 +320,7 @@ def _add_sandbox_and_auth_flags(serve: argparse.ArgumentParser) -> None:
 
 
 def _loopback(host: str) -> bool:
-    from rootbound.workspace.http import is_loopback  # only with --http: stdio never loads the HTTP side
+    from rootbound.workspace.transport.http import is_loopback  # only with --http: stdio never loads the HTTP side
 
     return is_loopback(host)
 
@@ -339,7 +339,7 @@ def _sandbox_and_auth(args: argparse.Namespace, dirs: list[Path]) -> tuple[Sandb
         token = os.environ.get(args.auth_token_env, "")
         if len(token) < MIN_TOKEN_LENGTH:
             return f"environment variable {args.auth_token_env} must hold a token of {MIN_TOKEN_LENGTH}+ characters"
-        from rootbound.workspace.auth import StaticTokenVerifier
+        from rootbound.workspace.transport.auth import StaticTokenVerifier
 
         verifier = StaticTokenVerifier(token)
     elif args.http and not args.insecure_no_auth and not _loopback(args.http[0]):
@@ -368,11 +368,11 @@ def _home() -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    from rootbound.workspace._log_limit import install
+    from rootbound.workspace.limits.log_limit import install
 
     install()  # an error storm (EMFILE on accept, a flood of failing requests) costs a few lines, not the disk
     if args.clear_index:
-        from rootbound.confine.search.index.registry import cache_root, clear_all
+        from rootbound.search.index.registry import cache_root, clear_all
 
         removed = clear_all(cache_root())
         print(f"rootbound serve: removed {removed} search index folder(s) of servers not running from {cache_root()}")
@@ -408,7 +408,7 @@ def run(args: argparse.Namespace) -> int:
     sandbox, verifier = walls
     index_cache, index_note = None, ""
     if not args.no_index and dirs and not confine_only:  # only once nothing refuses to start (it would be left)
-        from rootbound.confine.search.index.registry import cache_root, own_folder
+        from rootbound.search.index.registry import cache_root, own_folder
 
         index_cache = own_folder(cache_root())
         if index_cache is None:  # said in the startup line
@@ -416,7 +416,7 @@ def run(args: argparse.Namespace) -> int:
         sandbox.cache = index_cache  # the one folder outside the DIRs it may write
 
     from rootbound.mcp.server import SILENCE_ENV
-    from rootbound.workspace._answer_budget import HTTP_MAX_ANSWER, HTTP_MAX_MEDIA
+    from rootbound.workspace.limits.answer_budget import HTTP_MAX_ANSWER, HTTP_MAX_MEDIA
     from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
     from rootbound.workspace.tools import Limits
 
@@ -447,25 +447,23 @@ def run(args: argparse.Namespace) -> int:
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )
-    from rootbound.workspace._fd_budget import raise_fd_limit
+    from rootbound.workspace.limits.fd_budget import raise_fd_limit
 
     raise_fd_limit()  # held roots are descriptors: use the room the hard limit allows
     server, _service = build_workspace_server(config)
     policy = describe_policy(args, dirs) + index_note
     if args.http:
         host, port = args.http
-        from rootbound.workspace._sessions import SessionLimits
-        from rootbound.workspace._slow_clients import ConnectionLimits
-        from rootbound.workspace.http import serve_http
+        from rootbound.workspace.limits.slow_clients import ConnectionLimits
+        from rootbound.workspace.sessions import SessionLimits
+        from rootbound.workspace.transport.http import HttpListen, serve_http
 
         # One startup line, once listening (bound and sandboxed): the URL, auth, sandbox, then the policy.
         _, _, rest = policy.partition("; ")
         sessions = SessionLimits(args.max_sessions, args.session_idle_timeout, args.init_timeout)
         return serve_http(
             server,
-            host,
-            port,
-            args.allowed_host,
+            HttpListen(host, port, args.allowed_host),
             sandbox=sandbox,
             token_verifier=verifier,
             policy=rest,
@@ -473,7 +471,7 @@ def run(args: argparse.Namespace) -> int:
             connections=ConnectionLimits(args.max_connections or 0, args.request_read_timeout),
         )
     from rootbound.workspace.sandbox import SandboxError
-    from rootbound.workspace.stdio import serve_stdio
+    from rootbound.workspace.transport.stdio import serve_stdio
 
     try:
         status = sandbox.apply()

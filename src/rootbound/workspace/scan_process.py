@@ -1,5 +1,5 @@
 """The scan helper's process as ``rootbound serve`` starts it: the server's Landlock rules applied read-only
-first, then the helper's loop (:func:`rootbound.confine.search.scan_helper.serve`).
+first, then the helper's loop (:func:`rootbound.search.scan_helper.serve`).
 
 Why here and not in the helper's own module: the sandbox is the server's policy (``workspace/sandbox.py``), and the
 helper is spawned before the server restricts itself (a restricted process may not execute the interpreter), so it
@@ -18,7 +18,7 @@ __all__ = ["helper_command", "main"]
 
 
 def helper_command(dirs: list[Path], *, sandbox: bool) -> tuple[str, ...]:
-    """What :class:`~rootbound.confine.search.scan_helper.ScanHelper` runs for a server of ``dirs``."""
+    """What :class:`~rootbound.search.scan_helper.ScanHelper` runs for a server of ``dirs``."""
     return (__name__, "--sandbox" if sandbox else "--no-sandbox", *(str(d) for d in dirs))
 
 
@@ -28,7 +28,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group: the server decides
     # Everything the loop runs is imported before the sandbox: a restricted process may not map a shared library
     # outside the paths it may read (RE2's libstdc++), and reads nothing it does not need.
-    from rootbound.confine.search.scan_helper import serve
+    from rootbound.search.scan_helper import serve
     from rootbound.workspace.sandbox import Sandbox, SandboxError
 
     sock_fd, flag_fd, mode, *dirs = argv

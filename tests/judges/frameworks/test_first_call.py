@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rootbound.workspace.server import NO_DIRS_FIX
+from rootbound.workspace.effective_roots import NO_DIRS_FIX
 
 HERE = Path(__file__).resolve().parent
 PYTHON = HERE.parents[2] / ".deps" / "frameworks" / "fastmcp" / "bin" / "python"

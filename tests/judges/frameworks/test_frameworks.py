@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from rootbound.workspace.specs import TOOLS
-from rootbound.workspace.write_tools import WRITE_TOOLS as WRITING_TOOLS
+from rootbound.workspace.tools.specs import TOOLS
+from rootbound.workspace.tools.writing import WRITE_TOOLS as WRITING_TOOLS
 from tests.helpers.processes import report as print_report
 from tests.helpers.serve_process import http_serve
 

@@ -1,0 +1,200 @@
+"""One index per operator directory, shared by every session; where it lives on disk and when it is rebuilt.
+
+Why shared: sessions come and go, the tree is the operator's. A session reaches an index only through a start
+directory it opened through its own boundary, and only when that directory is the very one the index holds at that
+path (same device and inode): the index never widens what a session may open.
+
+The cache: ``$XDG_CACHE_HOME/rootbound/index`` (else ``~/.cache/...``), one folder per server process
+(:func:`own_folder`, ``PID``: the only place the kernel sandbox lets ``serve`` write besides ``--writable`` DIRs)
+and in it one per index build (``N``), removed when that index closes; a process's folder whose process is gone is
+stale and removed when the next server starts (:func:`remove_stale`), and ``rootbound serve --clear-index``
+removes every folder of servers not running. Never reused across restarts: what changed while no server watched
+cannot be known without reading every file again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import stat
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+from rootbound.search.index.tree_index import IndexLimits, TreeIndex
+
+__all__ = ["IndexRegistry", "cache_root", "clear_all", "close_all", "own_folder", "remove_stale"]
+
+RETRY_AFTER: Final = 60.0
+"""Seconds after a failed build (events lost, watch limit) before another is tried."""
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rootbound" / "index"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale(root: Path) -> int:
+    """Remove the cache folders of server processes that are gone; how many."""
+    removed = 0
+    try:
+        listing = list(root.iterdir())
+    except OSError:
+        return 0
+    for folder in listing:
+        pid, _, _ = folder.name.partition("-")
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def own_folder(root: Path) -> Path | None:
+    """A new folder for this process's indexes under ``root`` (stale folders removed first), or ``None`` when it
+    cannot be made a folder of its own (the indexes then keep their postings in memory): created here, mode 0700,
+    and checked to be a directory of this user, not a link planted beforehand."""
+    try:
+        remove_stale(root)
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder = root / str(os.getpid())
+        shutil.rmtree(folder, ignore_errors=True)  # a process that had this number before us (never a link's target)
+        folder.mkdir(mode=0o700)
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return None
+    return folder
+
+
+def clear_all(root: Path) -> int:
+    """``--clear-index``: every cache folder of servers not running (a running one keeps its own)."""
+    return remove_stale(root)
+
+
+_OPEN: Final[weakref.WeakSet[IndexRegistry]] = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Close every registry still open (a server exiting with ``os._exit``, which runs no ``atexit`` hook): the
+    builds stop and the cache folders are removed."""
+    for registry in list(_OPEN):
+        registry.close()
+
+
+atexit.register(close_all)  # a library user's interpreter exiting normally
+
+
+class _Slot:
+    """One directory's index, and the rebuild that will replace it."""
+
+    __slots__ = ("current", "failed_at", "next")
+
+    def __init__(self, current: TreeIndex) -> None:
+        self.current = current
+        self.next: TreeIndex | None = None
+        self.failed_at = 0.0
+
+
+class IndexRegistry:
+    """The indexes of the operator directories ``dirs`` (canonical paths). ``cache``: this process's own folder
+    (:func:`own_folder`; ``None``: postings in memory). ``at_start``: build every index now rather than at its
+    first query (or at :meth:`start_all`)."""
+
+    def __init__(
+        self,
+        dirs: Iterable[Path],
+        *,
+        cache: Path | None = None,
+        limits: IndexLimits = IndexLimits(),  # noqa: B008 - frozen
+        at_start: bool = False,
+    ) -> None:
+        self.cache = cache
+        self.limits = limits
+        self.lock = threading.Lock()
+        self.closed = False
+        self._serial = 0
+        _OPEN.add(self)
+        self.slots = {Path(d): _Slot(self._new(Path(d))) for d in dirs}
+        if at_start:
+            self.start_all()
+
+    def start_all(self) -> None:
+        """Start building every index now (``serve --index-at-start``, once the sandbox is applied)."""
+        for slot in self.slots.values():
+            slot.current.start()
+
+    def _new(self, path: Path) -> TreeIndex:
+        self._serial += 1
+        folder = None if self.cache is None else self.cache / str(self._serial)
+        return TreeIndex(path, cache=folder, limits=self.limits)
+
+    def find(self, prefix: str) -> tuple[TreeIndex | None, str, str]:
+        """The index for a start directory whose display path is ``prefix`` (ending in ``/``): the index (``None``
+        when none covers it or it is not ready: the caller scans), the start's path in it, and a status for the
+        answer (``index``, ``building index 40%``, ``not indexed: ...``)."""
+        best: tuple[Path, _Slot] | None = None
+        for path, slot in self.slots.items():
+            top = str(path).rstrip("/") + "/"
+            if prefix.startswith(top) and (best is None or len(top) > len(str(best[0]))):
+                best = (path, slot)
+        if best is None or self.closed:
+            return None, "", "not indexed: outside the operator's directories"
+        path, slot = best
+        start_rel = prefix[len(str(path).rstrip("/")) + 1 :].rstrip("/")
+        index = self._current(slot)
+        if index.state == "new":
+            index.start()
+        if index.usable():
+            return index, start_rel, "index"
+        return None, start_rel, index.progress()
+
+    def _current(self, slot: _Slot) -> TreeIndex:
+        """The slot's index, swapping in a finished rebuild and starting one when the index asks for it."""
+        with self.lock:
+            current, pending = slot.current, slot.next
+            if pending is not None and pending.state == "ready":
+                slot.current, slot.next = pending, None
+                threading.Thread(target=current.close, name="rootbound-index-close", daemon=True).start()
+                return pending
+            if pending is not None and pending.state == "failed":
+                slot.next, slot.failed_at = None, time.monotonic()
+                threading.Thread(target=pending.close, name="rootbound-index-close", daemon=True).start()
+            if (
+                slot.next is None
+                and current.state in ("ready", "failed")
+                and current.needs_rebuild()
+                and time.monotonic() - slot.failed_at > RETRY_AFTER
+                and not self.closed
+            ):
+                if current.state == "failed" and current.why.startswith("over "):
+                    return current  # too large for the walk's cap: rebuilding cannot help
+                slot.next = self._new(current.path)
+                slot.next.start()
+            return slot.current
+
+    def status(self) -> list[tuple[Path, str, int, float]]:
+        """Per directory: its state line, the bytes its postings take, and its last build's seconds."""
+        return [(p, s.current.progress(), s.current.bytes, s.current.build_seconds) for p, s in self.slots.items()]
+
+    def close(self) -> None:
+        """Stop every build and remove every cache folder (the server is stopping)."""
+        with self.lock:
+            self.closed = True
+            indexes = [s.current for s in self.slots.values()] + [s.next for s in self.slots.values() if s.next]
+        for index in indexes:
+            index.close()

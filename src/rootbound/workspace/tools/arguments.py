@@ -1,0 +1,185 @@
+"""Tool arguments checked against the tool's declared input schema before any of them is used.
+
+The schemas already say what a tool accepts (``maxLength`` on ``write_file``'s content, ``minimum`` on offsets);
+nothing enforced them, so a 20 MiB body passed a 16 MiB limit and
+``offset=2**63`` reached ``os.pread`` ("Python int too large to convert to C long"). Here every call is checked
+with ``jsonschema`` (already a dependency of the ``mcp`` SDK), and integers are held to the signed 64-bit range
+every OS call takes. The published schemas leave objects open and spell "or null" as ``anyOf`` (the form every
+common converter takes, :func:`rootbound.workspace.tools.specs._object`); the check closes every object, so an unknown
+argument is refused here with the names the object takes (:func:`checking_form`).
+
+Messages never echo the client's values or unknown argument names: only names the schema declares, and the
+limit the schema states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, cast
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+__all__ = ["MAX_INT", "InvalidArguments", "checker", "checking_form", "without_nulls"]
+
+MAX_INT: Final = 2**63 - 1
+
+
+class InvalidArguments(ValueError):
+    """The arguments do not match the tool's input schema; the message is fixed text safe to show."""
+
+
+def checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], None]:
+    """A check for ``schema`` (compiled once): raises :class:`InvalidArguments` for the first violation."""
+    schema = checking_form(schema)
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    declared = _declared_names(schema)
+
+    def check(arguments: Mapping[str, Any]) -> None:
+        error = next(validator.iter_errors(arguments), None)
+        if error is not None:
+            raise InvalidArguments(_describe(_within_nullable(error), declared))
+        _check_ints(arguments)
+
+    return check
+
+
+def checking_form(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The published input schema as the server checks it: every object with properties closed
+    (``additionalProperties: false`` unless it says otherwise), and every ``anyOf: [X, {"type": "null"}]`` read as
+    ``X`` whose type also takes ``null`` (and whose enum lists it): the same values, and a violation is then
+    described by its type or limit rather than as "not valid under any of the given schemas"."""
+    node = dict(schema)
+    options = node.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        (other,) = [option for option in options if option != {"type": "null"}]
+        if isinstance(other, Mapping) and isinstance(other.get("type"), str):
+            del node["anyOf"]
+            node = {**other, **node, "type": [other["type"], "null"]}
+            if isinstance(other.get("enum"), list):
+                node["enum"] = [*other["enum"], None]
+    properties = node.get("properties")
+    if isinstance(properties, Mapping):
+        node["properties"] = {
+            name: checking_form(value) if isinstance(value, Mapping) else value for name, value in properties.items()
+        }
+        node.setdefault("additionalProperties", False)
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        node["items"] = checking_form(items)
+    return node
+
+
+def _declared_names(schema: Mapping[str, Any]) -> Mapping[str, str]:
+    """Every argument name the schema declares, with where it goes (``"each item of 'edits'"``, or ``""`` for
+    the top level)."""
+    names: dict[str, str] = {}
+    stack: list[tuple[Mapping[str, Any], str]] = [(schema, "")]
+    while stack:
+        node, home = stack.pop()
+        properties = node.get("properties")
+        if isinstance(properties, Mapping):
+            for name, value in properties.items():
+                names.setdefault(name, home)
+                if isinstance(value, Mapping):
+                    for branch in value.get("anyOf", ()):  # an optional argument: {anyOf: [SCHEMA, null]}
+                        if isinstance(branch, Mapping) and isinstance(branch.get("items"), Mapping):
+                            value = branch
+                    items = value.get("items")
+                    if isinstance(items, Mapping):
+                        stack.append((items, f"each item of '{name}'"))
+                    stack.append((value, f"'{name}'"))
+    return names
+
+
+def _within_nullable(error: ValidationError) -> ValidationError:
+    """For an optional argument spelled ``anyOf: [SCHEMA, {"type": "null"}]``: the failure within ``SCHEMA`` (what
+    is wrong with the value sent), not the bare "matches none of the alternatives"."""
+    while error.validator == "anyOf" and error.context:
+        branches = cast(Any, error.validator_value)
+        real = [e for e in error.context if branches[e.relative_schema_path[0]] != {"type": "null"}]
+        if not real:
+            break
+        error = real[0]
+    return error
+
+
+def _where(path: Any, declared: Mapping[str, str]) -> str:
+    parts = [str(p) if isinstance(p, int) or p in declared else "?" for p in path]
+    return f"argument '{'.'.join(parts)}'" if parts else "arguments"
+
+
+def _describe(error: ValidationError, declared: Mapping[str, str]) -> str:
+    where = _where(error.absolute_path, declared)
+    keyword, limit = error.validator, cast(Any, error.validator_value)
+    if keyword == "required":
+        missing = [name for name in limit if isinstance(error.instance, Mapping) and name not in error.instance]
+        return f"invalid arguments: missing required argument '{missing[0]}'" if missing else "invalid arguments"
+    if keyword == "additionalProperties":
+        return f"invalid arguments: {_unexpected(error, declared, where)}"
+    if keyword == "type":
+        expected = limit if isinstance(limit, str) else " or ".join(limit)
+        return f"invalid arguments: {where} must be of type {expected}"
+    phrases = {
+        "maxLength": f"is longer than {limit} characters",
+        "minLength": f"is shorter than {limit} characters",
+        "maximum": f"is greater than {limit}",
+        "minimum": f"is less than {limit}",
+        "maxItems": f"has more than {limit} items",
+        "minItems": f"has fewer than {limit} items",
+        "enum": f"is not one of: {_choices(limit)}",
+        "pattern": f"does not match the pattern {limit}",
+    }
+    return f"invalid arguments: {where} {phrases.get(str(keyword), 'is not valid')}"
+
+
+def _choices(limit: Any) -> str:
+    """An enum's values as a model reads them (``null``, which every option takes, is left out)."""
+    if not isinstance(limit, list):
+        return "the allowed values"
+    return ", ".join(str(value) for value in limit if value is not None)
+
+
+def _unexpected(error: ValidationError, declared: Mapping[str, str], where: str) -> str:
+    """An argument the object does not take, and how to fix the call: where a name declared elsewhere belongs
+    (``replace_all`` goes inside each edit), or the names this object takes. Only declared names are shown."""
+    here = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
+    extra = sorted(name for name in error.instance if name not in here) if isinstance(error.instance, Mapping) else []
+    misplaced = [name for name in extra if name in declared]
+    if misplaced:
+        name = misplaced[0]
+        home = declared[name] or "the top-level arguments"
+        return f"unexpected argument '{name}' in {where}: it belongs in {home}"
+    accepted = ", ".join(here) or "none"
+    return f"unexpected argument in {where}; the accepted ones are: {accepted}"
+
+
+def _check_ints(value: Any) -> None:
+    """Integers beyond the signed 64-bit range (no OS call takes them), anywhere in the arguments."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int) and not -MAX_INT - 1 <= item <= MAX_INT:
+            raise InvalidArguments("invalid arguments: an integer is out of range (signed 64-bit)")
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def without_nulls(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments with every ``null`` option dropped: ``null`` means absent (the schemas say so), also in the
+    objects of a list (``edit_file``'s edits). Only for arguments that passed :func:`checker`, which refuses
+    ``null`` where the schema does not take it (a required argument)."""
+    return {name: _drop_nulls(value) for name, value in arguments.items() if value is not None}
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {name: _drop_nulls(item) for name, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(item) for item in value]
+    return value
