@@ -95,7 +95,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=5.0, metavar="S", help="per call (default 5)")
     p.add_argument("--budget", type=float, default=120.0, metavar="S", help="whole audit (default 120)")
     p.add_argument(
-        "--trap-dir", type=Path, help="where to build the trap (default: ~/.cache/rootbound-audit, else the temp dir)"
+        "--trap-dir",
+        type=Path,
+        help="where to build the trap (default: a new ~/rbaudit-* directory in your home, else the temp dir)",
     )
     p.add_argument("--trap-home", action="store_true", help="run the server with HOME inside the trap (tilde probes)")
     p.add_argument("--keep-trap", action="store_true", help="leave the trap on disk for inspection")
