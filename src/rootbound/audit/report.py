@@ -334,7 +334,19 @@ class Report:
         if self.at_or_above("low"):
             return "findings"
         if gaps:
-            return "incomplete (accepted)" if self.exit_code("info") == EXIT_OK else "incomplete"
+            if self.exit_code("info") != EXIT_OK:
+                return "incomplete"
+            untested = [m.mode for m in self.modes if m.status not in (*NOT_OFFERED, "no path tool") and not m.tested]
+            partly = [m.mode for m in self.modes if m.tested and not all(t.covered for t in m.tools)]
+            said = "; ".join(
+                x
+                for x in (
+                    f"mode {', '.join(untested)} not tested at all" if untested else "",
+                    f"mode {', '.join(partly)} partly tested" if partly else "",
+                )
+                if x
+            )
+            return f"incomplete (accepted with --accept-partial: {said or 'gaps'})"
         return "clean"
 
     def to_json(self) -> dict[str, Any]:

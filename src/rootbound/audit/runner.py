@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import secrets
 import subprocess
 import tempfile
@@ -24,17 +25,20 @@ from typing import Any, Literal
 import anyio
 
 from rootbound.audit import _sdk
+from rootbound.audit.asks import shape_for, wanted_type
+from rootbound.audit.causality import ATTRIBUTION, CONTROL, LINKED, caused_changes, caused_events
 from rootbound.audit.classes import by_id, severity_for
 from rootbound.audit.controls import control_leaf, learn
 from rootbound.audit.far_canaries import plant_far, remove_far
+from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import build_git, git_fillers, index_unchanged, looks_like_git
 from rootbound.audit.judge import judge, kernel_evidence
 from rootbound.audit.kernel_watch import KernelEvent, KernelWatch, watch_trap
 from rootbound.audit.mode_context import Learnt, ModeContext
-from rootbound.audit.probes import Probe, catalogue, landed_class
+from rootbound.audit.probes import Probe, catalogue, control_paths, landed_class
 from rootbound.audit.report import Finding, ModeRun, ParamStatus, Report, ToolStatus
 from rootbound.audit.roots_probes import empty_roots, fifo, stale_roots
-from rootbound.audit.server_output import StderrSink, StdoutNoise
+from rootbound.audit.server_output import StderrSink, StdoutNoise, informative_line
 from rootbound.audit.session import (
     CallOutcome,
     CountingProvider,
@@ -55,6 +59,7 @@ from rootbound.audit.trap import (
     TrapFlooded,
     build_trap,
     default_trap_dir,
+    plant_type,
     remove,
 )
 from rootbound.audit.widening import probe_widening, widens
@@ -65,6 +70,12 @@ ModeName = Literal["args", "roots", "both"]
 WorkspaceKind = Literal["auto", "dir", "git"]
 PARALLEL = 4  # read probes in flight at once
 ROOTS_WAIT = 3.0  # seconds a roots-mode run waits for the server's first roots request before the first control
+# a refusal that says the server has nothing to serve without its argument (not a path-specific refusal)
+_UNCONFIGURED = re.compile(
+    r"no (allowed |root |workspace |project )?(directories|directory|dirs|roots?|workspace|folders?|projects?)\b"
+    r"|cannot operate|not configured|no .{0,20}configured|not initiali[sz]ed",
+    re.IGNORECASE,
+)
 ROOTS_GRACE = 0.5  # ... or this long after the server answered a ping sent after `initialized`
 
 
@@ -108,6 +119,7 @@ class _Auditor:
         self.args_era: tuple[bool, str] | None = None  # args mode's session: 2026-07-28 or not, the version chosen
         self.marker = secrets.token_hex(16)
         self.git = report.workspace_kind == "git"
+        self.server_own: set[str] = set()  # outside accesses no probe caused (see causality.py)
         env = dict(os.environ)
         env["PWD"] = str(trap.cwd)
         env["TZ"] = "UTC"  # timestamps in answers are matched in UTC
@@ -150,9 +162,8 @@ class _Auditor:
             try:
                 await self.run_mode(name, run)
             except StartFailed as exc:
-                lines = [line for line in str(exc).splitlines() if line.strip()]
-                # the last line that names an error says why it stopped (earlier ones are often warnings)
-                detail = shown(next((x for x in reversed(lines) if "Error" in x), lines[-1]) if lines else "", 200)
+                # the line that names the error says why it stopped (not npm's "A complete log ... can be found in")
+                detail = shown(informative_line(str(exc)), 200)
                 without_args = args_started or (spec.takes_workspace and "args" not in modes)
                 if name.startswith("roots") and without_args and not exc.exec_failed:
                     run.status, run.detail = "roots unsupported", f"exited or failed without a workspace: {detail}"
@@ -270,6 +281,7 @@ class _Auditor:
 
     async def exercise(self, ctx: ModeContext) -> None:
         tools = await ctx.peer.list_tools()
+        self.adopt_startup(ctx.name)
         ctx.tool_names = frozenset(str(t.get("name", "")) for t in tools[:200])
         work: list[tuple[ToolPlan, ToolStatus]] = []
         widening: list[tuple[ToolPlan, list[ParamStatus]]] = []
@@ -279,6 +291,9 @@ class _Auditor:
             ctx.run.tools.append(status)
             refs = git_fillers(str(tool.get("name", ""))) if self.git else None
             shapes = plan_shapes(tool, self.o.allow_tools, self.o.write, refs)
+            wants = wanted_type(tool) or ""
+            for shape in shapes:
+                shape.wants = wants
             schema = tool.get("inputSchema")
             # a schema that declares no parameters (``"properties": {}``) takes no path; one that says nothing
             # (no ``properties`` at all) may take one, learnt from its validation error
@@ -320,14 +335,7 @@ class _Auditor:
         if len(tools) > 200:
             self.report.notes.append(f"{ctx.name}: the server listed {len(tools)} tools; the first 200 were planned")
         learnt: list[tuple[Learnt, ParamStatus, ToolStatus]] = []
-        tried = 0
         for plan, status in work:
-            if ctx.provider is not None and ctx.provider.requests == 0 and not ctx.any_control and tried >= 3:
-                # roots mode, three tools in: nothing served and no roots request. Not worth every tool's controls.
-                for p in status.params:
-                    p.detail = "not tried: the server never asked for roots and served nothing so far"
-                continue
-            tried += 1
             index = 0
             while index < len(plan.leaves):  # a control may learn a parameter from an error: it is controlled too
                 leaf = plan.leaves[index]
@@ -365,8 +373,18 @@ class _Auditor:
             ctx.run.status, ctx.run.detail = "no path tool", "none of its tools takes a path"
             return
         if ctx.provider is not None and ctx.provider.requests == 0 and not learnt:
-            ctx.run.status = "roots unsupported"
-            ctx.run.detail = f"never asked for roots and served nothing in {ctx.peer.calls} calls"
+            rows = [p for t in ctx.run.tools for p in t.params]
+            if rows and all(p.status == "blocked" and _UNCONFIGURED.search(p.detail) for p in rows):
+                # every call refused in the server's own words for having no directory: it does not run without
+                # its argument, as if it had exited (politely)
+                ctx.run.status = "roots unsupported"
+                ctx.run.detail = "refuses every call without its argument: " + rows[0].detail.split(": ", 1)[-1]
+                return
+            # it started and answers, without roots: not "roots unsupported" (that is a server that exits, fails
+            # the handshake, or refuses every call for having no directory); what it serves is not the client's
+            # roots, and every control failed: each of its path parameters is a gap
+            ctx.run.status = "ignores roots"
+            ctx.run.detail = f"never asked for roots in {ctx.peer.calls} calls, and no control passed: nothing tested"
             return
         if ctx.provider is not None and ctx.provider.requests == 0 and ctx.peer.calls:
             # It served W without asking for roots: whatever confines it, it is not the client's roots. One
@@ -405,6 +423,67 @@ class _Auditor:
         if self.hung(ctx):
             ctx.run.status = "hung"
             ctx.run.detail = "calls stopped answering; the server was killed"
+
+    def typed_shape(self, ext: str) -> str:
+        """The control shape of a file type a tool asks for, its canaries planted (and in the baseline) first."""
+        shape = shape_for(ext)
+        if shape not in self.trap.typed:
+            kind = REGISTRY[ext]
+            self.restore_all()
+            files = plant_type(self.trap, shape, ext, kind.make)
+            self.adopt([p.relative_to(self.trap.base).as_posix() for p in files.values()])
+            self.report.notes.append(f"canaries of type .{ext} planted: a tool asked for that type")
+        return shape
+
+    def adopt(self, rels: list[str]) -> None:
+        """Take the current state of these trap entries into the baseline (kept, never a change)."""
+        fresh = Snapshot.take(self.trap.base, keep_data=True, limit=self.o.max_entries)
+        for rel in rels:
+            if rel in fresh.entries:
+                self.baseline.entries[rel] = fresh.entries[rel]
+            else:
+                self.baseline.entries.pop(rel, None)
+        self.settle()
+
+    def adopt_startup(self, mode: str) -> None:
+        """The server has started and answered: what it created or changed in the trap so far is its own start-up
+        state (``~/.pdf_tools_temp``): taken into the baseline (never a finding, never undone), and said."""
+        changes = self.diff()
+        if not changes:
+            return
+        self.adopt([change.path.relative_to(self.trap.base).as_posix() for change in changes])
+        names = sorted({change.path.relative_to(self.trap.base).as_posix() for change in changes})
+        self.report.notes.append(
+            f"{mode}: at start the server created or changed {len(names)} entr{'y' if len(names) == 1 else 'ies'} "
+            f"in the trap (its own state, kept as the baseline, never a finding): {shown(', '.join(names[:5]), 200)}"
+        )
+
+    async def differential(self, ctx: ModeContext, item: Learnt) -> None:
+        """The parameter's control once more, in a window: what the tool does outside the roots with an inside path
+        (beyond where W's own links lead) is its noise, and no probe of the tool is judged by it."""
+        plan = item.plan
+        new = self.trap.new_name()
+        if plan.access == "write" and item.shape == "file":
+            value = self.scratch(item.style)
+        else:
+            value = control_paths(self.trap, item.shape, item.style, new)
+        args = plan.arguments(
+            item.param,
+            value,
+            item.others(self, self.trap.new_name()),
+            item.pattern,
+            self.content() if plan.access == "write" else "",
+            every_path=item.every,
+            others_dir=item.workdir(self),
+        )
+        self.window_open()
+        await ctx.peer.call(plan.name, args)
+        events = self.window_close()
+        changes = self.diff()
+        outside = frozenset(ctx.allowed) | LINKED
+        ctx.noise.add_events(plan.name, [ev for ev in events if ev.location not in outside])
+        ctx.noise.add_changes(plan.name, self.trap.base, [c for c in changes if self.location(c) not in outside])
+        self.restore(changes)
 
     async def find_by_behaviour(self, ctx: ModeContext, plan: ToolPlan) -> ToolPlan | None:
         """A tool whose parameter names say no path: put W's marker in each string parameter in turn; one the
@@ -453,7 +532,8 @@ class _Auditor:
     async def probe_leaf(self, ctx: ModeContext, item: Learnt, pstat: ParamStatus | None = None) -> int:
         """Every probe at one path parameter, the tool's other path parameters inside W."""
         plan = item.plan
-        new = self.trap.new_name()
+        await self.differential(ctx, item)
+        new = self.trap.new_name(plan.wants)
         probes = catalogue(self.trap, item.shape, "absolute", home=self.o.trap_home, new_name=new)
         if item.style != "absolute":
             probes += catalogue(self.trap, item.shape, item.style, home=self.o.trap_home, new_name=new)
@@ -523,7 +603,12 @@ class _Auditor:
         async with anyio.create_task_group() as group:
             for probe in probes:
                 group.start_soon(one, probe)
-        batch = kernel_evidence(self.trap, self.window_close(), frozenset(ctx.allowed))
+        events = [
+            ev
+            for ev in self.window_close()
+            if not ctx.noise.event(plan.name, ev) and any(caused_events(self.trap, p.path, p.aim, [ev]) for p in probes)
+        ]
+        batch = kernel_evidence(self.trap, events, frozenset(ctx.allowed))
         unexplained = {ev.location for ev in batch} - explained
         if unexplained:
             # the kernel saw the server touch an outside canary that no answer showed: the probes ran four at a
@@ -609,8 +694,11 @@ class _Auditor:
         events: list[KernelEvent],
         *,
         skip: set[str] | frozenset[str] = frozenset(),
+        control: bool = False,
     ) -> None:
-        """Findings from what the kernel saw during one call (locations in ``skip`` were proved by an answer)."""
+        """Findings from what the kernel saw during one call (locations in ``skip`` were proved by an answer): only
+        the events the call caused (:mod:`rootbound.audit.causality`), and none its inside control showed too."""
+        events = self.caused(ctx, tool, probe, events, control=control)
         for ev in kernel_evidence(self.trap, events, frozenset(ctx.allowed)):
             if ev.location in skip:
                 continue
@@ -643,12 +731,40 @@ class _Auditor:
             if ev.location == "cwd" and ev.kind == "write" and mine:
                 self.cwd_created.add(self.trap.cwd / ev.name)
 
+    def caused(
+        self, ctx: ModeContext, tool: str, probe: Probe, events: list[KernelEvent], *, control: bool = False
+    ) -> list[KernelEvent]:
+        """The events of a window the call caused, less what the same tool does under an inside control."""
+        kept = caused_events(self.trap, probe.path, CONTROL if control else probe.aim, events)
+        for ev in events:
+            if ev not in kept and ev.location not in ctx.allowed and ev.location != "trap":
+                self.own(ev.location, ev.name)
+        out = []
+        for ev in kept:
+            if ctx.noise.event(tool, ev):
+                self.own(ev.location, ev.name)
+            else:
+                out.append(ev)
+        return out
+
+    def own(self, location: str, name: str) -> None:
+        """An outside access no probe caused (the server's own state, or noise its control showed too)."""
+        if len(self.server_own) < 50:
+            self.server_own.add(f"{location}/{name}" if name else f"{location}/")
+
     def judge_write(
         self, ctx: ModeContext, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
     ) -> None:
-        for change in changes:
+        caused, other = caused_changes(self.trap, probe.path, changes, control=label == "control")
+        for change in other:
+            if self.location(change) not in ctx.allowed:
+                self.own(self.location(change), change.path.name)
+        for change in caused:
             loc = self.location(change)
             if loc in ctx.allowed:
+                continue
+            if ctx.noise.change(tool, self.trap.base, change):
+                self.own(loc, change.path.name)
                 continue
             rel = change.path.relative_to(self.trap.base).as_posix()
             class_id = landed_class(probe, loc)
@@ -770,6 +886,9 @@ async def run_audit(options: AuditOptions) -> Report:
     watch = watch_trap(trap, report.notes)
     report.far = {loc: str(where) for loc, where in trap.extra_dirs.items()}
     auditor = _Auditor(options, trap, report, stderr, watch)
+    if watch is not None:
+        watch.settle()  # the baseline walk read every canary: the audit's own reads, never the server's
+        report.notes.append(f"kernel evidence: {ATTRIBUTION}")
     try:
         with StdoutNoise() as noise:
             with anyio.move_on_after(options.budget) as scope:
@@ -789,6 +908,11 @@ async def run_audit(options: AuditOptions) -> Report:
         if watch is not None:
             auditor.background_note()
             watch.close()
+        if auditor.server_own:
+            report.notes.append(
+                "outside the roots but caused by no probe (the server's own files, or what its inside control did "
+                "too), never a finding: " + shown(", ".join(sorted(auditor.server_own)[:8]), 300)
+            )
         if not remove_far(trap, sorted(auditor.cwd_created)):
             report.notes.append("a canary beyond the trap (temp dir, home or the server's cwd) could not be removed")
         if options.keep_trap:

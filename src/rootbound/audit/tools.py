@@ -122,6 +122,7 @@ class PathLeaf:
     pointer: Pointer
     array: bool = False
     required: tuple[bool, ...] = ()  # required at each level of the pointer
+    free: bool = False  # inside a free-form object (``args: {}``): the audit put the path at ``args.path``
 
     @property
     def dir_sibling(self) -> bool:
@@ -150,6 +151,7 @@ class ToolPlan:
     # leaves a control found to name the directory the call works in, whatever their names say (``path`` beside
     # ``filePath``): they get W as a sibling, and a file in W when they are the one probed
     workdirs: frozenset[str] = frozenset()
+    wants: str = ""  # the file type (extension) the tool asks for, learnt from its words (:mod:`.asks`)
 
     @property
     def path_params(self) -> list[str]:
@@ -515,6 +517,9 @@ def plan_shapes(
                 plan.roles[pointer] = ("filler", levels, refs[pointer[-1]])
             elif role in ("path", "path-array"):
                 plan.leaves.append(PathLeaf(pointer, role == "path-array", levels))
+            elif role == "object" and _free_form(sub):
+                # a free-form object (``args: {}``): whatever it holds may be a path; probed at ``args.path``
+                plan.leaves.append(PathLeaf((*pointer, "path"), False, (*levels, True), free=True))
             elif role in ("object", "object-array"):
                 plan.roles[pointer] = ("filler", levels, _filler(pointer[-1], sub))
             elif role in ("pattern", "content", "old", "new", "filler"):
@@ -523,7 +528,43 @@ def plan_shapes(
         if plan.access != "skip" and _dict(variant.get("properties")) and not plan.leaves:
             plan.access, plan.reason = "skip", "no path parameter"
         plans.append(plan)
+        plans += _dispatched(plan, variant)
     return plans
+
+
+_ACTION = re.compile(
+    r"^(action|op|operation|method|verb|cmd_?name|task|mode|kind|type|subcommand|function|tool)$", re.I
+)
+
+
+def _free_form(schema: Any) -> bool:
+    """An object whose keys the schema does not say (no ``properties``, or ``additionalProperties`` allowed)."""
+    if not isinstance(schema, dict):
+        return False
+    props = schema.get("properties")
+    return not isinstance(props, dict) or (not props and schema.get("additionalProperties") is not False)
+
+
+def _dispatched(plan: ToolPlan, variant: dict[str, Any]) -> list[ToolPlan]:
+    """A dispatcher (``order(action, args)``): an enum named like an action beside free-form arguments. Its first
+    value is the plan itself; each other value (up to :data:`MAX_SHAPES`) is a call shape of its own, since one
+    action reads a path that another ignores."""
+    if not any(leaf.free for leaf in plan.leaves):
+        return []
+    props = _dict(variant.get("properties"))
+    for name, sub in props.items():
+        enum = sub.get("enum") if isinstance(sub, dict) else None
+        if not _ACTION.match(str(name)) or not isinstance(enum, list) or len(enum) < 2:
+            continue
+        plan.shape = plan.shape or f"{name}={enum[0]}"
+        plan.roles[(str(name),)] = ("filler", (True,), enum[0])
+        out = []
+        for value in enum[1:MAX_SHAPES]:
+            roles = dict(plan.roles)
+            roles[(str(name),)] = ("filler", (True,), value)
+            out.append(dataclasses.replace(plan, shape=f"{name}={value}", leaves=list(plan.leaves), roles=roles))
+        return out
+    return []
 
 
 def _require_one_edit(plan: ToolPlan) -> None:

@@ -1,0 +1,132 @@
+"""What issue 47 saw the audit judge wrongly, each reproduced by a small server of our own (``defect_server.py``,
+one ``--case`` each) and audited for real over stdio. Every test asserts outcomes (verdict, findings, exit code),
+never timing; each fails on the audit before issue 47 (the reason is in its docstring)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rootbound.audit import Report, ServerSpec
+from tests.audit.conftest import run_and_check
+
+DEFECT = Path(__file__).parent / "defect_server.py"
+
+
+def defect(case: str, *flags: str, workspace: bool = True) -> ServerSpec:
+    return ServerSpec(
+        command=(sys.executable, str(DEFECT), f"--case={case}", *flags, *(["{workspace}"] if workspace else []))
+    )
+
+
+def audit(tmp_path: Path, case: str, *flags: str, workspace: bool = True, **options: object) -> Report:
+    options.setdefault("modes", "args")
+    return run_and_check(tmp_path / "traps", defect(case, *flags, workspace=workspace), **options)
+
+
+def claims(report: Report) -> list[str]:
+    return [f"{f.severity} {f.class_id} {f.tool} {f.param} {f.kind} {f.evidence}" for f in report.at_or_above("low")]
+
+
+def test_state_the_server_keeps_in_its_home_is_never_a_finding(tmp_path: Path) -> None:
+    """A clean server that writes ``~/.pdf_tools_temp`` at start and ``~/.code-index`` on every call, and lists
+    HOME each time. Before, its own files were pinned on whatever call ran (CRITICAL on a tool with only an enum
+    parameter), and a listing of HOME on the tilde probe; every report also carried the audit's own baseline reads
+    as "outside any call ... the kernel saw the server read"."""
+    report = audit(tmp_path, "home-state", write=True, trap_home=True)
+    assert claims(report) == []
+    assert report.exit_code("low") == 0, report.gaps()
+    assert not [n for n in report.notes if n.startswith("outside any call") and "rbt-" in n], report.notes
+    assert any(".pdf_tools_temp" in n and "at start" in n for n in report.notes), report.notes
+
+
+def test_a_reader_of_real_xlsx_workbooks_is_probed_with_them(tmp_path: Path) -> None:
+    """The tool refuses anything but a real workbook ("must point to an Excel file (.xlsx)"). Before, no control
+    passed (the trap had no .xlsx): the tool was "blocked" and its unbounded reads missed."""
+    report = audit(tmp_path, "xlsx")
+    reads = {f.class_id for f in report.findings if f.tool == "read_sheet" and f.kind == "read"}
+    assert "outside-absolute" in reads, claims(report)
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "xlsx", "--fixed")
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
+def test_a_refusal_that_asks_for_confirm_true_is_obeyed(tmp_path: Path) -> None:
+    """A clean delete tool that refuses "Pass confirm=True to proceed." Before, it stayed "blocked" and the clean
+    server could never reach exit 0."""
+    report = audit(tmp_path, "confirm", write=True)
+    rows = {(t.name, p.param): (p.status, p.probes) for t in report.modes[0].tools for p in t.params}
+    assert rows[("delete_file", "path")][0] == "tested" and rows[("delete_file", "path")][1] > 0, rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
+def test_a_server_that_never_asks_for_roots_is_not_roots_unsupported(tmp_path: Path) -> None:
+    """It starts, answers, never asks for roots, and serves only its own project: every control fails. Before,
+    the mode was "roots unsupported" (not offered, so no gap); it ignores roots, and its untested tools are gaps
+    that --accept-partial does not hide."""
+    report = audit(tmp_path, "no-roots", workspace=False, modes="roots", accept_partial=True)
+    roots = report.modes[0]
+    assert roots.mode == "roots" and roots.status == "ignores roots", (roots.status, roots.detail)
+    assert report.gaps(), "a failed control in a mode that ignores roots is a gap"
+    assert report.exit_code("low") == 2
+    assert "roots unsupported" not in report.to_text().split("Coverage")[1].split("\n")[1]
+
+
+def test_a_dispatcher_tools_free_form_arguments_are_probed(tmp_path: Path) -> None:
+    """``order(action, args: {})``: one tool, an enum of actions and free-form arguments. Before, it was "no path
+    tool" (exit 0) while ``order(action="read_file", args={"path": ...})`` read anything."""
+    report = audit(tmp_path, "dispatcher", write=True)
+    reads = {f.class_id for f in report.findings if f.tool == "order" and f.kind in ("read", "list")}
+    assert "outside-absolute" in reads, claims(report)
+    assert report.exit_code("low") == 1
+    rows = {(t.name, p.param) for t in report.modes[0].tools for p in t.params}
+    assert ("order", "args.path (action=read_file)") in rows, rows
+    clean = audit(tmp_path, "dispatcher", "--fixed", write=True)
+    assert claims(clean) == [], claims(clean)
+
+
+def test_a_case_folded_parent_of_the_workspace_is_probed(tmp_path: Path) -> None:
+    """The check compares case-folded whole paths (having matched W's own name exactly, so the trap's ``WS`` and
+    ``ｗｓ`` siblings are refused): ``A/ws`` passes for ``a/ws`` on a case-sensitive file system. Before, no probe
+    spelt the parent in another case, and the audit exited 0."""
+    report = audit(tmp_path, "casefold")
+    assert {f.class_id for f in report.at_or_above("high")} == {"normaliser"}, claims(report)
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "casefold", "--fixed")
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
+def test_a_configure_tool_that_widens_the_bounds_through_a_settings_object(tmp_path: Path) -> None:
+    """``configure(settings={"allowed_roots": ...})`` (a string or an array): before, the nested parameter was
+    not seen as widening; its control set the server's bounds to W's marker, which blocked every other tool, and
+    the escape was missed (exit 2)."""
+    report = audit(tmp_path, "widen")
+    widened = {(f.tool, f.class_id) for f in report.findings}
+    assert ("configure", "self-widening") in widened, claims(report)
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "widen", "--fixed")
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
+NPM_404 = """npm error code E404
+npm error 404 Not Found - GET https://registry.npmjs.org/@rbt%2fnope - Not found
+npm error 404
+npm error 404  '@rbt/nope@*' is not in this registry.
+npm error 404
+npm error 404 Note that you can also install from a
+npm error 404 tarball, folder, http url, or git url.
+npm error A complete log of this run can be found in: /tmp/rbt-npm-debug-0.log
+"""
+
+
+def test_a_server_that_does_not_start_is_reported_by_its_error_line(tmp_path: Path) -> None:
+    """npm's last line says where its log is; the line that says what went wrong is above it. Before, the report
+    named "A complete log of this run can be found in"."""
+    code = f"import sys; sys.stderr.write({NPM_404!r}); sys.exit(1)"
+    report = run_and_check(
+        tmp_path / "traps", ServerSpec(command=(sys.executable, "-c", code, "{workspace}")), modes="args"
+    )
+    mode = report.modes[0]
+    assert mode.status == "did not start", (mode.status, mode.detail)
+    assert "is not in this registry" in mode.detail, mode.detail
+    assert report.exit_code("low") == 2
