@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import NamedTuple
 
 from rootbound.audit.asks import refusal_flag, set_flag
 from rootbound.audit.filetypes import named_type
@@ -21,7 +22,8 @@ from rootbound.audit.probes import TYPED_SHAPES, Probe, Shape, Style, control_pa
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.session import CallOutcome
 from rootbound.audit.shown import shown
-from rootbound.audit.tools import ToolPlan, extra_required, learn_params, plan_learnt, validation_error
+from rootbound.audit.tool_errors import extra_required, learn_params, plan_learnt, validation_error
+from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import CLEAN, Trap
 
 __all__ = ["control_leaf", "learn"]
@@ -117,7 +119,8 @@ async def _shapes(
                 for pattern in patterns:
                     if host.hung(ctx):
                         return None, True
-                    got, out = await _attempt(host, ctx, tried, param, style, shape, as_write, pattern, every, sent)
+                    attempt = Try(style, shape, as_write, pattern, every)
+                    got, out = await _attempt(host, ctx, tried, param, attempt, sent)
                     if got is not None or out is None:
                         if got is None and out is None:
                             status.detail = "it modified W during its control (the audit writes only with --write)"
@@ -129,14 +132,22 @@ async def _shapes(
                         if not learnt_extra and out.is_error and validation_error(text):
                             learnt_extra = True
                             if extra_required(tried, learn_params(text), ctx.tool_names):
-                                got, out = await _attempt(
-                                    host, ctx, tried, param, style, shape, as_write, pattern, every, sent
-                                )
+                                got, out = await _attempt(host, ctx, tried, param, attempt, sent)
                                 if got is not None:
                                     return got, True
                     else:
                         answered[0] += 1
     return None, False
+
+
+class Try(NamedTuple):
+    """One control spelling: its style, the shape it names, whether it writes, the pattern, every path filled."""
+
+    style: Style
+    shape: Shape
+    as_write: bool
+    pattern: str
+    every: bool
 
 
 def _passes(plan: ToolPlan) -> list[tuple[bool, ToolPlan]]:
@@ -170,16 +181,13 @@ async def _attempt(
     ctx: ModeContext,
     plan: ToolPlan,
     param: str,
-    style: Style,
-    shape: Shape,
-    as_write: bool,
-    pattern: str,
-    every: bool,
+    attempt: Try,
     sent: dict[str, CallOutcome],
 ) -> tuple[Learnt | None, CallOutcome | None]:
     """One control call. ``(Learnt, out)`` on success; ``(None, out)`` when W never showed; ``(None, None)`` when
     a tool the audit may not let write changed W (it is not called again). A call with the same arguments (up to
     the fresh name of a new file), shape and intent as one in ``sent`` is not made again: its answer is reused."""
+    style, shape, as_write, pattern, every = attempt
     trap = host.trap
     new = trap.new_name(plan.wants)
     if as_write:

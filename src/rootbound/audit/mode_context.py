@@ -5,7 +5,7 @@ each other."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from rootbound.audit.causality import Noise
 from rootbound.audit.kernel_watch import KernelEvent
@@ -15,7 +15,7 @@ from rootbound.audit.session import CallOutcome, CountingProvider, Peer
 from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import Change, Trap
 
-__all__ = ["AuditorView", "Learnt", "ModeContext"]
+__all__ = ["AuditorView", "Learnt", "ModeContext", "Where"]
 
 
 @dataclass
@@ -80,10 +80,16 @@ class AuditorView(Protocol):
         param: str,
         out: CallOutcome,
         evidence: str,
-        probe: str = "",
-        location: str = "",
-        source: str = "",
+        where: Where | str = "",
     ) -> None: ...
+
+
+class Where(NamedTuple):
+    """Where a finding was seen: the probe's spelling, the outside location, and what saw it (default: by kind)."""
+
+    probe: str
+    location: str = ""
+    source: str = ""
 
 
 @dataclass

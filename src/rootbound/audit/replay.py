@@ -27,7 +27,7 @@ from rootbound.audit.git_trap import build_git
 from rootbound.audit.judge import judge, kernel_evidence, result_text
 from rootbound.audit.kernel_watch import watch_trap
 from rootbound.audit.server_output import StderrSink
-from rootbound.audit.session import CountingProvider, ServerSpec, StartFailed, open_peer
+from rootbound.audit.session import Connect, CountingProvider, ServerSpec, StartFailed, open_peer
 from rootbound.audit.shown import shown
 from rootbound.audit.trap import Canary, Snapshot, Trap, build_trap, remove
 
@@ -168,11 +168,7 @@ async def _send(
             workspace=None if roots_mode else trap.workspace,
             cwd=trap.cwd,
             env={**os.environ, "PWD": str(trap.cwd), "TZ": "UTC"},
-            era="legacy" if mode == "roots" else "auto",
-            provider=provider,
-            call_timeout=per_call,
-            stderr=log,
-            label=mode,
+            connect=Connect("legacy" if mode == "roots" else "auto", provider, per_call, log, mode),
         ) as peer:
             if provider is not None and not peer.modern:
                 with anyio.move_on_after(per_call):

@@ -60,9 +60,15 @@ class Finding:
     @property
     def key(self) -> tuple[str, str, str, str]:
         """The root cause: (tool, parameter, class, kind); a server-wide behaviour has no tool or parameter."""
-        if self.class_id in SERVER_WIDE:
+        if self.server_wide:
             return ("", "", self.class_id, self.kind)
         return (self.tool, self.param, self.class_id, self.kind)
+
+    @property
+    def server_wide(self) -> bool:
+        """One root cause for the whole server: a roots behaviour, a FIFO hang, or the hard link in W read as the
+        informational note it is (a hard link is the file itself: no path check can see it), whatever tool read it."""
+        return self.class_id in SERVER_WIDE or (self.class_id == "hardlink" and self.severity == "info")
 
     def fingerprint(self, server: str) -> str:
         tool, param, class_id, kind = self.key
@@ -75,7 +81,7 @@ class ParamStatus:
     """Coverage of one path parameter of one tool (call shape) in one mode."""
 
     param: str
-    status: str = "not tested"  # "tested" (control passed), "blocked" (the server refused W), "not tested"
+    status: str = "not tested"  # "tested" (control passed, every probe sent), "partly tested", "blocked", "not tested"
     detail: str = ""  # the server's refusal (bounded, escaped) or why it was not tested
     style: str = ""
     shape: str = ""
@@ -400,7 +406,7 @@ class Report:
         index = {cls.id: i for i, cls in enumerate(CLASSES)}
         results = []
         for f in self.findings:
-            where = f"tools {', '.join(f.tools)!r}" if f.class_id in SERVER_WIDE else f"tool {f.tool!r} ({f.param})"
+            where = f"tools {', '.join(f.tools)!r}" if f.server_wide else f"tool {f.tool!r} ({f.param})"
             results.append(
                 {
                     "ruleId": f.class_id,
@@ -487,15 +493,16 @@ class Report:
                 else ""
             )
             lines.append(f"{len(causes)} root cause(s){per_mode}:")
-        for f, modes in causes:
+        for index, (f, modes) in enumerate(causes, start=1):  # root causes 1..N; the JSON numbers findings
             cls = by_id(f.class_id)
             ref = f" [{cls.reference}]" if cls.reference else ""
             more = f" (+{f.also} more probes)" if f.also else ""
-            where = ", ".join(f.tools) if f.class_id in SERVER_WIDE else f"{f.tool} {f.param}".strip()
+            where = ", ".join(f.tools) if f.server_wide else f"{f.tool} {f.param}".strip()
             lines.append(
-                f"  #{number[id(f)]} [{f.severity.upper()}] {cls.title}{ref}: {where} ({f.kind}) in "
-                f"{', '.join(modes)}{more}"
+                f"  #{index} [{f.severity.upper()}] {cls.title}{ref}: {where} ({f.kind}) in {', '.join(modes)}{more}"
             )
+            if number[id(f)] != index:
+                lines.append(f"    replay   finding {number[id(f)]} of the JSON (--replay REPORT.json {number[id(f)]})")
             lines.append(f"    seen by  {_EVIDENCE_SOURCE.get(f.source, f.source)}")
             lines.append(f"    probe    {shown(f.probe)!r}")
             lines.append(f"    evidence {f.evidence}")

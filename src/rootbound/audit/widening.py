@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from rootbound.audit.judge import judge, kernel_evidence
-from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
+from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext, Where
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.tools import ToolPlan, word_list
 from rootbound.audit.vocabulary import WIDEN_NOUN, WIDEN_VERB
@@ -117,9 +117,7 @@ async def probe_widening(
                         leaf.name,
                         widen,
                         f"after {plan.name}({leaf.name}={far}), {item.plan.name} {item.param}: {ev.detail}",
-                        str(far),
-                        ev.location,
-                        "kernel" if "kernel" in ev.detail else "answer",
+                        Where(str(far), ev.location, "kernel" if "kernel" in ev.detail else "answer"),
                     )
             status.status, status.detail, status.evidence = "tested", "", "widening"
             status.probes += 1 + len(readers)
