@@ -130,3 +130,77 @@ def test_a_server_that_does_not_start_is_reported_by_its_error_line(tmp_path: Pa
     assert mode.status == "did not start", (mode.status, mode.detail)
     assert "is not in this registry" in mode.detail, mode.detail
     assert report.exit_code("low") == 2
+
+
+def test_input_and_output_named_as_files_are_path_parameters() -> None:
+    """A converter's ``input``/``output``: before, neither was a path (no path word in the name), and the tool was
+    "no path parameter"; a text tool's ``input`` stays what it is."""
+    from rootbound.audit.tools import plan_tool
+
+    convert = {
+        "name": "convert",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "input": {"type": "string", "description": "The file to convert"},
+                "output": {"type": "string", "description": "Where to write the output file"},
+            },
+            "required": ["input"],
+        },
+    }
+    assert [leaf.name for leaf in plan_tool(convert, frozenset(), True).leaves] == ["input", "output"]
+    summarize = {"name": "summarize", "inputSchema": {"type": "object", "properties": {"input": {"type": "string"}}}}
+    assert plan_tool(summarize, frozenset(), True).leaves == []
+
+
+def test_accept_partial_says_which_mode_went_untested() -> None:
+    """--accept-partial may turn gaps into exit 0, never silently: the verdict names a mode not tested at all.
+    Before, it said only "incomplete (accepted)"."""
+    from rootbound.audit.report import ModeRun, ParamStatus, ToolStatus
+
+    report = Report("srv", "/t", False, accept_partial=True)
+    tested = ToolStatus("read_file", "read", tested=True, params=[ParamStatus("path", "tested", probes=3)])
+    untested = ToolStatus("read_sheet", "read", params=[ParamStatus("file_path", "blocked", "refused")])
+    report.modes += [ModeRun("args", tools=[tested]), ModeRun("roots", "ignores roots", tools=[untested])]
+    assert report.exit_code("low") == 0
+    verdict = report.summary()
+    assert "accept-partial" in verdict and "mode roots not tested at all" in verdict, verdict
+
+
+def test_typed_canaries_are_real_files_of_their_type() -> None:
+    """Each generator makes a file its readers open, with the token where they show it; a description, a schema
+    pattern or a refusal's example names the type; a refusal names the flag to set."""
+    import io
+    import json
+    import sqlite3
+    import tarfile
+    import tempfile
+    import zipfile
+
+    from rootbound.audit.asks import refusal_flag, wanted_type
+    from rootbound.audit.filetypes import REGISTRY, named_type
+
+    token = "rbt-token-0123456789ab"
+    with zipfile.ZipFile(io.BytesIO(REGISTRY["xlsx"].make(token))) as book:
+        assert "xl/workbook.xml" in book.namelist() and token in book.read("xl/sharedStrings.xml").decode()
+    with zipfile.ZipFile(io.BytesIO(REGISTRY["pptx"].make(token))) as deck:
+        assert token in deck.read("ppt/slides/slide1.xml").decode()
+    assert token in json.loads(REGISTRY["ipynb"].make(token))["cells"][0]["source"][0]
+    with tarfile.open(fileobj=io.BytesIO(REGISTRY["tar"].make(token))) as tar:
+        member = tar.extractfile("rbt-note.txt")
+        assert member is not None and token in member.read().decode()
+    db = REGISTRY["sqlite"].make(token)
+    assert db.startswith(b"SQLite format 3\x00")
+    with tempfile.TemporaryDirectory() as where:
+        (Path(where) / "db.sqlite").write_bytes(db)
+        conn = sqlite3.connect(Path(where) / "db.sqlite")
+        assert conn.execute("SELECT note FROM rbt").fetchone() == (token,)
+        conn.close()
+    assert named_type("file_path must point to an Excel file (.xlsx), e.g. 'report.xlsx'") == "xlsx"
+    assert named_type("Read the cells of an Excel workbook.") == "xlsx"
+    assert named_type("a Jupyter notebook") == "ipynb" and named_type("any text") is None
+    schema = {"type": "object", "properties": {"nb": {"type": "string", "pattern": r"\.ipynb$"}}}
+    assert wanted_type({"name": "edit_cell", "inputSchema": schema}) == "ipynb"
+    assert refusal_flag("Refusing to delete without confirmation. Pass confirm=True to proceed.") == "confirm"
+    assert refusal_flag('set "overwrite": true to replace it') == "overwrite"
+    assert refusal_flag("access denied") is None

@@ -93,6 +93,7 @@ _CONTENT = re.compile(r"content|text|data|body|new_?text|old_?text|value|source_
 _OLD = re.compile(r"old|search|find|original|before|from_?text|target_?text", re.IGNORECASE)
 _NEW = re.compile(r"new|replace|after|with|to_?text", re.IGNORECASE)
 _PATTERN = re.compile(r"pattern|query|regex|glob|search|name|term|keyword|filter|match|include", re.IGNORECASE)
+_IN_OUT = frozenset({"input", "output", "inputs", "outputs", "in", "out"})
 _OPTIONS = re.compile(r"""\(\s*['"]([A-Za-z0-9_-]{1,40})['"]\s*\)""")
 _CONSENT = re.compile(r"confirm|force|overwrite|yes|create_?(dirs|parents)|parents", re.IGNORECASE)
 OLD_TEXT = "rbt"  # every file the trap plants holds it (tokens are "rbt-token-..."; the scratch file "rbt scratch")
@@ -335,6 +336,8 @@ def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "obj
     globby = bool(_GLOBBY.search(name)) or "glob" in desc[:80] or "pattern" in desc[:40]
     enum = isinstance(schema, dict) and isinstance(schema.get("enum"), list)
     said = ("path" in desc[:80] or "directory" in desc[:80]) and not _NOT_PATH & _words(name)
+    # ``input``/``output`` (a converter's) take a path when their description says a file
+    said = said or (bool(_words(name)) and _words(name) <= _IN_OUT and "file" in desc[:120])
     pathy = (path_name(name) or fmt == "uri" or said) and not globby and not enum
     if t == "object":
         return "object"
