@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from rootbound.audit import Report, ServerSpec
 from tests.audit.conftest import run_and_check
 
@@ -204,3 +206,22 @@ def test_typed_canaries_are_real_files_of_their_type() -> None:
     assert refusal_flag("Refusing to delete without confirmation. Pass confirm=True to proceed.") == "confirm"
     assert refusal_flag('set "overwrite": true to replace it') == "overwrite"
     assert refusal_flag("access denied") is None
+
+
+@pytest.mark.parametrize("kernel", ["auto", "inotify"])
+def test_kernel_evidence_with_and_without_process_ids(tmp_path: Path, kernel: str) -> None:
+    """fanotify (where the kernel allows it: the audit's own reads dropped by pid) or inotify (windows and the
+    differential alone): the same kernel-only escape is found, the same clean server is clean, and the report says
+    which attribution it used."""
+    quirk = Path(__file__).parent / "quirk_server.py"
+
+    def run(*flags: str) -> Report:
+        spec = ServerSpec(command=(sys.executable, str(quirk), "--case=pdf-info", *flags, "{workspace}"))
+        return run_and_check(tmp_path / "traps", spec, modes="args", kernel=kernel)
+
+    report = run()
+    assert {f.class_id for f in report.findings if f.source == "kernel"} >= {"symlink-parent"}, claims(report)
+    method = next(n for n in report.notes if n.startswith("kernel evidence:"))
+    assert ("inotify" in method) if kernel == "inotify" else ("fanotify" in method or "inotify" in method), method
+    clean = run("--fixed")
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())

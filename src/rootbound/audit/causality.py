@@ -32,7 +32,10 @@ __all__ = ["ATTRIBUTION", "CONTROL", "LINKED", "Noise", "audit_names", "caused_c
 
 CONTROL = "control"  # the aim of a control call: W's own paths
 LINKED = frozenset({OUT, PREFIX_SIBLING, "hardlink"})  # where W's own links lead (a control reaches only these)
-ATTRIBUTION = "inotify windows + differential control (no process id: fanotify not used)"
+ATTRIBUTION = {
+    "inotify": "inotify windows + differential control (no process id: fanotify unavailable here)",
+    "fanotify": "fanotify with process ids (the audit's own accesses dropped by pid) + windows + differential control",
+}
 
 
 def probe_leaf(path: str) -> str:

@@ -17,7 +17,7 @@ from rootbound.audit.classes import by_id, severity_for
 from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import index_unchanged
 from rootbound.audit.judge import judge, kernel_evidence
-from rootbound.audit.kernel_watch import KernelEvent, KernelWatch
+from rootbound.audit.kernel_watch import KernelEvent, Watch
 from rootbound.audit.mode_context import ModeContext, Where
 from rootbound.audit.options import (
     AuditOptions,
@@ -43,7 +43,7 @@ class AuditorBase:
     """State and evidence of one audit: the trap, its baseline, the kernel watch, the report."""
 
     def __init__(
-        self, options: AuditOptions, trap: Trap, report: Report, stderr: StderrSink, watch: KernelWatch | None
+        self, options: AuditOptions, trap: Trap, report: Report, stderr: StderrSink, watch: Watch | None
     ) -> None:
         self.o = options
         self.trap = trap

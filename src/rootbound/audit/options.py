@@ -51,3 +51,5 @@ class AuditOptions:
     far_temp: Path | None = None  # where the temp-dir canary goes (default: the system temp dir)
     far_home: Path | None = None  # where the home canary goes (default: the user's home)
     progress: Callable[[str], None] | None = None
+    # kernel evidence: fanotify (process ids) where the kernel allows it, else inotify; "inotify" forces the latter
+    kernel: Literal["auto", "inotify"] = "auto"

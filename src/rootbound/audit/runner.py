@@ -246,12 +246,13 @@ async def run_audit(options: AuditOptions) -> Report:
     report.notes += plant_far(
         trap, server_cwd=_server_cwd(options, trap), temp_dir=options.far_temp, home=options.far_home or _home()
     )
-    watch = watch_trap(trap, report.notes)
+    watch = watch_trap(trap, report.notes, fanotify=options.kernel == "auto")
     report.far = {loc: str(where) for loc, where in trap.extra_dirs.items()}
     auditor = _Auditor(options, trap, report, stderr, watch)
     if watch is not None:
         watch.settle()  # the baseline walk read every canary: the audit's own reads, never the server's
-        report.notes.append(f"kernel evidence: {ATTRIBUTION}")
+        watch.marker = auditor.marker
+        report.notes.append(f"kernel evidence: {ATTRIBUTION.get(watch.method, watch.method)}")
     report.notes.append(
         f"budget {options.budget:.0f}s, shared fairly: each parameter is probed right after its control passes, "
         "within at most twice an equal share of what is left (over the parameters left in its mode and the modes "
@@ -276,6 +277,11 @@ async def run_audit(options: AuditOptions) -> Report:
         if watch is not None:
             auditor.background_note()
             watch.close()
+            if watch.others:
+                report.notes.append(
+                    f"the kernel saw {watch.others} access(es) by processes without the run's marker in their "
+                    "environment (kept, judged like the server's: a child that clears its environment is still seen)"
+                )
         if auditor.server_own:
             report.notes.append(
                 "outside the roots but caused by no probe (the server's own files, or what its inside control did "
