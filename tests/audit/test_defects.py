@@ -84,7 +84,9 @@ def test_a_dispatcher_tools_free_form_arguments_are_probed(tmp_path: Path) -> No
     rows = {(t.name, p.param) for t in report.modes[0].tools for p in t.params}
     assert ("order", "args.path (action=read_file)") in rows, rows
     clean = audit(tmp_path, "dispatcher", "--fixed", write=True)
-    assert claims(clean) == [], claims(clean)
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+    statuses = {p.param: p.status for t in clean.modes[0].tools for p in t.params}
+    assert statuses["args.path (action=status)"] == "no path", statuses  # answers the same without a path
 
 
 def test_a_case_folded_parent_of_the_workspace_is_probed(tmp_path: Path) -> None:

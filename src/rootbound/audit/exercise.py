@@ -4,14 +4,17 @@ learnt, the roots probes and the self-widening tools last.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
+from typing import Any
 
 import anyio
 
 from rootbound.audit.asks import wanted_type
 from rootbound.audit.controls import control_leaf, learn
 from rootbound.audit.git_trap import git_fillers
+from rootbound.audit.judge import result_text
 from rootbound.audit.mode_context import Learnt, ModeContext
 from rootbound.audit.options import (
     ROOTS_WAIT,
@@ -25,7 +28,7 @@ from rootbound.audit.session import (
     CallOutcome,
 )
 from rootbound.audit.shown import shown
-from rootbound.audit.tools import ToolPlan, plan_shapes
+from rootbound.audit.tools import PathLeaf, ToolPlan, plan_shapes
 from rootbound.audit.widening import probe_widening, widens
 
 __all__ = ["Exerciser"]
@@ -112,6 +115,9 @@ class Exerciser(Prober):
                         await ctx.provider.asked.wait()
                     got = await control_leaf(self, ctx, plan, leaf.name, pstat)
                 if got is None:
+                    if leaf.free and plan.shape and await self.ignores_path(ctx, plan, leaf):
+                        pstat.status = "no path"
+                        pstat.detail = f"this action answers the same without {leaf.name}: it takes no path"
                     continue
                 if not ctx.any_control:
                     self.served_without_roots(ctx, got)
@@ -204,6 +210,24 @@ class Exerciser(Prober):
             pstat.detail = f"{pstat.probes} of {total} probes: its share of the budget ({share:.1f}s) ran out"
         else:
             pstat.status, pstat.detail = "tested", ""
+
+    async def ignores_path(self, ctx: ModeContext, plan: ToolPlan, leaf: PathLeaf) -> bool:
+        """A dispatcher's action whose control never showed W: called with W's marker in its free-form arguments
+        and with them empty, it succeeds and answers the same both times: the action takes no path (not a gap)."""
+        marker = str(self.trap.marker.path)
+        full = plan.arguments(leaf.name, marker, marker, "rbt", "")
+        bare = copy.deepcopy(full)
+        here: Any = bare
+        for key in leaf.pointer[:-1]:
+            here = here.get(key) if isinstance(here, dict) else None
+        if not isinstance(here, dict):
+            return False
+        here.pop(leaf.pointer[-1], None)
+        first = await ctx.peer.call(plan.name, full)
+        second = await ctx.peer.call(plan.name, bare)
+        if first.is_error or second.is_error or first.timed_out or second.timed_out:
+            return False
+        return result_text(first.result) == result_text(second.result)
 
     async def find_by_behaviour(self, ctx: ModeContext, plan: ToolPlan) -> ToolPlan | None:
         """A tool whose parameter names say no path: put W's marker in each string parameter in turn; one the

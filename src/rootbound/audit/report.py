@@ -34,6 +34,7 @@ _INDEPENDENT = {"hardlink", "fifo-block", "stale-roots", "empty-roots", "ignores
 SERVER_WIDE = {"stale-roots", "empty-roots", "ignores-roots", "fifo-block"}
 WORKSPACE = "ws"  # the trap's workspace location: siblings sharing its prefix are "ws-evil", "ws.", "ws "
 # Mode statuses that mean the server does not offer that mode (not a gap in the audit).
+DONE = ("tested", "no path")  # a parameter row that is no gap ("no path": a dispatcher's action that takes none)
 NOT_OFFERED = {"roots unsupported", "not applicable", "not requested"}
 
 EXIT_OK = 0
@@ -105,7 +106,7 @@ class ToolStatus:
 
     @property
     def covered(self) -> bool:
-        return not self.takes_path or (bool(self.params) and all(p.status == "tested" for p in self.params))
+        return not self.takes_path or (bool(self.params) and all(p.status in DONE for p in self.params))
 
 
 @dataclass
@@ -273,7 +274,7 @@ class Report:
                 if not t.params:
                     out.append(f"mode {m.mode}: {t.name} not tested ({t.note or t.access})")
                 for p in t.params:
-                    if p.status != "tested":
+                    if p.status not in DONE:
                         why = f": {p.detail}" if p.detail else ""
                         out.append(f"mode {m.mode}: {t.name} {p.param} {p.status}{why}")
         return out
@@ -478,7 +479,7 @@ class Report:
                 for p in t.params:
                     what = p.status if p.status != "tested" else f"tested ({p.evidence}, {p.probes} probes)"
                     why = f": {p.detail}" if p.detail and p.status != "tested" else ""
-                    mark = "+" if p.status == "tested" else "-"
+                    mark = "+" if p.status == "tested" else "." if p.status in DONE else "-"
                     lines.append(f"    {mark} {t.name} {p.param}: {what}{why}")
         causes = self.causes()
         number = {id(f): i for i, f in enumerate(self.ordered(), start=1)}
