@@ -74,6 +74,7 @@ TOOLS: list[dict[str, Any]] = []
 if CASE == "home-state":  # a clean server whose own state lives in HOME: written at start and on every call
     TOOLS = [
         tool("read_file", {"path": _S}),
+        tool("list_directory", {"path": _S}),
         tool("get_info", {"detail": {"type": "string", "enum": ["short", "full"]}}),
     ]
 elif CASE == "dispatcher":  # one tool, an action and free-form arguments: order(action, args)
@@ -156,6 +157,8 @@ def call(name: str, args: dict[str, Any]) -> str:
         state()
         if name == "get_info":
             return "indexer 1.0"
+        if name == "list_directory":
+            return "\n".join(sorted(os.listdir(checked(str(args["path"])))))
         return read(checked(str(args["path"])))
     if CASE == "dispatcher" and name == "order":
         action, inner = args.get("action"), args.get("args") or {}

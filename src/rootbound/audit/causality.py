@@ -85,15 +85,27 @@ def _derives(name: str, stems: Iterable[str]) -> bool:
     return any(name == s or name.startswith(s) for s in stems if len(s) >= 2)
 
 
+def _deep_target(trap: Trap, probe: str, deep: bool) -> str:
+    """The probe's target, for the "at or under it" rule. A whole outside location (``A/far``, HOME) as the target
+    would make every file a server keeps there "caused": only in a repository trap (``deep``, where a commit writes
+    ``.git/objects/...`` under the repository a probe names) does the rule reach below a location's root."""
+    target = probe_target(trap, probe)
+    roots = {str(trap.base / loc) for loc in (*LINKED, "home", "second", "cwd")} | {str(trap.home), str(trap.base)}
+    roots |= {str(where) for where in trap.extra_dirs.values()}
+    roots |= {str(p.parent) for c in trap.canaries.values() for p in (c.path,)}
+    return target if deep or target not in roots else ""
+
+
 def caused_changes(
-    trap: Trap, probe: str, changes: list[Change], *, control: bool = False
+    trap: Trap, probe: str, changes: list[Change], *, control: bool = False, deep: bool = False
 ) -> tuple[list[Change], list[Change]]:
     """(caused, not caused): a change whose path below its location has a component derived from an audit name
-    or from the probe's last component (a look-alike leaf created beside W is its own top-level name). A control
-    (W's own paths) causes changes only where W's links lead."""
+    or from the probe's last component (a look-alike leaf created beside W is its own top-level name), or that
+    lies at or under the probe's resolved path (not a whole location's, but in a repository trap). A control (W's
+    own paths) causes changes only where W's links lead."""
     names = audit_names(trap)
     leaf = probe_leaf(probe)
-    target = probe_target(trap, probe)
+    target = _deep_target(trap, probe, deep)
     caused: list[Change] = []
     other: list[Change] = []
     for change in changes:
@@ -116,14 +128,16 @@ def caused_changes(
     return caused, other
 
 
-def caused_events(trap: Trap, probe: str, aim: str, events: list[KernelEvent]) -> list[KernelEvent]:
+def caused_events(
+    trap: Trap, probe: str, aim: str, events: list[KernelEvent], *, deep: bool = False
+) -> list[KernelEvent]:
     """The events a probe can have caused: on an audit name (or one derived from it or from the probe's leaf); a
     directory itself (a listing, name ``""``) only where the probe aimed, or the trap base when the probe names it.
     A control (``aim`` :data:`CONTROL`) names W: it reaches outside only through W's own links."""
     names = audit_names(trap)
     leaf = probe_leaf(probe)
     base = str(trap.base)
-    target = probe_target(trap, probe)
+    target = _deep_target(trap, probe, deep)
     kept: list[KernelEvent] = []
     for ev in events:
         where = _location_dir(trap, ev.location)

@@ -182,7 +182,7 @@ class AuditorBase:
         self, ctx: ModeContext, tool: str, probe: Probe, events: list[KernelEvent], *, control: bool = False
     ) -> list[KernelEvent]:
         """The events of a window the call caused, less what the same tool does under an inside control."""
-        kept = caused_events(self.trap, probe.path, CONTROL if control else probe.aim, events)
+        kept = caused_events(self.trap, probe.path, CONTROL if control else probe.aim, events, deep=self.git)
         for ev in events:
             if ev not in kept and ev.location not in ctx.allowed and ev.location != "trap":
                 self.own(ev.location, ev.name)
@@ -202,7 +202,7 @@ class AuditorBase:
     def judge_write(
         self, ctx: ModeContext, tool: str, param: str, label: str, probe: Probe, out: CallOutcome, changes: list[Change]
     ) -> None:
-        caused, other = caused_changes(self.trap, probe.path, changes, control=label == "control")
+        caused, other = caused_changes(self.trap, probe.path, changes, control=label == "control", deep=self.git)
         for change in other:
             if self.location(change) not in ctx.allowed:
                 self.own(self.location(change), change.path.name)

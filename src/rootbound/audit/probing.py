@@ -143,7 +143,8 @@ class Prober(AuditorBase):
         events = [
             ev
             for ev in self.window_close()
-            if not ctx.noise.event(plan.name, ev) and any(caused_events(self.trap, p.path, p.aim, [ev]) for p in probes)
+            if not ctx.noise.event(plan.name, ev)
+            and any(caused_events(self.trap, p.path, p.aim, [ev], deep=self.git) for p in probes)
         ]
         batch = kernel_evidence(self.trap, events, frozenset(ctx.allowed))
         unexplained = {ev.location for ev in batch} - explained
