@@ -227,3 +227,14 @@ def test_kernel_evidence_with_and_without_process_ids(tmp_path: Path, kernel: st
     assert ("inotify" in method) if kernel == "inotify" else ("fanotify" in method or "inotify" in method), method
     clean = run("--fixed")
     assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
+def test_a_started_http_server_that_exits_is_reported_with_its_status_and_error_line(tmp_path: Path) -> None:
+    """--start: the audit started the process, so it has its exit status; the report gives it with the error line.
+    Before, only "the server exited with status 1 before listening" (no reason)."""
+    code = f"import sys; sys.stderr.write({NPM_404!r}); sys.exit(3)"
+    spec = ServerSpec(url="http://127.0.0.1:{port}/mcp", start=(sys.executable, "-c", code, "{port}", "{workspace}"))
+    report = run_and_check(tmp_path / "traps", spec, modes="args")
+    mode = report.modes[0]
+    assert mode.status == "did not start", (mode.status, mode.detail)
+    assert "exit status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail

@@ -88,7 +88,8 @@ class _Auditor(Exerciser):
                 await self.run_mode(name, run)
             except StartFailed as exc:
                 # the line that names the error says why it stopped (not npm's "A complete log ... can be found in")
-                detail = shown(informative_line(str(exc)), 200)
+                line = informative_line(str(exc))
+                detail = shown(f"exit status {exc.status}: {line}" if exc.status is not None else line, 200)
                 without_args = args_started or (spec.takes_workspace and "args" not in modes)
                 if name.startswith("roots") and without_args and not exc.exec_failed:
                     run.status, run.detail = "roots unsupported", f"exited or failed without a workspace: {detail}"

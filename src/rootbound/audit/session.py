@@ -73,9 +73,10 @@ class StartFailed(Exception):
     """The server did not start or did not complete the handshake (its stderr tail is the message).
     ``exec_failed``: the command could not be executed at all (not found, not executable)."""
 
-    def __init__(self, message: str, *, exec_failed: bool = False) -> None:
+    def __init__(self, message: str, *, exec_failed: bool = False, status: int | None = None) -> None:
         super().__init__(message)
         self.exec_failed = exec_failed
+        self.status = status  # its exit status, where the audit started the process itself (--start)
 
 
 @dataclass(frozen=True)
@@ -369,7 +370,11 @@ async def open_peer(
                     )
                 except OSError as exc:
                     raise StartFailed(f"{type(exc).__name__}: {exc}", exec_failed=True) from exc
-                await _wait_listening(url, proc, start_timeout)
+                try:
+                    await _wait_listening(url, proc, start_timeout)
+                except StartFailed as exc:
+                    await anyio.sleep(0.05)  # the last stderr lines of a server that just exited
+                    raise StartFailed("\n".join(x for x in (str(exc), stderr.tail()) if x), status=proc.poll()) from exc
                 http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(call_timeout + 5))
                 await stack.enter_async_context(http)
                 transport = streamable_http_client(url, http_client=http)
