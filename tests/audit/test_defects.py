@@ -238,3 +238,26 @@ def test_a_started_http_server_that_exits_is_reported_with_its_status_and_error_
     mode = report.modes[0]
     assert mode.status == "did not start", (mode.status, mode.detail)
     assert "exit status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail
+
+
+def test_a_finding_on_a_canary_of_an_asked_for_type_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The .xlsx canaries are planted on demand, so the trap the seed rebuilds lacks them: --replay plants the
+    ones the request names again (in W or an outside directory of the trap), and the escape reproduces."""
+    import json
+
+    from rootbound.cli import main
+
+    out = tmp_path / "report.json"
+    command = ["--", sys.executable, str(DEFECT), "--case=xlsx", "{workspace}"]
+    capsys.readouterr()
+    code = main(
+        ["audit", "--trap-dir", str(tmp_path), "--mode", "args", "-q", "--format", "json", "-o", str(out), *command]
+    )
+    assert code == 1
+    data = json.loads(out.read_text())
+    number = next(f["number"] for f in data["findings"] if f["tool"] == "read_sheet" and f["probe"].endswith(".xlsx"))
+    capsys.readouterr()
+    code = main(["audit", "--replay", str(out), str(number), "--use-report-command"])
+    stdout = capsys.readouterr().out
+    assert code == 1, stdout
+    assert list(tmp_path.iterdir()) == [out]
