@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rootbound.audit import Report, ServerSpec
-from rootbound.audit.tools import extra_required, learn_params, plan_shapes, validation_error
+from rootbound.audit.tool_errors import extra_required, learn_params, validation_error
+from rootbound.audit.tools import plan_shapes
 from rootbound.audit.trap import build_trap
 from rootbound.cli import main
 from tests.audit.conftest import FLAWED, run_and_check
@@ -275,8 +276,9 @@ def test_quiet_report_to_a_file_still_prints_the_verdict(tmp_path: Path, capsys:
 
 
 def test_replay_numbers_are_the_texts_and_counts_agree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A server with findings of several severities in two modes: the text's #N is the JSON's Nth finding, and
-    both count the same root causes; a replayed hang is reproduced (exit 1), not "not reproduced" (exit 0)."""
+    """A server with findings of several severities in two modes: the text numbers its root causes 1..N without
+    gaps, #N is the JSON's root cause N (its first finding named when that is not the JSON's finding N), and both
+    count the same root causes."""
     out = tmp_path / "report.json"
     command = ["--", sys.executable, str(FLAWED), "--tools=read_prefix,stat_lexical,list_lexical", "{workspace}"]
     code, _, _ = cli(capsys, "--trap-dir", str(tmp_path), "-q", "--format", "json", "-o", str(out), *command)
@@ -286,9 +288,12 @@ def test_replay_numbers_are_the_texts_and_counts_agree(tmp_path: Path, capsys: p
     numbered = re.findall(r"^  #(\d+) \[([A-Z]+)\] .*?: (\S+) .*$", report_text, re.MULTILINE)
     assert numbered, report_text
     assert len(numbered) == data["rootCauses"] and f"{data['rootCauses']} root cause(s)" in report_text
+    assert [int(n) for n, _, _ in numbered] == list(range(1, len(numbered) + 1))
     for number, severity, tool in numbered:
-        finding = data["findings"][int(number) - 1]
+        finding = next(f for f in data["findings"] if f["rootCause"] == int(number))
         assert (finding["severity"].upper(), finding["tool"]) == (severity, tool)
+        if finding["number"] != int(number):
+            assert f"--replay REPORT.json {finding['number']})" in report_text
     severities = [f["severity"] for f in data["findings"]]
     assert severities == sorted(severities, key=["critical", "high", "medium", "low", "info"].index)
 

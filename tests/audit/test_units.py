@@ -14,7 +14,8 @@ from rootbound.audit import CLASSES, Finding, Report, build_trap, catalogue, jud
 from rootbound.audit.classes import severity_for
 from rootbound.audit.judge import control_evidence, control_names_path, names_path
 from rootbound.audit.probes import Shape, Style
-from rootbound.audit.tools import learn_params, plan_tool
+from rootbound.audit.tool_errors import learn_params
+from rootbound.audit.tools import plan_tool
 from rootbound.audit.trap import Snapshot, Trap, remove
 
 

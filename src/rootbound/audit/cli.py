@@ -95,9 +95,17 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=5.0, metavar="S", help="per call (default 5)")
     p.add_argument("--budget", type=float, default=120.0, metavar="S", help="whole audit (default 120)")
     p.add_argument(
-        "--trap-dir", type=Path, help="where to build the trap (default: ~/.cache/rootbound-audit, else the temp dir)"
+        "--trap-dir",
+        type=Path,
+        help="where to build the trap (default: a new ~/rbaudit-* directory in your home, else the temp dir)",
     )
     p.add_argument("--trap-home", action="store_true", help="run the server with HOME inside the trap (tilde probes)")
+    p.add_argument(
+        "--kernel",
+        choices=("auto", "inotify"),
+        default="auto",
+        help="kernel evidence: fanotify with process ids where the kernel allows it, else inotify (default auto)",
+    )
     p.add_argument("--keep-trap", action="store_true", help="leave the trap on disk for inspection")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here instead of stdout")
@@ -195,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         trap_dir=args.trap_dir,
         trap_home=args.trap_home,
+        kernel=args.kernel,
         keep_trap=args.keep_trap,
         accept_partial=args.accept_partial,
         workspace_kind=args.workspace_kind,

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import NamedTuple
 
+from rootbound.audit.asks import refusal_flag, set_flag
+from rootbound.audit.filetypes import named_type
 from rootbound.audit.judge import control_evidence, control_names_path, result_text
 from rootbound.audit.kernel_watch import IN_ACCESS, KernelEvent
 from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
@@ -19,7 +22,8 @@ from rootbound.audit.probes import TYPED_SHAPES, Probe, Shape, Style, control_pa
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.session import CallOutcome
 from rootbound.audit.shown import shown
-from rootbound.audit.tools import ToolPlan, extra_required, learn_params, plan_learnt, validation_error
+from rootbound.audit.tool_errors import extra_required, learn_params, plan_learnt, validation_error
+from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import CLEAN, Trap
 
 __all__ = ["control_leaf", "learn"]
@@ -52,48 +56,29 @@ async def learn(ctx: ModeContext, plan: ToolPlan) -> tuple[ToolPlan, bool]:
 async def control_leaf(
     host: AuditorView, ctx: ModeContext, plan: ToolPlan, param: str, status: ParamStatus
 ) -> Learnt | None:
-    """Try W's file, W or a new file in W at ``param``, in each style; record why nothing worked."""
-    typed: list[tuple[Shape, bool]] = [(shape, False) for shape in TYPED_SHAPES]
-    shapes: list[tuple[Shape, bool]] = [("file", False), ("dir", False), *typed]
-    if plan.access == "write" and plan.edits:
-        # an editor changes files that exist: probed on existing files (a new one would make every probe fail)
-        shapes = [("file", True), ("new", True), ("file", False), ("dir", False), *typed]
-    elif plan.access == "write":
-        # a writer by name: new file, existing file (write evidence), then read shapes (a reader after all?)
-        shapes = [("new", True), ("file", True), ("file", False), ("dir", False), *typed]
-    # last: a clean subdirectory of W (no links, no FIFO), for tools that refuse or fail on W's own trap entries
-    shapes.append(("clean", False))
-    patterns = PATTERNS if plan.pattern_params else ("rbt",)
+    """Try W's file, W or a new file in W at ``param``, in each style; record why nothing worked. A refusal that
+    names a flag (``confirm=True``) sets it, and one that names a file type (or quotes an example of one) plants
+    canaries of that type: the control runs again once for each."""
     errors: list[str] = []
-    answered = 0
-    learnt_extra = False
+    answered = [0]
     sent: dict[str, CallOutcome] = {}  # calls already made that showed nothing: not sent twice
-    for every, tried in _passes(plan):
-        for style in STYLES:
-            for shape, as_write in shapes:
-                for pattern in patterns:
-                    if host.hung(ctx):
-                        return None
-                    got, out = await _attempt(host, ctx, tried, param, style, shape, as_write, pattern, every, sent)
-                    if got is not None or out is None:
-                        if got is None and out is None:
-                            status.detail = "it modified W during its control (the audit writes only with --write)"
-                            return None
-                        return got
-                    if out.is_error or out.timed_out:
-                        errors.append("timed out" if out.timed_out else _message(out))
-                        text = (out.error or "") + "\n" + result_text(out.result)
-                        if not learnt_extra and out.is_error and validation_error(text):
-                            learnt_extra = True
-                            if extra_required(tried, learn_params(text), ctx.tool_names):
-                                got, out = await _attempt(
-                                    host, ctx, tried, param, style, shape, as_write, pattern, every, sent
-                                )
-                                if got is not None:
-                                    return got
-                    else:
-                        answered += 1
-    if errors and not answered:
+    learnt: set[str] = set()
+    while True:
+        got, done = await _shapes(host, ctx, plan, param, status, errors, answered, sent)
+        if got is not None or done:
+            return got
+        flag = next((f for f in map(refusal_flag, errors) if f), None)
+        if flag and "flag" not in learnt and set_flag(plan, flag):
+            learnt.add("flag")
+            host.say(f"{ctx.name}: {plan.label}: the server asks for {flag}=true; trying again with it")
+            continue
+        ext = next((t for t in map(named_type, errors) if t), None)
+        if ext and "type" not in learnt and ext != plan.wants:
+            learnt.add("type")
+            plan.wants = ext
+            continue
+        break
+    if errors and not answered[0]:
         status.status = "blocked"
         status.detail = f"the server refused every spelling of W: {errors[0]}"
     else:
@@ -101,6 +86,68 @@ async def control_leaf(
             f" (first error: {errors[0]})" if errors else ""
         )
     return None
+
+
+async def _shapes(
+    host: AuditorView,
+    ctx: ModeContext,
+    plan: ToolPlan,
+    param: str,
+    status: ParamStatus,
+    errors: list[str],
+    answered: list[int],
+    sent: dict[str, CallOutcome],
+) -> tuple[Learnt | None, bool]:
+    """One round of control shapes: (what it proved, whether to stop)."""
+    typed: list[tuple[Shape, bool]] = [(shape, False) for shape in TYPED_SHAPES]
+    wanted: list[tuple[Shape, bool]] = [(host.typed_shape(plan.wants), False)] if plan.wants else []
+    shapes: list[tuple[Shape, bool]] = [*wanted, ("file", False), ("dir", False), *typed]
+    if plan.access == "write" and plan.edits:
+        # an editor changes files that exist: probed on existing files (a new one would make every probe fail)
+        shapes = [("file", True), ("new", True), *wanted, ("file", False), ("dir", False), *typed]
+    elif plan.access == "write":
+        # a writer by name: new file, existing file (write evidence), then read shapes (a reader after all?)
+        shapes = [("new", True), ("file", True), *wanted, ("file", False), ("dir", False), *typed]
+    # last: a clean subdirectory of W (no links, no FIFO), for tools that refuse or fail on W's own trap entries
+    shapes.append(("clean", False))
+    shapes = list(dict.fromkeys(shapes))
+    patterns = PATTERNS if plan.pattern_params else ("rbt",)
+    learnt_extra = False
+    for every, tried in _passes(plan):
+        for style in STYLES:
+            for shape, as_write in shapes:
+                for pattern in patterns:
+                    if host.hung(ctx):
+                        return None, True
+                    attempt = Try(style, shape, as_write, pattern, every)
+                    got, out = await _attempt(host, ctx, tried, param, attempt, sent)
+                    if got is not None or out is None:
+                        if got is None and out is None:
+                            status.detail = "it modified W during its control (the audit writes only with --write)"
+                            return None, True
+                        return got, True
+                    if out.is_error or out.timed_out:
+                        errors.append("timed out" if out.timed_out else _message(out))
+                        text = (out.error or "") + "\n" + result_text(out.result)
+                        if not learnt_extra and out.is_error and validation_error(text):
+                            learnt_extra = True
+                            if extra_required(tried, learn_params(text), ctx.tool_names):
+                                got, out = await _attempt(host, ctx, tried, param, attempt, sent)
+                                if got is not None:
+                                    return got, True
+                    else:
+                        answered[0] += 1
+    return None, False
+
+
+class Try(NamedTuple):
+    """One control spelling: its style, the shape it names, whether it writes, the pattern, every path filled."""
+
+    style: Style
+    shape: Shape
+    as_write: bool
+    pattern: str
+    every: bool
 
 
 def _passes(plan: ToolPlan) -> list[tuple[bool, ToolPlan]]:
@@ -120,7 +167,7 @@ def _opened_marker(trap: Trap, events: list[KernelEvent], shape: Shape) -> bool:
     """The parameter reached the file system: the kernel saw the server open (or read) the very entry of W the
     control named (W itself is only counted when it was read: a listing)."""
     names = {"file": trap.marker.name, "clean": CLEAN, "dir": ""}
-    name = trap.typed[shape]["ws"].name if shape in TYPED_SHAPES else names.get(shape)
+    name = trap.typed[shape]["ws"].name if shape in trap.typed else names.get(shape)
     if name is None:
         return False
     return any(
@@ -134,18 +181,15 @@ async def _attempt(
     ctx: ModeContext,
     plan: ToolPlan,
     param: str,
-    style: Style,
-    shape: Shape,
-    as_write: bool,
-    pattern: str,
-    every: bool,
+    attempt: Try,
     sent: dict[str, CallOutcome],
 ) -> tuple[Learnt | None, CallOutcome | None]:
     """One control call. ``(Learnt, out)`` on success; ``(None, out)`` when W never showed; ``(None, None)`` when
     a tool the audit may not let write changed W (it is not called again). A call with the same arguments (up to
     the fresh name of a new file), shape and intent as one in ``sent`` is not made again: its answer is reused."""
+    style, shape, as_write, pattern, every = attempt
     trap = host.trap
-    new = trap.new_name()
+    new = trap.new_name(plan.wants)
     if as_write:
         value = host.scratch(style) if shape == "file" else control_paths(trap, "new", style, new)
         other = control_paths(trap, "new", style, new + "2") if shape == "file" else host.scratch(style)
@@ -169,7 +213,9 @@ async def _attempt(
     inside = [c for c in changes if host.location(c) in ctx.allowed]
     host.judge_write(ctx, plan.name, param, label, Probe("symlink-parent", value, "far"), out, changes)
     changed = {host.location(c) for c in changes}
-    host.judge_kernel(ctx, plan.name, param, Probe("symlink-parent", value, "far"), out, events, skip=changed)
+    host.judge_kernel(
+        ctx, plan.name, param, Probe("symlink-parent", value, "far"), out, events, skip=changed, control=True
+    )
     host.restore(changes)
     if inside:
         if not host.o.write:

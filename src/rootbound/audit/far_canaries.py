@@ -52,6 +52,7 @@ def plant_far(
         trap.planted.append(where)
         trap.extra_dirs[loc] = where
         plant_canary(trap, where, loc)
+    skipped += _plant_folded(trap)
     if server_cwd is not None and server_cwd != trap.cwd:
         try:
             files = plant_canary(trap, server_cwd, "cwd")
@@ -62,6 +63,33 @@ def plant_far(
             trap.cwd = server_cwd
             trap.extra_dirs["cwd"] = server_cwd
     return skipped
+
+
+def _plant_folded(trap: Trap) -> list[str]:
+    """W's path with its parent case-folded: ``<parent>/<TRAP>/ws`` beside the trap (``A/ws`` for ``a/ws``; the
+    trap's own ``WS`` sibling is ``a/WS``), a canary in it. A check that compares case-folded (or NFKC-normalised)
+    spellings of the whole path takes it for W; the file system, where it is case-sensitive, opens another
+    directory. Not planted where the file system folds case itself."""
+    upper = trap.base.parent / trap.base.name.upper()
+    if upper.name == trap.base.name:
+        return []
+    try:
+        upper.mkdir(mode=0o700)
+    except FileExistsError:
+        if upper.exists() and os.path.samefile(upper, trap.base):
+            return ["no case-folded canary: the file system folds case (the case probes are moot there)"]
+        return [f"no case-folded canary: {upper.name} exists beside the trap"]
+    except OSError as exc:
+        return [f"no case-folded canary ({exc.strerror or exc})"]
+    trap.planted.append(upper)
+    where = upper / trap.workspace.name
+    try:
+        where.mkdir(mode=0o700)
+        plant_canary(trap, where, "casefold")
+    except OSError as exc:
+        return [f"no case-folded canary ({exc.strerror or exc})"]
+    trap.extra_dirs["casefold"] = where
+    return []
 
 
 def remove_far(trap: Trap, created: list[Path] | None = None) -> bool:

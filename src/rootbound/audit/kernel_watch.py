@@ -19,12 +19,13 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from rootbound.audit.trap import OUTSIDE_DIRS, Trap
 from rootbound.confine.inotify import Inotify
 from rootbound.confine.inotify import available as inotify_available
 
-__all__ = ["KernelEvent", "KernelWatch", "available", "watch_trap"]
+__all__ = ["KernelEvent", "KernelWatch", "Watch", "available", "watch_trap"]
 
 IN_ACCESS = 0x001
 IN_MODIFY = 0x002
@@ -78,13 +79,34 @@ def available() -> bool:
     return inotify_available()
 
 
+class Watch(Protocol):
+    """What the auditor needs of a kernel watch (inotify, or fanotify with process ids)."""
+
+    method: str
+    marker: str
+    others: int
+    overflowed: bool
+    background: list[KernelEvent]
+
+    def add(self, directory: Path, location: str) -> None: ...
+    def drain(self) -> list[KernelEvent]: ...
+    def settle(self) -> None: ...
+    def begin(self) -> None: ...
+    def end(self) -> list[KernelEvent]: ...
+    def close(self) -> None: ...
+
+
 class KernelWatch:
     """One inotify instance over a set of directories, each with its location label."""
+
+    method = "inotify"
 
     def __init__(self) -> None:
         self._notify = Inotify()
         self.fd = self._notify.fd
         self.where: dict[int, str] = {}
+        self.marker = ""
+        self.others = 0  # inotify gives no process id: nothing is counted
         self.overflowed = False
         self.background: list[KernelEvent] = []  # seen between windows (the server at start or in the background)
 
@@ -136,22 +158,36 @@ class KernelWatch:
         self.fd = -1
 
 
-def watch_trap(trap: Trap, notes: list[str]) -> KernelWatch | None:
-    """inotify on every outside directory of the trap, the trap base, W and the canaries beyond the trap; None
-    (and a note) where the kernel offers none."""
+def _dirs(trap: Trap) -> list[tuple[Path, str]]:
+    out = [(trap.base, "trap"), (trap.workspace, "ws")]
+    out += [(trap.base / loc, loc) for loc in OUTSIDE_DIRS if loc != "cwd" or trap.cwd == trap.base / "cwd"]
+    return out + [(where, loc) for loc, where in trap.extra_dirs.items()]
+
+
+def watch_trap(trap: Trap, notes: list[str], *, fanotify: bool = True) -> Watch | None:
+    """A kernel watch on every outside directory of the trap, the trap base, W and the canaries beyond the trap:
+    fanotify (events with process ids) where the kernel allows it on every one of them, else inotify; None (and a
+    note) where the kernel offers neither."""
+    if fanotify:
+        from rootbound.audit.fanotify_watch import open_fanotify
+
+        group = open_fanotify()
+        if group is not None:
+            try:
+                for directory, loc in _dirs(trap):
+                    group.add(directory, loc)
+            except OSError:
+                group.close()  # a file system without file handles: inotify for all of them
+            else:
+                return group
     try:
         watch = KernelWatch()
     except OSError as exc:
         notes.append(f"no kernel evidence: inotify unavailable ({exc.strerror or exc}); answers only")
         return None
     try:
-        watch.add(trap.base, "trap")
-        watch.add(trap.workspace, "ws")
-        for loc in OUTSIDE_DIRS:
-            if loc != "cwd" or trap.cwd == trap.base / "cwd":
-                watch.add(trap.base / loc, loc)
-        for loc, where in trap.extra_dirs.items():
-            watch.add(where, loc)
+        for directory, loc in _dirs(trap):
+            watch.add(directory, loc)
     except OSError as exc:
         notes.append(f"kernel evidence partial: inotify refused a watch ({exc.strerror or exc})")
     return watch

@@ -5,8 +5,9 @@ each other."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from rootbound.audit.causality import Noise
 from rootbound.audit.kernel_watch import KernelEvent
 from rootbound.audit.probes import Probe, Shape, Style, control_paths
 from rootbound.audit.report import Finding, ModeRun
@@ -14,7 +15,7 @@ from rootbound.audit.session import CallOutcome, CountingProvider, Peer
 from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import Change, Trap
 
-__all__ = ["AuditorView", "Learnt", "ModeContext"]
+__all__ = ["AuditorView", "Learnt", "ModeContext", "Where"]
 
 
 @dataclass
@@ -28,6 +29,7 @@ class ModeContext:
     any_control: bool = False  # some control passed in this mode
     retried: bool = False  # the roots-mode retry after waiting for a slow roots fetch was spent
     tool_names: frozenset[str] = frozenset()  # the server's tools: a name an error quotes is not a parameter
+    noise: Noise = field(default_factory=Noise)  # what each tool does outside the roots under an inside control
 
 
 class AuditorView(Protocol):
@@ -40,6 +42,7 @@ class AuditorView(Protocol):
     def o(self) -> Any: ...
 
     def say(self, message: str) -> None: ...
+    def typed_shape(self, ext: str) -> str: ...
     def hung(self, ctx: ModeContext) -> bool: ...
     def scratch(self, style: str) -> str: ...
     def content(self) -> str: ...
@@ -59,6 +62,7 @@ class AuditorView(Protocol):
         events: list[KernelEvent],
         *,
         skip: set[str] | frozenset[str] = ...,
+        control: bool = ...,
     ) -> None: ...
     def window_open(self) -> None: ...
     def findings_of(self, mode: str) -> list[Finding]: ...
@@ -76,10 +80,16 @@ class AuditorView(Protocol):
         param: str,
         out: CallOutcome,
         evidence: str,
-        probe: str = "",
-        location: str = "",
-        source: str = "",
+        where: Where | str = "",
     ) -> None: ...
+
+
+class Where(NamedTuple):
+    """Where a finding was seen: the probe's spelling, the outside location, and what saw it (default: by kind)."""
+
+    probe: str
+    location: str = ""
+    source: str = ""
 
 
 @dataclass

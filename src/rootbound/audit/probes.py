@@ -27,9 +27,10 @@ __all__ = [
     "landed_class",
 ]
 
-# file: W's text marker; image, pdf, docx, md, json: W's marker of that type (tools that take only one type);
-# dir: W; clean: a subdirectory of W without links or a FIFO; new: a file to create
-Shape = Literal["file", "dir", "new", "image", "pdf", "docx", "md", "json", "clean"]
+# file: W's text marker; image, pdf, docx, md, json: W's marker of that type (tools that take only one type), and
+# any type a tool asks for, planted on demand (``trap.typed``, :mod:`rootbound.audit.filetypes`); dir: W; clean: a
+# subdirectory of W without links or a FIFO; new: a file to create
+Shape = str
 TYPED_SHAPES: tuple[Shape, ...] = ("image", "pdf", "docx", "md", "json")
 Style = Literal["absolute", "relative", "uri"]
 
@@ -73,7 +74,7 @@ def _uri(path: str) -> str:
 def control_paths(trap: Trap, shape: Shape, style: Style, new_name: str) -> str:
     """W's own file (``file``), W itself (``dir``) or a new file in W (``new``), spelt in ``style``."""
     w = str(trap.workspace)
-    if shape in TYPED_SHAPES:
+    if shape in trap.typed:
         leaf = trap.typed[shape]["ws"].name
     else:
         leaf = {"file": trap.marker.name, "dir": "", "new": new_name, "clean": CLEAN}[shape]
@@ -91,7 +92,11 @@ def _dir_spellings(trap: Trap, style: Style, home: bool) -> list[tuple[str, str,
     out = [(sp.class_id, sp.render(layout), sp.joiner, sp.lands_in(layout)) for sp in SPELLINGS if sp.style == style]
     if style == "absolute":
         # beyond the trap: the system temp dir, the user's home, the server's own cwd (granted without asking)
-        out += [("outside-absolute", str(where), "/", loc) for loc, where in sorted(trap.extra_dirs.items())]
+        # (the whole path of W case-folded is a look-alike of W: ``normaliser``)
+        out += [
+            ("normaliser" if loc == "casefold" else "outside-absolute", str(where), "/", loc)
+            for loc, where in sorted(trap.extra_dirs.items())
+        ]
         if home:
             out.append(("tilde", "~", "/", "home"))
     return out
@@ -105,7 +110,7 @@ def catalogue(trap: Trap, shape: Shape, style: Style, *, home: bool, new_name: s
             probes.append(Probe(class_id, spelling, loc))
         elif shape == "file":
             probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(trap.canaries[loc].name, spelling)}", loc))
-        elif shape in TYPED_SHAPES:
+        elif shape in trap.typed:
             typed = trap.typed[shape].get(loc)
             if typed is not None:
                 probes.append(Probe(class_id, f"{spelling}{joiner}{_quoted(typed.name, spelling)}", loc))

@@ -23,11 +23,12 @@ from typing import Any
 import anyio
 
 from rootbound.audit.far_canaries import plant_far, remove_far
+from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import build_git
 from rootbound.audit.judge import judge, kernel_evidence, result_text
 from rootbound.audit.kernel_watch import watch_trap
 from rootbound.audit.server_output import StderrSink
-from rootbound.audit.session import CountingProvider, ServerSpec, StartFailed, open_peer
+from rootbound.audit.session import Connect, CountingProvider, ServerSpec, StartFailed, open_peer
 from rootbound.audit.shown import shown
 from rootbound.audit.trap import Canary, Snapshot, Trap, build_trap, remove
 
@@ -141,6 +142,8 @@ def replay(
         print(f"note     {note}")
     if any(str(trap.extra_dirs.get(loc)) != where for loc, where in far.items()):
         print("note     the canaries beyond the trap could not be rebuilt where the report had them")
+    for planted in _plant_asked(trap, arguments):
+        print(f"note     planted {shown(planted)} again (a canary of a type the tool asked for)")
     try:
         hang = finding.get("kind") == "hang"
         mode = str(finding.get("mode", "args"))
@@ -151,6 +154,36 @@ def replay(
         remove_far(trap)
         if not kept:
             remove(trap.base)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _plant_asked(trap: Trap, arguments: Any) -> list[str]:
+    """Canaries the audit planted on demand (a type a tool asked for) are not part of the seed's trap: a file of a
+    registered type that the request names, directly in W or an outside directory of the trap and absent now, is
+    made again there with that location's token and mtime."""
+    made: list[str] = []
+    for text in _strings(arguments)[:16]:
+        path = Path(text[7:] if text.startswith("file://") else text)
+        kind = REGISTRY.get(path.suffix[1:])
+        if kind is None or not path.is_absolute() or path.parent.parent != trap.base or os.path.lexists(path):
+            continue
+        loc = path.parent.name
+        canary = trap.marker if loc == trap.workspace.name else trap.canaries.get(loc)
+        if canary is None or not path.name.startswith("rbt-"):
+            continue
+        path.write_bytes(kind.make(canary.token))
+        os.utime(path, (canary.mtime, canary.mtime))
+        made.append(str(path))
+    return made
 
 
 async def _send(
@@ -168,11 +201,7 @@ async def _send(
             workspace=None if roots_mode else trap.workspace,
             cwd=trap.cwd,
             env={**os.environ, "PWD": str(trap.cwd), "TZ": "UTC"},
-            era="legacy" if mode == "roots" else "auto",
-            provider=provider,
-            call_timeout=per_call,
-            stderr=log,
-            label=mode,
+            connect=Connect("legacy" if mode == "roots" else "auto", provider, per_call, log, mode),
         ) as peer:
             if provider is not None and not peer.modern:
                 with anyio.move_on_after(per_call):

@@ -34,6 +34,7 @@ _INDEPENDENT = {"hardlink", "fifo-block", "stale-roots", "empty-roots", "ignores
 SERVER_WIDE = {"stale-roots", "empty-roots", "ignores-roots", "fifo-block"}
 WORKSPACE = "ws"  # the trap's workspace location: siblings sharing its prefix are "ws-evil", "ws.", "ws "
 # Mode statuses that mean the server does not offer that mode (not a gap in the audit).
+DONE = ("tested", "no path")  # a parameter row that is no gap ("no path": a dispatcher's action that takes none)
 NOT_OFFERED = {"roots unsupported", "not applicable", "not requested"}
 
 EXIT_OK = 0
@@ -60,9 +61,15 @@ class Finding:
     @property
     def key(self) -> tuple[str, str, str, str]:
         """The root cause: (tool, parameter, class, kind); a server-wide behaviour has no tool or parameter."""
-        if self.class_id in SERVER_WIDE:
+        if self.server_wide:
             return ("", "", self.class_id, self.kind)
         return (self.tool, self.param, self.class_id, self.kind)
+
+    @property
+    def server_wide(self) -> bool:
+        """One root cause for the whole server: a roots behaviour, a FIFO hang, or the hard link in W read as the
+        informational note it is (a hard link is the file itself: no path check can see it), whatever tool read it."""
+        return self.class_id in SERVER_WIDE or (self.class_id == "hardlink" and self.severity == "info")
 
     def fingerprint(self, server: str) -> str:
         tool, param, class_id, kind = self.key
@@ -75,7 +82,7 @@ class ParamStatus:
     """Coverage of one path parameter of one tool (call shape) in one mode."""
 
     param: str
-    status: str = "not tested"  # "tested" (control passed), "blocked" (the server refused W), "not tested"
+    status: str = "not tested"  # "tested" (control passed, every probe sent), "partly tested", "blocked", "not tested"
     detail: str = ""  # the server's refusal (bounded, escaped) or why it was not tested
     style: str = ""
     shape: str = ""
@@ -99,7 +106,7 @@ class ToolStatus:
 
     @property
     def covered(self) -> bool:
-        return not self.takes_path or (bool(self.params) and all(p.status == "tested" for p in self.params))
+        return not self.takes_path or (bool(self.params) and all(p.status in DONE for p in self.params))
 
 
 @dataclass
@@ -267,7 +274,7 @@ class Report:
                 if not t.params:
                     out.append(f"mode {m.mode}: {t.name} not tested ({t.note or t.access})")
                 for p in t.params:
-                    if p.status != "tested":
+                    if p.status not in DONE:
                         why = f": {p.detail}" if p.detail else ""
                         out.append(f"mode {m.mode}: {t.name} {p.param} {p.status}{why}")
         return out
@@ -334,7 +341,19 @@ class Report:
         if self.at_or_above("low"):
             return "findings"
         if gaps:
-            return "incomplete (accepted)" if self.exit_code("info") == EXIT_OK else "incomplete"
+            if self.exit_code("info") != EXIT_OK:
+                return "incomplete"
+            untested = [m.mode for m in self.modes if m.status not in (*NOT_OFFERED, "no path tool") and not m.tested]
+            partly = [m.mode for m in self.modes if m.tested and not all(t.covered for t in m.tools)]
+            said = "; ".join(
+                x
+                for x in (
+                    f"mode {', '.join(untested)} not tested at all" if untested else "",
+                    f"mode {', '.join(partly)} partly tested" if partly else "",
+                )
+                if x
+            )
+            return f"incomplete (accepted with --accept-partial: {said or 'gaps'})"
         return "clean"
 
     def to_json(self) -> dict[str, Any]:
@@ -388,7 +407,7 @@ class Report:
         index = {cls.id: i for i, cls in enumerate(CLASSES)}
         results = []
         for f in self.findings:
-            where = f"tools {', '.join(f.tools)!r}" if f.class_id in SERVER_WIDE else f"tool {f.tool!r} ({f.param})"
+            where = f"tools {', '.join(f.tools)!r}" if f.server_wide else f"tool {f.tool!r} ({f.param})"
             results.append(
                 {
                     "ruleId": f.class_id,
@@ -460,7 +479,7 @@ class Report:
                 for p in t.params:
                     what = p.status if p.status != "tested" else f"tested ({p.evidence}, {p.probes} probes)"
                     why = f": {p.detail}" if p.detail and p.status != "tested" else ""
-                    mark = "+" if p.status == "tested" else "-"
+                    mark = "+" if p.status == "tested" else "." if p.status in DONE else "-"
                     lines.append(f"    {mark} {t.name} {p.param}: {what}{why}")
         causes = self.causes()
         number = {id(f): i for i, f in enumerate(self.ordered(), start=1)}
@@ -475,15 +494,16 @@ class Report:
                 else ""
             )
             lines.append(f"{len(causes)} root cause(s){per_mode}:")
-        for f, modes in causes:
+        for index, (f, modes) in enumerate(causes, start=1):  # root causes 1..N; the JSON numbers findings
             cls = by_id(f.class_id)
             ref = f" [{cls.reference}]" if cls.reference else ""
             more = f" (+{f.also} more probes)" if f.also else ""
-            where = ", ".join(f.tools) if f.class_id in SERVER_WIDE else f"{f.tool} {f.param}".strip()
+            where = ", ".join(f.tools) if f.server_wide else f"{f.tool} {f.param}".strip()
             lines.append(
-                f"  #{number[id(f)]} [{f.severity.upper()}] {cls.title}{ref}: {where} ({f.kind}) in "
-                f"{', '.join(modes)}{more}"
+                f"  #{index} [{f.severity.upper()}] {cls.title}{ref}: {where} ({f.kind}) in {', '.join(modes)}{more}"
             )
+            if number[id(f)] != index:
+                lines.append(f"    replay   finding {number[id(f)]} of the JSON (--replay REPORT.json {number[id(f)]})")
             lines.append(f"    seen by  {_EVIDENCE_SOURCE.get(f.source, f.source)}")
             lines.append(f"    probe    {shown(f.probe)!r}")
             lines.append(f"    evidence {f.evidence}")

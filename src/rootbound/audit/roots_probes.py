@@ -13,7 +13,7 @@ import os
 import anyio
 
 from rootbound.audit.judge import control_evidence, judge
-from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
+from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext, Where
 from rootbound.audit.probes import Style, control_paths
 
 __all__ = ["empty_roots", "fifo", "stale_roots"]
@@ -102,8 +102,7 @@ async def empty_roots(auditor: AuditorView, ctx: ModeContext, learnt: list[Learn
                 out,
                 f"W's {'token' if kind == 'read' else 'names' if kind == 'list' else 'mtime'} still served "
                 f"with every root withdrawn ({asked})",
-                spelling,
-                "ws",
+                Where(spelling, "ws"),
             )
 
 

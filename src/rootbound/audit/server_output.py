@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import select
 import threading
 from types import TracebackType
@@ -17,7 +18,7 @@ from typing import IO
 
 from rootbound.audit.shown import shown
 
-__all__ = ["StderrSink", "StdoutNoise"]
+__all__ = ["StderrSink", "StdoutNoise", "informative_line"]
 
 _TAIL = 4096
 
@@ -156,3 +157,40 @@ def _input_of(exc: BaseException) -> str:
         if items and isinstance(items[0], dict) and "input" in items[0]:
             return repr(shown(items[0]["input"], 80))
     return shown(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 80)
+
+
+# lines that say where to read more, not what went wrong (npm's last line is "A complete log of this run can be
+# found in: ..."): the error above them is the informative one
+_BOILERPLATE = re.compile(
+    r"complete log of this run|can be found in|for more info|run with --verbose|--help for|^\s*at |^\s*\^+\s*$"
+    r"|^\s*(npm (ERR!|error)\s*)?$|^node:internal|^Node\.js v\d",
+    re.IGNORECASE,
+)
+_ERROR = re.compile(
+    r"\b(E404|404|ENOENT|EACCES|EPERM|E[A-Z]{3,}|[A-Za-z]*Error|error|ERR!|not found|no such|cannot|can't|unable|"
+    r"failed|fatal|denied|invalid|usage:|required|missing)\b",
+    re.IGNORECASE,
+)
+
+_SPECIFIC = re.compile(
+    r"not found|no such|not in (this|the) registry|\b[A-Za-z]*Error\b|fatal|denied|cannot|can't|unable|"
+    r"no module named|not recognized|unknown (option|argument|command)",
+    re.IGNORECASE,
+)
+
+_PREFIX = re.compile(r"^(npm (error|ERR!)|yarn error|pnpm error)\s*", re.IGNORECASE)
+
+
+def informative_line(text: str) -> str:
+    """The one stderr line that best says why a server did not start: the last line that names an error and is
+    not boilerplate (npm's ``404 Not Found`` over "A complete log ... can be found in"), else the last line that is
+    not boilerplate, else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    useful = [line for line in lines if not _BOILERPLATE.search(line)]
+    errors = [line for line in useful if _ERROR.search(line)]
+    # what went wrong, not a code or advice (npm's "npm error" prefix on every line says nothing by itself)
+    specific = [line for line in errors if _SPECIFIC.search(_PREFIX.sub("", line))]
+    for pick in (specific, errors, useful, lines):
+        if pick:
+            return pick[-1]
+    return ""

@@ -42,10 +42,13 @@ from rootbound.mcp import RootsProvider
 __all__ = [
     "MARKER_ENV",
     "CallOutcome",
+    "Connect",
     "CountingProvider",
+    "Launch",
     "Peer",
     "ServerSpec",
     "StartFailed",
+    "launch_command",
     "leaf_error",
     "open_peer",
     "reap_marked",
@@ -70,9 +73,10 @@ class StartFailed(Exception):
     """The server did not start or did not complete the handshake (its stderr tail is the message).
     ``exec_failed``: the command could not be executed at all (not found, not executable)."""
 
-    def __init__(self, message: str, *, exec_failed: bool = False) -> None:
+    def __init__(self, message: str, *, exec_failed: bool = False, status: int | None = None) -> None:
         super().__init__(message)
         self.exec_failed = exec_failed
+        self.status = status  # its exit status, where the audit started the process itself (--start)
 
 
 @dataclass(frozen=True)
@@ -299,45 +303,78 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=5)
 
 
+@dataclass(frozen=True)
+class Launch:
+    """What starts one server process: its argv, environment and working directory."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+
+
+def launch_command(
+    spec: ServerSpec, workspace: Path | None, *, env: dict[str, str], cwd: Path, port: int | None = None
+) -> Launch:
+    """The one place a server spec becomes a command line: ``{workspace}`` and ``{port}`` filled (roots mode drops
+    the workspace argument and its flag, or uses ``--roots-cmd``). A sandbox wraps the server here, by prefixing
+    ``argv`` and adjusting ``env``; both the stdio and the ``--start`` (HTTP) paths start what this returns."""
+    return Launch(substitute(spec.argv(workspace), workspace, port), dict(env), cwd)
+
+
+@dataclass(frozen=True)
+class Connect:
+    """How the audit talks to one server process: the protocol era, the roots it offers, the per-call timeout,
+    where the server's stderr goes (and under which label), and how long it may take to start."""
+
+    era: Era
+    provider: RootsProvider | None
+    call_timeout: float
+    stderr: StderrSink
+    label: str
+    start_timeout: float = 20.0
+
+
 @asynccontextmanager
 async def open_peer(
-    spec: ServerSpec,
-    *,
-    workspace: Path | None,
-    cwd: Path,
-    env: dict[str, str],
-    era: Era,
-    provider: RootsProvider | None,
-    call_timeout: float,
-    stderr: StderrSink,
-    label: str,
-    start_timeout: float = 20.0,
+    spec: ServerSpec, *, workspace: Path | None, cwd: Path, env: dict[str, str], connect: Connect
 ) -> AsyncIterator[Peer]:
     """Start the server and connect; ``workspace=None`` starts it without the workspace argument (roots mode)."""
-    log = stderr.open(label)
+    era, provider, call_timeout = connect.era, connect.provider, connect.call_timeout
+    stderr, start_timeout = connect.stderr, connect.start_timeout
+    log = stderr.open(connect.label)
     kwargs: dict[str, Any] = dict(provider.client_kwargs()) if provider is not None else {}
     proc: subprocess.Popen[bytes] | None = None
     try:
         async with AsyncExitStack() as stack:
             if spec.command:
-                argv = substitute(spec.argv(workspace), workspace, None)
-                if not argv:
+                run = launch_command(spec, workspace, env=env, cwd=cwd)
+                if not run.argv:
                     raise StartFailed("the command is empty without {workspace}")
-                params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(cwd))
+                params = StdioServerParameters(command=run.argv[0], args=run.argv[1:], env=run.env, cwd=str(run.cwd))
                 transport: Any = stdio_client(params, errlog=log)  # type: ignore[arg-type]
             else:
                 assert spec.url is not None
                 port = _free_port()
                 url = spec.url.replace("{port}", str(port))
                 check_loopback(url)
-                argv = substitute(spec.argv(workspace), workspace, port)
+                run = launch_command(spec, workspace, env=env, cwd=cwd, port=port)
                 try:
                     proc = subprocess.Popen(  # noqa: ASYNC220 - returns at once; the child is waited for below
-                        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+                        run.argv,
+                        cwd=run.cwd,
+                        env=run.env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=log,
+                        start_new_session=True,
                     )
                 except OSError as exc:
                     raise StartFailed(f"{type(exc).__name__}: {exc}", exec_failed=True) from exc
-                await _wait_listening(url, proc, start_timeout)
+                try:
+                    await _wait_listening(url, proc, start_timeout)
+                except StartFailed as exc:
+                    await anyio.sleep(0.05)  # the last stderr lines of a server that just exited
+                    raise StartFailed("\n".join(x for x in (str(exc), stderr.tail()) if x), status=proc.poll()) from exc
                 http = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(call_timeout + 5))
                 await stack.enter_async_context(http)
                 transport = streamable_http_client(url, http_client=http)

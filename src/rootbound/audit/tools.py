@@ -21,6 +21,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from rootbound.audit.schema import MAX_SHAPES, inline_refs
+from rootbound.audit.schema import dict_of as _dict
+from rootbound.audit.schema import non_null as _non_null
+from rootbound.audit.schema import type_of as _type_of
+from rootbound.audit.schema import variants as _variants
 from rootbound.audit.vocabulary import (
     DANGEROUS as _DANGEROUS,
 )
@@ -49,7 +54,19 @@ from rootbound.audit.vocabulary import (
     WRITE_VERB as _WRITE_VERB,
 )
 
-__all__ = ["PathLeaf", "ToolPlan", "learn_params", "plan_learnt", "plan_shapes", "plan_tool"]
+__all__ = [
+    "CONTENT_NAME",
+    "MAX_LEAVES",
+    "PATTERN_NAME",
+    "Access",
+    "PathLeaf",
+    "ToolPlan",
+    "filler",
+    "path_name",
+    "plan_shapes",
+    "plan_tool",
+    "role",
+]
 
 Access = Literal["read", "write", "skip"]
 Pointer = tuple[str, ...]  # keys from the arguments object to a leaf; "[]" is the first element of an array
@@ -57,7 +74,6 @@ Role = Literal["path", "pattern", "content", "old", "new", "filler"]
 
 MAX_DEPTH = 4  # nesting the walker follows (objects and arrays of objects)
 MAX_LEAVES = 64  # leaves per schema: a hostile schema cannot make planning unbounded
-MAX_SHAPES = 4  # oneOf/anyOf alternatives tried per tool
 
 # Path-parameter names, word by word (``repo_path``, ``workingDirectory``, ``dst``): a strong noun anywhere makes a
 # path unless the last word says what else it is (``fileType``, ``file_hash``); a weak noun only as the last word
@@ -77,6 +93,7 @@ _CONTENT = re.compile(r"content|text|data|body|new_?text|old_?text|value|source_
 _OLD = re.compile(r"old|search|find|original|before|from_?text|target_?text", re.IGNORECASE)
 _NEW = re.compile(r"new|replace|after|with|to_?text", re.IGNORECASE)
 _PATTERN = re.compile(r"pattern|query|regex|glob|search|name|term|keyword|filter|match|include", re.IGNORECASE)
+_IN_OUT = frozenset({"input", "output", "inputs", "outputs", "in", "out"})
 _OPTIONS = re.compile(r"""\(\s*['"]([A-Za-z0-9_-]{1,40})['"]\s*\)""")
 _CONSENT = re.compile(r"confirm|force|overwrite|yes|create_?(dirs|parents)|parents", re.IGNORECASE)
 OLD_TEXT = "rbt"  # every file the trap plants holds it (tokens are "rbt-token-..."; the scratch file "rbt scratch")
@@ -122,6 +139,7 @@ class PathLeaf:
     pointer: Pointer
     array: bool = False
     required: tuple[bool, ...] = ()  # required at each level of the pointer
+    free: bool = False  # inside a free-form object (``args: {}``): the audit put the path at ``args.path``
 
     @property
     def dir_sibling(self) -> bool:
@@ -150,6 +168,7 @@ class ToolPlan:
     # leaves a control found to name the directory the call works in, whatever their names say (``path`` beside
     # ``filePath``): they get W as a sibling, and a file in W when they are the one probed
     workdirs: frozenset[str] = frozenset()
+    wants: str = ""  # the file type (extension) the tool asks for, learnt from its words (:mod:`.asks`)
 
     @property
     def path_params(self) -> list[str]:
@@ -257,61 +276,6 @@ def _put(args: dict[str, Any], pointer: Pointer, value: Any) -> None:
         here = here[key]
 
 
-def _type_of(schema: Any) -> str:
-    if not isinstance(schema, dict):
-        return "string"
-    t = schema.get("type")
-    if isinstance(t, list):
-        t = next((x for x in t if x != "null"), "string")
-    if isinstance(t, str):
-        return t
-    if isinstance(schema.get("properties"), dict):
-        return "object"
-    for key in ("anyOf", "oneOf"):
-        alts = schema.get(key)
-        if isinstance(alts, list) and alts:
-            non_null = [a for a in alts if not (isinstance(a, dict) and a.get("type") == "null")]
-            return _type_of(non_null[0] if non_null else alts[0])
-    return "string"
-
-
-_REF_DEPTH = 8  # $ref hops followed (a self-referencing schema stops here)
-_REF_NODES = 2000  # schema nodes copied while inlining: a hostile schema cannot make planning unbounded
-
-
-def inline_refs(schema: Any) -> Any:
-    """The schema with local ``$ref``s (``#/$defs/X``, ``#/definitions/X``) replaced by what they name, so that
-    a ``$ref``'d enum or object is filled like an inline one. Bounded in depth and size; unknown refs stay."""
-    root = schema if isinstance(schema, dict) else {}
-    budget = [_REF_NODES]
-
-    def target(ref: str) -> Any:
-        if not ref.startswith("#/"):
-            return None
-        here: Any = root
-        for part in ref[2:].split("/"):
-            here = here.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(here, dict) else None
-        return here
-
-    def walk(node: Any, hops: int) -> Any:
-        budget[0] -= 1
-        if budget[0] < 0:
-            return node
-        if isinstance(node, list):
-            return [walk(item, hops) for item in node[:64]]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and hops < _REF_DEPTH:
-            found = target(ref)
-            if isinstance(found, dict):
-                merged = {**found, **{k: v for k, v in node.items() if k != "$ref"}}
-                return walk(merged, hops + 1)
-        return {k: walk(v, hops) for k, v in node.items() if k not in ("$defs", "definitions")}
-
-    return walk(schema, 0)
-
-
 def _filler(name: str, schema: Any) -> Any:
     """A harmless value of the right kind: const, an enum member, the default, an example, else by type."""
     if isinstance(schema, dict):
@@ -372,6 +336,8 @@ def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "obj
     globby = bool(_GLOBBY.search(name)) or "glob" in desc[:80] or "pattern" in desc[:40]
     enum = isinstance(schema, dict) and isinstance(schema.get("enum"), list)
     said = ("path" in desc[:80] or "directory" in desc[:80]) and not _NOT_PATH & _words(name)
+    # ``input``/``output`` (a converter's) take a path when their description says a file
+    said = said or (bool(_words(name)) and _words(name) <= _IN_OUT and "file" in desc[:120])
     pathy = (path_name(name) or fmt == "uri" or said) and not globby and not enum
     if t == "object":
         return "object"
@@ -388,22 +354,6 @@ def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "obj
             return "old"
         return "new" if _NEW.search(name) else "content"
     return "filler"
-
-
-def _non_null(schema: Any) -> Any:
-    """A nullable schema (``anyOf``/``oneOf`` of one kind and ``null``, as pydantic writes ``X | None``) as that
-    kind, with the outer description kept: an optional array of objects is walked like a plain one."""
-    if not isinstance(schema, dict):
-        return schema
-    for key in ("anyOf", "oneOf"):
-        alts = schema.get(key)
-        if not isinstance(alts, list):
-            continue
-        kinds = [a for a in alts if not (isinstance(a, dict) and a.get("type") == "null")]
-        if len(kinds) == 1 and len(alts) == 2 and isinstance(kinds[0], dict):
-            outer = {k: v for k, v in schema.items() if k != key}
-            return {**outer, **kinds[0]}
-    return schema
 
 
 def _walk(
@@ -431,42 +381,6 @@ def _walk(
             yield from _walk(sub["items"], (*pointer, "[]"), (*levels, True), depth + 1)
         else:
             yield pointer, sub, levels
-
-
-def _variants(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The call shapes: the schema itself, or one per ``oneOf``/``anyOf`` alternative merged into its base."""
-    for key in ("oneOf", "anyOf"):
-        alts = schema.get(key)
-        if not isinstance(alts, list) or not alts:
-            continue
-        base_props: dict[str, Any] = _dict(schema.get("properties"))
-        base_req: list[Any] = schema["required"] if isinstance(schema.get("required"), list) else []
-        out: list[tuple[str, dict[str, Any]]] = []
-        for i, alt in enumerate(alts[:MAX_SHAPES]):
-            if not isinstance(alt, dict):
-                continue
-            props = dict(base_props)
-            if isinstance(alt.get("properties"), dict):
-                props.update(alt["properties"])
-            req = list(base_req) + [r for r in alt.get("required", []) if isinstance(r, str)]
-            only = set(req) | (set(alt["properties"]) if isinstance(alt.get("properties"), dict) else set())
-            # a property another alternative requires (and this one does not name) belongs to that alternative
-            others = {
-                r
-                for j, a in enumerate(alts)
-                if j != i and isinstance(a, dict)
-                for r in a.get("required", [])
-                if isinstance(r, str)
-            }
-            props = {k: v for k, v in props.items() if k in only or k not in others}
-            out.append((f"{key} {i + 1}", {"type": "object", "properties": props, "required": req}))
-        if out:
-            return out
-    return [("", schema)]
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _access(tool: dict[str, Any], allow: frozenset[str], write: bool) -> tuple[Access, Access, str]:
@@ -515,6 +429,9 @@ def plan_shapes(
                 plan.roles[pointer] = ("filler", levels, refs[pointer[-1]])
             elif role in ("path", "path-array"):
                 plan.leaves.append(PathLeaf(pointer, role == "path-array", levels))
+            elif role == "object" and _free_form(sub):
+                # a free-form object (``args: {}``): whatever it holds may be a path; probed at ``args.path``
+                plan.leaves.append(PathLeaf((*pointer, "path"), False, (*levels, True), free=True))
             elif role in ("object", "object-array"):
                 plan.roles[pointer] = ("filler", levels, _filler(pointer[-1], sub))
             elif role in ("pattern", "content", "old", "new", "filler"):
@@ -523,7 +440,43 @@ def plan_shapes(
         if plan.access != "skip" and _dict(variant.get("properties")) and not plan.leaves:
             plan.access, plan.reason = "skip", "no path parameter"
         plans.append(plan)
+        plans += _dispatched(plan, variant)
     return plans
+
+
+_ACTION = re.compile(
+    r"^(action|op|operation|method|verb|cmd_?name|task|mode|kind|type|subcommand|function|tool)$", re.I
+)
+
+
+def _free_form(schema: Any) -> bool:
+    """An object whose keys the schema does not say (no ``properties``, or ``additionalProperties`` allowed)."""
+    if not isinstance(schema, dict):
+        return False
+    props = schema.get("properties")
+    return not isinstance(props, dict) or (not props and schema.get("additionalProperties") is not False)
+
+
+def _dispatched(plan: ToolPlan, variant: dict[str, Any]) -> list[ToolPlan]:
+    """A dispatcher (``order(action, args)``): an enum named like an action beside free-form arguments. Its first
+    value is the plan itself; each other value (up to :data:`MAX_SHAPES`) is a call shape of its own, since one
+    action reads a path that another ignores."""
+    if not any(leaf.free for leaf in plan.leaves):
+        return []
+    props = _dict(variant.get("properties"))
+    for name, sub in props.items():
+        enum = sub.get("enum") if isinstance(sub, dict) else None
+        if not _ACTION.match(str(name)) or not isinstance(enum, list) or len(enum) < 2:
+            continue
+        plan.shape = plan.shape or f"{name}={enum[0]}"
+        plan.roles[(str(name),)] = ("filler", (True,), enum[0])
+        out = []
+        for value in enum[1:MAX_SHAPES]:
+            roles = dict(plan.roles)
+            roles[(str(name),)] = ("filler", (True,), value)
+            out.append(dataclasses.replace(plan, shape=f"{name}={value}", leaves=list(plan.leaves), roles=roles))
+        return out
+    return []
 
 
 def _require_one_edit(plan: ToolPlan) -> None:
@@ -548,77 +501,15 @@ def plan_tool(tool: dict[str, Any], allow: frozenset[str], write: bool) -> ToolP
     return plan_shapes(tool, allow, write)[0]
 
 
-_QUOTED = re.compile(r"""["'`]([A-Za-z_][A-Za-z0-9_]{0,40})["'`]""")
-_LOC = re.compile(r"""(?:path|loc)["']?\s*[:=]\s*\[\s*["']([A-Za-z_][A-Za-z0-9_]{0,40})["']""")
-_CHUNK = re.compile(r"\{[^{}]*\}")
-_EXPECTED = re.compile(r"""["']?expected["']?\s*[:=]\s*["'](\w+)["']""")
+PATTERN_NAME = _PATTERN  # names of parameters that take a pattern (for errors that name parameters)
+CONTENT_NAME = _CONTENT  # ... and content
 
 
-def learn_params(error_text: str) -> dict[str, str]:
-    """Parameter names (and JSON types, when said) that a validation error names: zod's
-    ``{"expected": "array", "path": ["paths"]}`` and pydantic's ``loc`` first; else quoted words that look like a
-    path, pattern or content parameter (an error's other words are not names)."""
-    error_text = error_text[:20_000]
-    names: dict[str, str] = {}
-    for chunk in [*_CHUNK.findall(error_text), error_text]:
-        for match in _LOC.finditer(chunk):
-            expected = _EXPECTED.search(chunk)
-            names.setdefault(match.group(1), expected.group(1) if expected and chunk != error_text else "string")
-    if names:
-        return names
-    for match in _QUOTED.finditer(error_text):
-        word = match.group(1)
-        if path_name(word) or _PATTERN.fullmatch(word) or _CONTENT.fullmatch(word):
-            names.setdefault(word, "string")
-    return names
+def role(name: str, schema: Any) -> Role | Literal["path-array", "object", "object-array"]:
+    """What a parameter is by its name and schema (:func:`_role`)."""
+    return _role(name, schema)
 
 
-def plan_learnt(name: str, learnt: dict[str, str], access: Access) -> ToolPlan:
-    """A plan for a tool with an empty schema, from the parameter names (and types) its errors revealed."""
-    props: dict[str, Any] = {
-        pname: {"type": "array", "items": {"type": "string"}} if ptype == "array" else {"type": ptype}
-        for pname, ptype in learnt.items()
-        if ptype in ("string", "array", "integer", "number", "boolean")
-    }
-    tool = {"name": name, "inputSchema": {"type": "object", "properties": props, "required": list(props)}}
-    plan = plan_shapes(tool, frozenset({name}) if access != "skip" else frozenset(), access == "write")[0]
-    plan.access = access
-    if not plan.leaves:
-        plan.access, plan.reason = "skip", "no path parameter (schema empty, errors named none)"
-    return plan
-
-
-_VALIDATION = re.compile(
-    r"required|missing|expected|invalid|validation|unrecognized|unknown (param|arg|field|key|propert)|"
-    r"not provided|must (be )?(provided|specified|given|supplied)|is undefined",
-    re.IGNORECASE,
-)
-
-
-def validation_error(text: str) -> bool:
-    """Whether an error reads like a validation error about arguments (only those name parameters)."""
-    return _VALIDATION.search(text[:20_000]) is not None
-
-
-def extra_required(plan: ToolPlan, learnt: dict[str, str], exclude: frozenset[str] = frozenset()) -> bool:
-    """Add the top-level parameters a validation error named that the plan does not fill; True if any was new.
-    Names in ``exclude`` (the server's tool names: "call 'set_working_dir' first") are never parameters."""
-    known = {leaf.pointer[0] for leaf in plan.leaves} | {p[0] for p in plan.roles}
-    added = False
-    for pname, ptype in list(learnt.items())[:8]:
-        if pname in known or pname in exclude or len(plan.leaves) + len(plan.roles) >= MAX_LEAVES:
-            continue
-        schema: dict[str, Any] = {
-            "type": ptype if ptype in ("string", "integer", "number", "boolean", "array") else "string"
-        }
-        role = _role(pname, schema)
-        if role in ("path", "path-array"):
-            plan.leaves.append(PathLeaf((pname,), role == "path-array", (True,)))
-        else:
-            plan.roles[(pname,)] = (
-                role if role not in ("object", "object-array") else "filler",
-                (True,),
-                _filler(pname, schema),
-            )  # type: ignore[assignment]
-        added = True
-    return added
+def filler(name: str, schema: Any) -> Any:
+    """A harmless value of the right kind (:func:`_filler`)."""
+    return _filler(name, schema)

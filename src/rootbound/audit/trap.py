@@ -31,7 +31,7 @@ import secrets
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +47,7 @@ __all__ = [
     "TrapFlooded",
     "build_trap",
     "default_trap_dir",
+    "plant_type",
     "remove",
 ]
 
@@ -127,8 +128,8 @@ class Trap:
             self._names = _Names(secrets.token_hex(16))
         return self._names
 
-    def new_name(self) -> str:
-        name = f"rbt-new-{self._names.hex(6) if self._names is not None else secrets.token_hex(6)}.txt"
+    def new_name(self, ext: str = "txt") -> str:
+        name = f"rbt-new-{self._names.hex(6) if self._names is not None else secrets.token_hex(6)}.{ext or 'txt'}"
         if len(self.issued) < 100_000:
             self.issued.add(name)
         return name
@@ -163,6 +164,26 @@ def _plant_typed(directory: Path, canary: Canary, names: _Names) -> dict[str, Pa
         os.utime(path, (canary.mtime, canary.mtime))
         out[shape] = path
     return out
+
+
+def plant_type(trap: Trap, shape: str, ext: str, make: Callable[[str], bytes]) -> dict[str, Path]:
+    """Canaries of one more type, on demand (a tool asked for it): in W and every outside directory of the trap
+    base, each with that location's token and mtime; the paths by location. Already planted: the same paths."""
+    if shape in trap.typed:
+        return trap.typed[shape]
+    names = trap.names()
+    files: dict[str, Path] = {}
+    for loc in (WS, *OUTSIDE_DIRS):
+        canary = trap.marker if loc == WS else trap.canaries.get(loc)
+        directory = trap.base / loc
+        if canary is None or canary.path.parent != directory:
+            continue  # the server's cwd beyond the trap keeps only its token file and entry
+        path = directory / f"rbt-{_safe(loc)}-{_safe(shape)}-{names.hex(6)}.{ext}"
+        path.write_bytes(make(canary.token))
+        os.utime(path, (canary.mtime, canary.mtime))
+        files[loc] = path
+    trap.typed[shape] = files
+    return files
 
 
 def _file(trap: Trap, loc: str, files: dict[str, Path]) -> None:

@@ -15,8 +15,7 @@ import re
 from typing import Any
 
 from rootbound.audit.judge import judge, kernel_evidence
-from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
-from rootbound.audit.probes import TYPED_SHAPES
+from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext, Where
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.tools import ToolPlan, word_list
 from rootbound.audit.vocabulary import WIDEN_NOUN, WIDEN_VERB
@@ -37,7 +36,20 @@ def widens(tool: dict[str, Any]) -> bool:
     schema = tool.get("inputSchema")
     props = schema.get("properties") if isinstance(schema, dict) else None
     named = bool(set(words) & WIDEN_VERB) and bool(set(words) & WIDEN_NOUN)
-    return named or (isinstance(props, dict) and any(_sets_bounds(str(p), s) for p, s in props.items()))
+    return named or _sets_any(props, 0)
+
+
+def _sets_any(props: Any, depth: int) -> bool:
+    """A parameter that sets the allowed set, at the top or inside a settings object (``configure(settings=
+    {allowed_roots: [...]})``)."""
+    if not isinstance(props, dict) or depth > 3:
+        return False
+    for name, schema in list(props.items())[:64]:
+        if _sets_bounds(str(name), schema):
+            return True
+        if isinstance(schema, dict) and _sets_any(schema.get("properties"), depth + 1):
+            return True
+    return False
 
 
 def _sets_bounds(name: str, schema: Any) -> bool:
@@ -105,9 +117,7 @@ async def probe_widening(
                         leaf.name,
                         widen,
                         f"after {plan.name}({leaf.name}={far}), {item.plan.name} {item.param}: {ev.detail}",
-                        str(far),
-                        ev.location,
-                        "kernel" if "kernel" in ev.detail else "answer",
+                        Where(str(far), ev.location, "kernel" if "kernel" in ev.detail else "answer"),
                     )
             status.status, status.detail, status.evidence = "tested", "", "widening"
             status.probes += 1 + len(readers)
@@ -118,6 +128,6 @@ def _target(host: AuditorView, item: Learnt) -> str:
     trap = host.trap
     if item.shape == "file":
         return str(trap.canaries["far"].path)
-    if item.shape in TYPED_SHAPES:
+    if item.shape in trap.typed:
         return str(trap.typed[item.shape]["far"])
     return str(trap.base / "far")

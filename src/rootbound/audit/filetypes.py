@@ -1,0 +1,227 @@
+"""File types the audit can make a canary in, on demand, when a tool asks for one (its description, its schema or
+its refusal names it: "must point to an Excel file", ``"pattern": "\\.ipynb$"``, "e.g. 'report.xlsx'").
+
+Each type is a small generator with no dependency beyond the standard library: bytes that a reader of that type
+opens, carrying a location's token where the reader shows it (a cell, a slide's text, a notebook cell, a row, an
+archive member, a table row, a comment). :data:`REGISTRY` maps an extension to its :class:`FileType`;
+:func:`register` adds one (the words that name it, and its maker). The types a trap holds from the start (PNG,
+PDF, ``.docx``, Markdown, JSON: :mod:`rootbound.audit.canary_files`) are in it too.
+
+Every maker is pure: the same text gives the same bytes (``--replay`` rebuilds them).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sqlite3
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rootbound.audit import canary_files
+
+__all__ = ["REGISTRY", "FileType", "named_type", "register"]
+
+_DATE = (2001, 1, 1, 0, 0, 0)
+
+
+def _x(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _zip(parts: list[tuple[str, str | bytes]]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:  # stored: a base64 answer shows the token
+        for name, data in parts:
+            archive.writestr(zipfile.ZipInfo(name, date_time=_DATE), data)
+    return out.getvalue()
+
+
+_XML = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+_PKG = "http://schemas.openxmlformats.org/package/2006/"
+_DOC = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_SML = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_PML = "http://schemas.openxmlformats.org/presentationml/2006/main"
+_DML = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_OFFICE = "application/vnd.openxmlformats-officedocument."
+
+
+def _rels(*targets: tuple[str, str, str]) -> str:
+    items = "".join(f'<Relationship Id="{i}" Type="{_DOC}/{kind}" Target="{t}"/>' for i, kind, t in targets)
+    return f'{_XML}<Relationships xmlns="{_PKG}relationships">{items}</Relationships>'
+
+
+def _types(*overrides: tuple[str, str]) -> str:
+    items = "".join(f'<Override PartName="{p}" ContentType="{_OFFICE}{c}"/>' for p, c in overrides)
+    return (
+        f'{_XML}<Types xmlns="{_PKG}content-types">'
+        f'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        f'<Default Extension="xml" ContentType="application/xml"/>{items}</Types>'
+    )
+
+
+def xlsx(text: str) -> bytes:
+    """A one-sheet workbook: cell A1 holds ``text`` (a shared string), B1 the number 1."""
+    return _zip(
+        [
+            (
+                "[Content_Types].xml",
+                _types(
+                    ("/xl/workbook.xml", "spreadsheetml.sheet.main+xml"),
+                    ("/xl/worksheets/sheet1.xml", "spreadsheetml.worksheet+xml"),
+                    ("/xl/sharedStrings.xml", "spreadsheetml.sharedStrings+xml"),
+                ),
+            ),
+            ("_rels/.rels", _rels(("rId1", "officeDocument", "xl/workbook.xml"))),
+            (
+                "xl/workbook.xml",
+                f'{_XML}<workbook xmlns="{_SML}" xmlns:r="{_DOC}"><sheets>'
+                '<sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>',
+            ),
+            (
+                "xl/_rels/workbook.xml.rels",
+                _rels(("rId1", "worksheet", "worksheets/sheet1.xml"), ("rId2", "sharedStrings", "sharedStrings.xml")),
+            ),
+            (
+                "xl/worksheets/sheet1.xml",
+                f'{_XML}<worksheet xmlns="{_SML}"><sheetData><row r="1">'
+                '<c r="A1" t="s"><v>0</v></c><c r="B1"><v>1</v></c></row></sheetData></worksheet>',
+            ),
+            (
+                "xl/sharedStrings.xml",
+                f'{_XML}<sst xmlns="{_SML}" count="1" uniqueCount="1"><si><t>{_x(text)}</t></si></sst>',
+            ),
+        ]
+    )
+
+
+def pptx(text: str) -> bytes:
+    """A one-slide presentation whose text box holds ``text``."""
+    slide = (
+        f'{_XML}<p:sld xmlns:p="{_PML}" xmlns:a="{_DML}"><p:cSld><p:spTree><p:sp><p:txBody><a:bodyPr/>'
+        f"<a:p><a:r><a:t>{_x(text)}</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>"
+    )
+    return _zip(
+        [
+            (
+                "[Content_Types].xml",
+                _types(
+                    ("/ppt/presentation.xml", "presentationml.presentation.main+xml"),
+                    ("/ppt/slides/slide1.xml", "presentationml.slide+xml"),
+                ),
+            ),
+            ("_rels/.rels", _rels(("rId1", "officeDocument", "ppt/presentation.xml"))),
+            (
+                "ppt/presentation.xml",
+                f'{_XML}<p:presentation xmlns:p="{_PML}" xmlns:r="{_DOC}">'
+                '<p:sldIdLst><p:sldId id="256" r:id="rId1"/></p:sldIdLst></p:presentation>',
+            ),
+            ("ppt/_rels/presentation.xml.rels", _rels(("rId1", "slide", "slides/slide1.xml"))),
+            ("ppt/slides/slide1.xml", slide),
+        ]
+    )
+
+
+def ipynb(text: str) -> bytes:
+    """A notebook (nbformat 4) with one markdown cell and one code cell holding ``text``."""
+    cell = {"cell_type": "markdown", "metadata": {}, "source": [text]}
+    code: dict[str, object] = {
+        "cell_type": "code",
+        "metadata": {},
+        "source": [f"# {text}"],
+        "outputs": [],
+        "execution_count": None,
+    }
+    doc = {"cells": [cell, code], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return (json.dumps(doc, indent=1) + "\n").encode()
+
+
+def csv(text: str) -> bytes:
+    return f"name,value\nrbt,{text}\n".encode()
+
+
+def zip_archive(text: str) -> bytes:
+    return _zip([("rbt-note.txt", f"{text}\n")])
+
+
+def tar_archive(text: str) -> bytes:
+    out = io.BytesIO()
+    data = f"{text}\n".encode()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        info = tarfile.TarInfo("rbt-note.txt")
+        info.size, info.mtime = len(data), 978307200
+        archive.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def sqlite(text: str) -> bytes:
+    """A SQLite database with one table ``rbt(note)`` holding ``text``."""
+    fd, path = tempfile.mkstemp(suffix=".sqlite")
+    os.close(fd)
+    try:
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE rbt (note TEXT)")
+            db.execute("INSERT INTO rbt VALUES (?)", (text,))
+        db.close()
+        with open(path, "rb") as fh:
+            return fh.read()
+    finally:
+        os.unlink(path)
+
+
+def _source(comment: str) -> Callable[[str], bytes]:
+    def make(text: str) -> bytes:
+        return f"{comment} {text}\n".encode()
+
+    return make
+
+
+@dataclass(frozen=True)
+class FileType:
+    ext: str  # without the dot
+    make: Callable[[str], bytes]
+    words: tuple[str, ...] = ()  # words (lower case, whole) that name the type in a description or refusal
+
+
+REGISTRY: dict[str, FileType] = {}
+
+
+def register(ext: str, make: Callable[[str], bytes], *words: str) -> None:
+    """Add a type (or replace one): its extension, its maker, the words that name it."""
+    REGISTRY[ext] = FileType(ext, make, tuple(w.lower() for w in words))
+
+
+register("xlsx", xlsx, "excel", "workbook", "spreadsheet", "xlsx")
+register("pptx", pptx, "powerpoint", "presentation", "slides", "slide deck", "pptx")
+register("docx", canary_files.docx, "word document", "docx")
+register("ipynb", ipynb, "notebook", "jupyter", "ipynb")
+register("csv", csv, "csv")
+register("zip", zip_archive, "zip archive", "zip file")
+register("tar", tar_archive, "tarball", "tar archive")
+register("sqlite", sqlite, "sqlite", "sqlite3")
+register("pdf", canary_files.pdf, "pdf")
+register("png", canary_files.png, "png")
+for _ext, _comment in (("py", "#"), ("js", "//"), ("ts", "//"), ("go", "//"), ("rs", "//"), ("sh", "#")):
+    register(_ext, _source(_comment))
+
+_EXT = re.compile(r"\.([A-Za-z0-9]{2,6})\b")
+
+
+def named_type(text: str) -> str | None:
+    """The registered type a text names: an extension it quotes (``.xlsx``, ``'report.xlsx'``, ``\\.ipynb$``),
+    else the words of one type (``Excel``, ``notebook``). None if it names none or several different ones."""
+    lowered = text[:4000].lower()
+    exts = {m.group(1) for m in _EXT.finditer(lowered) if m.group(1) in REGISTRY}
+    if len(exts) == 1:
+        return exts.pop()
+    if exts:
+        return None
+    named = {
+        t.ext for t in REGISTRY.values() for w in t.words if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)
+    }
+    return named.pop() if len(named) == 1 else None

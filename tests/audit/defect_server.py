@@ -1,0 +1,257 @@
+"""Small stdio MCP servers for what issue 47 saw the audit judge wrongly, one ``--case`` each.
+
+Raw JSON-RPC, handshake era, the workspace from the command line (the directories after the flags). Each case is
+the smallest server that showed one defect: start-up and state files in its HOME (a clean server that must get no
+finding), a dispatcher tool whose free-form ``args`` reaches the file system, a reader that takes only real
+``.xlsx`` workbooks, a clean delete tool that refuses until ``confirm=True``, a server that never asks for roots
+and serves nothing of them, a check that compares paths case-insensitively on a case-sensitive file system, and a
+``configure`` tool that widens the server's own bounds through a nested settings object. With ``--fixed`` the
+case's escape is closed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import unicodedata
+import zipfile
+from typing import Any
+
+CASE = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--case=")), "")
+FIXED = "--fixed" in sys.argv
+ROOTS = [os.path.realpath(a) for a in sys.argv[1:] if not a.startswith("--")]
+HOME = os.path.expanduser("~")
+_S = {"type": "string"}
+
+
+class Refused(Exception):
+    pass
+
+
+def inside(path: str) -> bool:
+    real = os.path.realpath(path)
+    return any(real == r or real.startswith(r + "/") for r in ROOTS)
+
+
+def checked(path: str) -> str:
+    """The correct check: realpath, compared by components."""
+    full = path if os.path.isabs(path) else os.path.join(ROOTS[0] if ROOTS else "/nonexistent", path)
+    if not inside(full):
+        raise Refused("access denied: outside the allowed directories")
+    return os.path.realpath(full)
+
+
+def folded(path: str) -> str:
+    """The defect of ``casefold``: the containment check compares NFKC-normalised, case-folded spellings of the
+    whole path (having matched the workspace's own directory name exactly, so ``a/WS`` and ``a/ｗｓ`` are refused),
+    while the file system (case-sensitive) opens the path as given: ``A/ws`` passes for ``a/ws``."""
+    full = path if os.path.isabs(path) else os.path.join(ROOTS[0], path)
+    real = os.path.realpath(full)
+    fold = unicodedata.normalize("NFKC", real).casefold()
+    for r in ROOTS:
+        if (fold == r.casefold() or fold.startswith(r.casefold() + "/")) and os.path.basename(r) in real.split("/"):
+            return real
+    raise Refused("access denied: outside the allowed directories")
+
+
+def read(path: str) -> str:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(65536).decode("utf-8", "replace")
+
+
+def tool(name: str, props: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": props,
+        "required": list(props) if required is None else required,
+    }
+    return {"name": name, "inputSchema": schema, **extra}
+
+
+TOOLS: list[dict[str, Any]] = []
+if CASE == "home-state":  # a clean server whose own state lives in HOME: written at start and on every call
+    TOOLS = [
+        tool("read_file", {"path": _S}),
+        tool("list_directory", {"path": _S}),
+        tool("get_info", {"detail": {"type": "string", "enum": ["short", "full"]}}),
+    ]
+elif CASE == "dispatcher":  # one tool, an action and free-form arguments: order(action, args)
+    TOOLS = [
+        tool(
+            "order",
+            {
+                "action": {"type": "string", "enum": ["status", "read_file", "list_dir"]},
+                "args": {"type": "object", "description": "The action's arguments."},
+            },
+            ["action"],
+            description="Run an action of the code indexer.",
+        )
+    ]
+elif CASE == "xlsx":  # a reader that opens only real workbooks, with no bounds at all
+    TOOLS = [
+        tool(
+            "read_sheet",
+            {"file_path": {"type": "string", "description": "Path to the workbook."}},
+            description="Read the cells of an Excel workbook.",
+        )
+    ]
+elif CASE == "confirm":  # a clean server whose delete tool refuses until confirm=True
+    TOOLS = [
+        tool("read_file", {"path": _S}),
+        tool("delete_file", {"path": _S, "confirm": {"type": "boolean"}}, ["path"]),
+    ]
+elif CASE in ("no-roots", "casefold"):
+    # no-roots: never asks for roots; serves only its own project directory (none of the client's)
+    # casefold: a check that case-folds and NFKC-normalises the whole path: A/WS passes for a/ws
+    TOOLS = [tool("read_file", {"path": _S})]
+elif CASE == "casefold-list":
+    TOOLS = [tool("list_directory", {"path": _S})]
+elif CASE == "casefold-write":
+    TOOLS = [tool("write_file", {"path": _S, "content": _S})]
+elif CASE == "widen":  # configure(settings={allowed_roots: [...]}): widens the server's own bounds
+    TOOLS = [
+        tool(
+            "configure",
+            {
+                "settings": {
+                    "type": "object",
+                    "properties": {"allowed_roots": {"type": ["string", "array"], "items": _S}},
+                }
+            },
+        ),
+        tool("read_file", {"path": _S}),
+    ]
+
+
+def workbook_strings(path: str) -> str:
+    if not path.endswith(".xlsx"):
+        raise Refused("file_path must point to an Excel file (.xlsx), e.g. 'report.xlsx'")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            if "xl/workbook.xml" not in zf.namelist():
+                raise Refused("not an Excel workbook: xl/workbook.xml is missing")
+            names = [n for n in zf.namelist() if n.startswith("xl/") and n.endswith(".xml")]
+            return "\n".join(zf.read(n).decode("utf-8", "replace") for n in names)
+    except zipfile.BadZipFile as exc:
+        raise Refused(f"not an Excel workbook: {exc}") from exc
+
+
+CALLS = [0]
+
+
+def state() -> None:
+    """What a server does for itself in its HOME on every call: its index, its temp files, a look at HOME."""
+    CALLS[0] += 1
+    os.makedirs(os.path.join(HOME, ".code-index"), exist_ok=True)
+    with open(os.path.join(HOME, ".code-index", "state.json"), "w") as fh:
+        fh.write(json.dumps({"calls": CALLS[0]}))
+    with open(os.path.join(HOME, f".pdf_tools_temp_{CALLS[0] % 3}"), "w") as fh:
+        fh.write("tmp")
+    os.listdir(HOME)
+
+
+def call(name: str, args: dict[str, Any]) -> str:
+    if CASE == "home-state":
+        state()
+        if name == "get_info":
+            return "indexer 1.0"
+        if name == "list_directory":
+            return "\n".join(sorted(os.listdir(checked(str(args["path"])))))
+        return read(checked(str(args["path"])))
+    if CASE == "dispatcher" and name == "order":
+        action, inner = args.get("action"), args.get("args") or {}
+        if action == "status":
+            return "ok"
+        if not isinstance(inner, dict) or not isinstance(inner.get("path"), str):
+            raise Refused(f"{action} needs args.path (a string)")
+        path = checked(inner["path"]) if FIXED else inner["path"]
+        if action == "read_file":
+            return read(path)
+        if action == "list_dir":
+            return "\n".join(sorted(os.listdir(path)))
+        raise Refused(f"unknown action {action}")
+    if CASE == "xlsx" and name == "read_sheet":
+        path = str(args["file_path"])
+        return workbook_strings(checked(path) if FIXED else path)
+    if CASE == "confirm":
+        path = checked(str(args["path"]))
+        if name == "read_file":
+            return read(path)
+        if not args.get("confirm"):
+            raise Refused("Refusing to delete without confirmation. Pass confirm=True to proceed.")
+        os.unlink(path)
+        return f"deleted {path}"
+    if CASE == "no-roots":
+        full = os.path.realpath(str(args["path"]))
+        if not full.startswith("/nonexistent-project/"):
+            raise Refused("access denied: only files of the project /nonexistent-project")
+        return read(full)
+    if CASE.startswith("casefold"):
+        path = str(args["path"])
+        full = checked(path) if FIXED else folded(path)
+        if name == "list_directory":
+            return "\n".join(sorted(os.listdir(full)))
+        if name == "write_file":
+            with open(full, "w") as fh:
+                fh.write(str(args.get("content", "")))
+            return "written"
+        return read(full)
+    if CASE == "widen":
+        if name == "configure":
+            settings = args.get("settings") or {}
+            roots = settings.get("allowed_roots") if isinstance(settings, dict) else None
+            if isinstance(roots, str):
+                roots = [roots]
+            if not FIXED and isinstance(roots, list):
+                ROOTS[:] = [os.path.realpath(str(d)) for d in roots][:1]
+            return "configured"
+        return read(checked(str(args["path"])))
+    raise Refused(f"unknown tool {name}")
+
+
+def respond(msg: dict[str, Any]) -> dict[str, Any] | None:
+    method, mid = msg.get("method"), msg.get("id")
+    if method == "initialize":
+        result = {
+            "protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": f"defect-{CASE}", "version": "0"},
+        }
+        return {"jsonrpc": "2.0", "id": mid, "result": result}
+    if method == "tools/list":
+        return {"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}}
+    if method == "tools/call":
+        params = msg.get("params") or {}
+        try:
+            text, error = call(str(params.get("name")), params.get("arguments") or {}), False
+        except (Refused, OSError, KeyError, TypeError, ValueError) as exc:
+            text, error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, Refused) else str(exc), True
+        return {"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}], "isError": error}}
+    if method == "ping":
+        return {"jsonrpc": "2.0", "id": mid, "result": {}}
+    if mid is not None and method is not None:
+        return {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}}
+    return None
+
+
+def main() -> None:
+    if CASE == "home-state":  # start-up state, before the first request
+        os.makedirs(os.path.join(HOME, ".pdf_tools_temp"), exist_ok=True)
+        with open(os.path.join(HOME, ".pdf_tools_temp", "startup.json"), "w") as fh:
+            fh.write("{}")
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict):
+            answer = respond(msg)
+            if answer is not None:
+                sys.stdout.write(json.dumps(answer) + "\n")
+                sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

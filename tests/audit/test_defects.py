@@ -1,0 +1,263 @@
+"""What issue 47 saw the audit judge wrongly, each reproduced by a small server of our own (``defect_server.py``,
+one ``--case`` each) and audited for real over stdio. Every test asserts outcomes (verdict, findings, exit code),
+never timing; each fails on the audit before issue 47 (the reason is in its docstring)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from rootbound.audit import Report, ServerSpec
+from tests.audit.conftest import run_and_check
+
+DEFECT = Path(__file__).parent / "defect_server.py"
+
+
+def defect(case: str, *flags: str, workspace: bool = True) -> ServerSpec:
+    return ServerSpec(
+        command=(sys.executable, str(DEFECT), f"--case={case}", *flags, *(["{workspace}"] if workspace else []))
+    )
+
+
+def audit(tmp_path: Path, case: str, *flags: str, workspace: bool = True, **options: object) -> Report:
+    options.setdefault("modes", "args")
+    return run_and_check(tmp_path / "traps", defect(case, *flags, workspace=workspace), **options)
+
+
+def claims(report: Report) -> list[str]:
+    return [f"{f.severity} {f.class_id} {f.tool} {f.param} {f.kind} {f.evidence}" for f in report.at_or_above("low")]
+
+
+def test_state_the_server_keeps_in_its_home_is_never_a_finding(tmp_path: Path) -> None:
+    """A clean server that writes ``~/.pdf_tools_temp`` at start and ``~/.code-index`` on every call, and lists
+    HOME each time. Before, its own files were pinned on whatever call ran (CRITICAL on a tool with only an enum
+    parameter), and a listing of HOME on the tilde probe; every report also carried the audit's own baseline reads
+    as "outside any call ... the kernel saw the server read"."""
+    report = audit(tmp_path, "home-state", write=True, trap_home=True)
+    assert claims(report) == []
+    assert report.exit_code("low") == 0, report.gaps()
+    assert not [n for n in report.notes if n.startswith("outside any call") and "rbt-" in n], report.notes
+    assert any(".pdf_tools_temp" in n and "at start" in n for n in report.notes), report.notes
+
+
+def test_a_reader_of_real_xlsx_workbooks_is_probed_with_them(tmp_path: Path) -> None:
+    """The tool refuses anything but a real workbook ("must point to an Excel file (.xlsx)"). Before, no control
+    passed (the trap had no .xlsx): the tool was "blocked" and its unbounded reads missed."""
+    report = audit(tmp_path, "xlsx")
+    reads = {f.class_id for f in report.findings if f.tool == "read_sheet" and f.kind == "read"}
+    assert "outside-absolute" in reads, claims(report)
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "xlsx", "--fixed")
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
+def test_a_refusal_that_asks_for_confirm_true_is_obeyed(tmp_path: Path) -> None:
+    """A clean delete tool that refuses "Pass confirm=True to proceed." Before, it stayed "blocked" and the clean
+    server could never reach exit 0."""
+    report = audit(tmp_path, "confirm", write=True)
+    rows = {(t.name, p.param): (p.status, p.probes) for t in report.modes[0].tools for p in t.params}
+    assert rows[("delete_file", "path")][0] == "tested" and rows[("delete_file", "path")][1] > 0, rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
+def test_a_server_that_never_asks_for_roots_is_not_roots_unsupported(tmp_path: Path) -> None:
+    """It starts, answers, never asks for roots, and serves only its own project: every control fails. Before,
+    the mode was "roots unsupported" (not offered, so no gap); it ignores roots, and its untested tools are gaps
+    that --accept-partial does not hide."""
+    report = audit(tmp_path, "no-roots", workspace=False, modes="roots", accept_partial=True)
+    roots = report.modes[0]
+    assert roots.mode == "roots" and roots.status == "ignores roots", (roots.status, roots.detail)
+    assert report.gaps(), "a failed control in a mode that ignores roots is a gap"
+    assert report.exit_code("low") == 2
+    assert "roots unsupported" not in report.to_text().split("Coverage")[1].split("\n")[1]
+
+
+def test_a_dispatcher_tools_free_form_arguments_are_probed(tmp_path: Path) -> None:
+    """``order(action, args: {})``: one tool, an enum of actions and free-form arguments. Before, it was "no path
+    tool" (exit 0) while ``order(action="read_file", args={"path": ...})`` read anything."""
+    report = audit(tmp_path, "dispatcher", write=True)
+    reads = {f.class_id for f in report.findings if f.tool == "order" and f.kind in ("read", "list")}
+    assert "outside-absolute" in reads, claims(report)
+    assert report.exit_code("low") == 1
+    rows = {(t.name, p.param) for t in report.modes[0].tools for p in t.params}
+    assert ("order", "args.path (action=read_file)") in rows, rows
+    clean = audit(tmp_path, "dispatcher", "--fixed", write=True)
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+    statuses = {p.param: p.status for t in clean.modes[0].tools for p in t.params}
+    assert statuses["args.path (action=status)"] == "no path", statuses  # answers the same without a path
+
+
+def test_a_case_folded_parent_of_the_workspace_is_probed(tmp_path: Path) -> None:
+    """The check compares case-folded whole paths (having matched W's own name exactly, so the trap's ``WS`` and
+    ``ｗｓ`` siblings are refused): ``A/ws`` passes for ``a/ws`` on a case-sensitive file system. Before, no probe
+    spelt the parent in another case, and the audit exited 0."""
+    report = audit(tmp_path, "casefold")
+    assert {f.class_id for f in report.at_or_above("high")} == {"normaliser"}, claims(report)
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "casefold", "--fixed")
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
+def test_a_configure_tool_that_widens_the_bounds_through_a_settings_object(tmp_path: Path) -> None:
+    """``configure(settings={"allowed_roots": ...})`` (a string or an array): before, the nested parameter was
+    not seen as widening; its control set the server's bounds to W's marker, which blocked every other tool, and
+    the escape was missed (exit 2)."""
+    report = audit(tmp_path, "widen")
+    widened = {(f.tool, f.class_id) for f in report.findings}
+    assert ("configure", "self-widening") in widened, claims(report)
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "widen", "--fixed")
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
+NPM_404 = """npm error code E404
+npm error 404 Not Found - GET https://registry.npmjs.org/@rbt%2fnope - Not found
+npm error 404
+npm error 404  '@rbt/nope@*' is not in this registry.
+npm error 404
+npm error 404 Note that you can also install from a
+npm error 404 tarball, folder, http url, or git url.
+npm error A complete log of this run can be found in: /tmp/rbt-npm-debug-0.log
+"""
+
+
+def test_a_server_that_does_not_start_is_reported_by_its_error_line(tmp_path: Path) -> None:
+    """npm's last line says where its log is; the line that says what went wrong is above it. Before, the report
+    named "A complete log of this run can be found in"."""
+    code = f"import sys; sys.stderr.write({NPM_404!r}); sys.exit(1)"
+    report = run_and_check(
+        tmp_path / "traps", ServerSpec(command=(sys.executable, "-c", code, "{workspace}")), modes="args"
+    )
+    mode = report.modes[0]
+    assert mode.status == "did not start", (mode.status, mode.detail)
+    assert "is not in this registry" in mode.detail, mode.detail
+    assert report.exit_code("low") == 2
+
+
+def test_input_and_output_named_as_files_are_path_parameters() -> None:
+    """A converter's ``input``/``output``: before, neither was a path (no path word in the name), and the tool was
+    "no path parameter"; a text tool's ``input`` stays what it is."""
+    from rootbound.audit.tools import plan_tool
+
+    convert = {
+        "name": "convert",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "input": {"type": "string", "description": "The file to convert"},
+                "output": {"type": "string", "description": "Where to write the output file"},
+            },
+            "required": ["input"],
+        },
+    }
+    assert [leaf.name for leaf in plan_tool(convert, frozenset(), True).leaves] == ["input", "output"]
+    summarize = {"name": "summarize", "inputSchema": {"type": "object", "properties": {"input": {"type": "string"}}}}
+    assert plan_tool(summarize, frozenset(), True).leaves == []
+
+
+def test_accept_partial_says_which_mode_went_untested() -> None:
+    """--accept-partial may turn gaps into exit 0, never silently: the verdict names a mode not tested at all.
+    Before, it said only "incomplete (accepted)"."""
+    from rootbound.audit.report import ModeRun, ParamStatus, ToolStatus
+
+    report = Report("srv", "/t", False, accept_partial=True)
+    tested = ToolStatus("read_file", "read", tested=True, params=[ParamStatus("path", "tested", probes=3)])
+    untested = ToolStatus("read_sheet", "read", params=[ParamStatus("file_path", "blocked", "refused")])
+    report.modes += [ModeRun("args", tools=[tested]), ModeRun("roots", "ignores roots", tools=[untested])]
+    assert report.exit_code("low") == 0
+    verdict = report.summary()
+    assert "accept-partial" in verdict and "mode roots not tested at all" in verdict, verdict
+
+
+def test_typed_canaries_are_real_files_of_their_type() -> None:
+    """Each generator makes a file its readers open, with the token where they show it; a description, a schema
+    pattern or a refusal's example names the type; a refusal names the flag to set."""
+    import io
+    import json
+    import sqlite3
+    import tarfile
+    import tempfile
+    import zipfile
+
+    from rootbound.audit.asks import refusal_flag, wanted_type
+    from rootbound.audit.filetypes import REGISTRY, named_type
+
+    token = "rbt-token-0123456789ab"
+    with zipfile.ZipFile(io.BytesIO(REGISTRY["xlsx"].make(token))) as book:
+        assert "xl/workbook.xml" in book.namelist() and token in book.read("xl/sharedStrings.xml").decode()
+    with zipfile.ZipFile(io.BytesIO(REGISTRY["pptx"].make(token))) as deck:
+        assert token in deck.read("ppt/slides/slide1.xml").decode()
+    assert token in json.loads(REGISTRY["ipynb"].make(token))["cells"][0]["source"][0]
+    with tarfile.open(fileobj=io.BytesIO(REGISTRY["tar"].make(token))) as tar:
+        member = tar.extractfile("rbt-note.txt")
+        assert member is not None and token in member.read().decode()
+    db = REGISTRY["sqlite"].make(token)
+    assert db.startswith(b"SQLite format 3\x00")
+    with tempfile.TemporaryDirectory() as where:
+        (Path(where) / "db.sqlite").write_bytes(db)
+        conn = sqlite3.connect(Path(where) / "db.sqlite")
+        assert conn.execute("SELECT note FROM rbt").fetchone() == (token,)
+        conn.close()
+    assert named_type("file_path must point to an Excel file (.xlsx), e.g. 'report.xlsx'") == "xlsx"
+    assert named_type("Read the cells of an Excel workbook.") == "xlsx"
+    assert named_type("a Jupyter notebook") == "ipynb" and named_type("any text") is None
+    schema = {"type": "object", "properties": {"nb": {"type": "string", "pattern": r"\.ipynb$"}}}
+    assert wanted_type({"name": "edit_cell", "inputSchema": schema}) == "ipynb"
+    assert refusal_flag("Refusing to delete without confirmation. Pass confirm=True to proceed.") == "confirm"
+    assert refusal_flag('set "overwrite": true to replace it') == "overwrite"
+    assert refusal_flag("access denied") is None
+
+
+@pytest.mark.parametrize("kernel", ["auto", "inotify"])
+def test_kernel_evidence_with_and_without_process_ids(tmp_path: Path, kernel: str) -> None:
+    """fanotify (where the kernel allows it: the audit's own reads dropped by pid) or inotify (windows and the
+    differential alone): the same kernel-only escape is found, the same clean server is clean, and the report says
+    which attribution it used."""
+    quirk = Path(__file__).parent / "quirk_server.py"
+
+    def run(*flags: str) -> Report:
+        spec = ServerSpec(command=(sys.executable, str(quirk), "--case=pdf-info", *flags, "{workspace}"))
+        return run_and_check(tmp_path / "traps", spec, modes="args", kernel=kernel)
+
+    report = run()
+    assert {f.class_id for f in report.findings if f.source == "kernel"} >= {"symlink-parent"}, claims(report)
+    method = next(n for n in report.notes if n.startswith("kernel evidence:"))
+    assert ("inotify" in method) if kernel == "inotify" else ("fanotify" in method or "inotify" in method), method
+    clean = run("--fixed")
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
+def test_a_started_http_server_that_exits_is_reported_with_its_status_and_error_line(tmp_path: Path) -> None:
+    """--start: the audit started the process, so it has its exit status; the report gives it with the error line.
+    Before, only "the server exited with status 1 before listening" (no reason)."""
+    code = f"import sys; sys.stderr.write({NPM_404!r}); sys.exit(3)"
+    spec = ServerSpec(url="http://127.0.0.1:{port}/mcp", start=(sys.executable, "-c", code, "{port}", "{workspace}"))
+    report = run_and_check(tmp_path / "traps", spec, modes="args")
+    mode = report.modes[0]
+    assert mode.status == "did not start", (mode.status, mode.detail)
+    assert "exit status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail
+
+
+def test_a_finding_on_a_canary_of_an_asked_for_type_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The .xlsx canaries are planted on demand, so the trap the seed rebuilds lacks them: --replay plants the
+    ones the request names again (in W or an outside directory of the trap), and the escape reproduces."""
+    import json
+
+    from rootbound.cli import main
+
+    out = tmp_path / "report.json"
+    command = ["--", sys.executable, str(DEFECT), "--case=xlsx", "{workspace}"]
+    capsys.readouterr()
+    code = main(
+        ["audit", "--trap-dir", str(tmp_path), "--mode", "args", "-q", "--format", "json", "-o", str(out), *command]
+    )
+    assert code == 1
+    data = json.loads(out.read_text())
+    number = next(f["number"] for f in data["findings"] if f["tool"] == "read_sheet" and f["probe"].endswith(".xlsx"))
+    capsys.readouterr()
+    code = main(["audit", "--replay", str(out), str(number), "--use-report-command"])
+    stdout = capsys.readouterr().out
+    assert code == 1, stdout
+    assert list(tmp_path.iterdir()) == [out]
