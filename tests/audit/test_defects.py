@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rootbound.audit import Report, ServerSpec
+from rootbound.audit.sandbox import sandbox_support
 from tests.audit.conftest import run_and_check
 
 DEFECT = Path(__file__).parent / "defect_server.py"
@@ -261,3 +262,27 @@ def test_a_finding_on_a_canary_of_an_asked_for_type_replays(tmp_path: Path, caps
     stdout = capsys.readouterr().out
     assert code == 1, stdout
     assert list(tmp_path.iterdir()) == [out]
+
+
+def test_the_sandbox_hides_the_auditor_s_home_from_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that reads the auditor's key at start (an ``~/.ssh`` of a home of the test's own) gets nothing in
+    the sandbox, and the report says the sandbox was on; with ``--no-sandbox`` the same server reads it (the control:
+    the key was there to take)."""
+    reason = sandbox_support()
+    if reason is not None:
+        pytest.skip(f"no sandbox on this kernel: {reason}")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    key = home / ".ssh" / "id_ed25519"
+    key.write_text("the auditor's key\n")
+    said = tmp_path / "peeked.txt"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ROOTBOUND_TEST_PEEK", str(key))
+    monkeypatch.setenv("ROOTBOUND_TEST_PEEK_REPORT", str(said))
+    report = audit(tmp_path, "peek")
+    assert said.read_text().startswith("refused:"), said.read_text()
+    assert [n for n in report.notes if n.startswith("sandbox: on (")], report.notes
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+    control = audit(tmp_path, "peek", sandbox=False)
+    assert said.read_text() == "got:the auditor's key\n"
+    assert "sandbox: off: not requested (--no-sandbox)" in control.notes

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from rootbound.audit.kernel_watch import KernelEvent
+from rootbound.audit.kernel_events import KernelEvent
 from rootbound.audit.trap import PREFIX_SIBLING, Change, Trap
 from rootbound.core.escape_table import OUT
 

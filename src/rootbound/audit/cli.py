@@ -106,6 +106,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         default="auto",
         help="kernel evidence: fanotify with process ids where the kernel allows it, else inotify (default auto)",
     )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the server unsandboxed: it then sees your home and can write your files (for a server that needs "
+        "more of the home, e.g. npx/uvx caches); by default it runs with your home hidden and its writes walled",
+    )
     p.add_argument("--keep-trap", action="store_true", help="leave the trap on disk for inspection")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here instead of stdout")
@@ -204,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
         trap_dir=args.trap_dir,
         trap_home=args.trap_home,
         kernel=args.kernel,
+        sandbox=not args.no_sandbox,
         keep_trap=args.keep_trap,
         accept_partial=args.accept_partial,
         workspace_kind=args.workspace_kind,

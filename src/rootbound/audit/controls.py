@@ -16,7 +16,7 @@ from typing import NamedTuple
 from rootbound.audit.asks import refusal_flag, set_flag
 from rootbound.audit.filetypes import named_type
 from rootbound.audit.judge import control_evidence, control_names_path, result_text
-from rootbound.audit.kernel_watch import IN_ACCESS, KernelEvent
+from rootbound.audit.kernel_events import IN_ACCESS, KernelEvent
 from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
 from rootbound.audit.probes import TYPED_SHAPES, Probe, Shape, Style, control_paths
 from rootbound.audit.report import ParamStatus

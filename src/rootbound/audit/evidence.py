@@ -17,16 +17,19 @@ from rootbound.audit.classes import by_id, severity_for
 from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import index_unchanged
 from rootbound.audit.judge import judge, kernel_evidence
-from rootbound.audit.kernel_watch import KernelEvent, Watch
+from rootbound.audit.kernel_events import KernelEvent
+from rootbound.audit.kernel_watch import Watch
 from rootbound.audit.mode_context import ModeContext, Where
 from rootbound.audit.options import (
     AuditOptions,
 )
 from rootbound.audit.probes import Probe, landed_class
 from rootbound.audit.report import Finding, Report
+from rootbound.audit.sandbox import sandbox_support
 from rootbound.audit.server_output import StderrSink
 from rootbound.audit.session import (
     CallOutcome,
+    SandboxPlan,
 )
 from rootbound.audit.shown import shown
 from rootbound.audit.trap import (
@@ -69,6 +72,10 @@ class AuditorBase:
         if options.trap_home:
             env["HOME"] = str(trap.home)
         self.env = env
+        # the canaries beyond the trap are planted by now: a sandboxed server must still see them
+        self.sandbox_off = "not requested (--no-sandbox)" if not options.sandbox else sandbox_support()
+        canaries = tuple(trap.extra_dirs.values())
+        self.sandbox = None if self.sandbox_off else SandboxPlan(trap.base, canaries)
 
     def say(self, message: str) -> None:
         if self.o.progress is not None:

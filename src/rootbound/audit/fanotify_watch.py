@@ -17,7 +17,7 @@ import os
 import struct
 from pathlib import Path
 
-from rootbound.audit.kernel_watch import MASK, MAX_EVENTS, KernelEvent
+from rootbound.audit.kernel_events import MASK, MAX_EVENTS, KernelEvent
 
 __all__ = ["FanotifyWatch", "open_fanotify"]
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rootbound.audit.classes import Kind
-from rootbound.audit.kernel_watch import IN_ACCESS as KERNEL_ACCESS
-from rootbound.audit.kernel_watch import KernelEvent
+from rootbound.audit.kernel_events import IN_ACCESS as KERNEL_ACCESS
+from rootbound.audit.kernel_events import KernelEvent
 from rootbound.audit.trap import Canary, Trap
 
 __all__ = [

@@ -17,62 +17,17 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from rootbound.audit.kernel_events import IN_Q_OVERFLOW, MASK, MAX_EVENTS, KernelEvent
 from rootbound.audit.trap import OUTSIDE_DIRS, Trap
 from rootbound.confine.inotify import Inotify
 from rootbound.confine.inotify import available as inotify_available
 
 __all__ = ["KernelEvent", "KernelWatch", "Watch", "available", "watch_trap"]
 
-IN_ACCESS = 0x001
-IN_MODIFY = 0x002
-IN_ATTRIB = 0x004
-IN_OPEN = 0x020
-IN_MOVED_FROM = 0x040
-IN_MOVED_TO = 0x080
-IN_CREATE = 0x100
-IN_DELETE = 0x200
-IN_DELETE_SELF = 0x400
-IN_MOVE_SELF = 0x800
-IN_Q_OVERFLOW = 0x4000
-IN_ISDIR = 0x40000000
-_READS = IN_ACCESS | IN_OPEN
-_WRITES = IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-MASK = _READS | _WRITES
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
-MAX_EVENTS = 10_000  # per read: a server flooding the trap cannot make a window's events unbounded
-
-
-@dataclass(frozen=True)
-class KernelEvent:
-    location: str  # the watched directory's location ("far", "tmp", "cwd", ...)
-    name: str  # the entry's name in that directory; "" for the directory itself
-    mask: int
-
-    @property
-    def kind(self) -> str:
-        """write (created, changed, removed, moved), list (the directory itself opened or read), read (a file)."""
-        if self.mask & _WRITES:
-            return "write"
-        if not self.name or self.mask & IN_ISDIR:
-            return "list"
-        return "read"
-
-    @property
-    def what(self) -> str:
-        names = [
-            (IN_CREATE, "created"),
-            (IN_DELETE | IN_DELETE_SELF, "deleted"),
-            (IN_MOVED_FROM | IN_MOVED_TO | IN_MOVE_SELF, "moved"),
-            (IN_MODIFY, "modified"),
-            (IN_ATTRIB, "changed attributes of"),
-            (IN_ACCESS, "read"),
-            (IN_OPEN, "opened"),
-        ]
-        return next((word for bit, word in names if self.mask & bit), "touched")
 
 
 def available() -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from rootbound.audit.causality import Noise
-from rootbound.audit.kernel_watch import KernelEvent
+from rootbound.audit.kernel_events import KernelEvent
 from rootbound.audit.probes import Probe, Shape, Style, control_paths
 from rootbound.audit.report import Finding, ModeRun
 from rootbound.audit.session import CallOutcome, CountingProvider, Peer

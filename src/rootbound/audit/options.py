@@ -53,3 +53,5 @@ class AuditOptions:
     progress: Callable[[str], None] | None = None
     # kernel evidence: fanotify (process ids) where the kernel allows it, else inotify; "inotify" forces the latter
     kernel: Literal["auto", "inotify"] = "auto"
+    # the server runs in a sandbox (the auditor's home hidden, writes walled) where the kernel allows it
+    sandbox: bool = True

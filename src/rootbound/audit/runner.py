@@ -33,6 +33,7 @@ from rootbound.audit.options import (
     AuditOptions,
 )
 from rootbound.audit.report import ModeRun, Report
+from rootbound.audit.sandbox import status_line
 from rootbound.audit.server_output import StderrSink, StdoutNoise, informative_line
 from rootbound.audit.session import (
     Connect,
@@ -154,7 +155,7 @@ class _Auditor(Exerciser):
             workspace=None if roots_mode else self.trap.workspace,
             cwd=self.trap.cwd,
             env=self.env,
-            connect=Connect(era, provider, self.o.timeout, self.stderr, name),
+            connect=Connect(era, provider, self.o.timeout, self.stderr, name, sandbox=self.sandbox),
         ) as peer:
             run.protocol_version = peer.protocol_version
             if name == "args":
@@ -250,6 +251,7 @@ async def run_audit(options: AuditOptions) -> Report:
     watch = watch_trap(trap, report.notes, fanotify=options.kernel == "auto")
     report.far = {loc: str(where) for loc, where in trap.extra_dirs.items()}
     auditor = _Auditor(options, trap, report, stderr, watch)
+    report.notes.append(status_line(auditor.sandbox_off))
     if watch is not None:
         watch.settle()  # the baseline walk read every canary: the audit's own reads, never the server's
         watch.marker = auditor.marker

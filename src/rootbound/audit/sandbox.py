@@ -56,6 +56,7 @@ __all__ = [
     "report_line",
     "sandbox_support",
     "sandboxed",
+    "status_line",
 ]
 
 SETUP_FAILED = 125  # the entry module's exit code when the sandbox cannot be set up (as env(1) and docker use it)
@@ -264,6 +265,14 @@ def sandbox_support() -> str | None:
         return None
     text = done.stderr.decode("utf-8", "replace").strip().splitlines()
     return (text[-1] if text else f"the sandbox probe exited {done.returncode}").removeprefix("rootbound sandbox: ")
+
+
+def status_line(off_reason: str | None) -> str:
+    """The report's line for a run whose servers were started sandboxed (``off_reason`` None) or not."""
+    if off_reason is not None:
+        return f"sandbox: off: {off_reason}"
+    layers = "mount namespace + Landlock" if landlock_reason() is None else "mount namespace"
+    return f"sandbox: on ({layers}): the server saw the trap, the canaries and its own install, not your home"
 
 
 def report_line(policy: SandboxPolicy | None, off_reason: str | None = None) -> str:

@@ -36,6 +36,7 @@ from pydantic import ValidationError
 
 from mcp import Client
 from rootbound.audit import _sdk
+from rootbound.audit.sandbox import default_policy, sandboxed
 from rootbound.audit.server_output import StderrSink
 from rootbound.mcp import RootsProvider
 
@@ -46,6 +47,7 @@ __all__ = [
     "CountingProvider",
     "Launch",
     "Peer",
+    "SandboxPlan",
     "ServerSpec",
     "StartFailed",
     "launch_command",
@@ -312,13 +314,36 @@ class Launch:
     cwd: Path
 
 
+@dataclass(frozen=True)
+class SandboxPlan:
+    """What a sandboxed server must still see (:mod:`~rootbound.audit.sandbox`): the trap and the canary
+    directories planted beyond it; its install is found from its command at each start."""
+
+    trap: Path
+    canaries: tuple[Path, ...] = ()
+
+
 def launch_command(
-    spec: ServerSpec, workspace: Path | None, *, env: dict[str, str], cwd: Path, port: int | None = None
+    spec: ServerSpec,
+    workspace: Path | None,
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    port: int | None = None,
+    sandbox: SandboxPlan | None = None,
 ) -> Launch:
     """The one place a server spec becomes a command line: ``{workspace}`` and ``{port}`` filled (roots mode drops
-    the workspace argument and its flag, or uses ``--roots-cmd``). A sandbox wraps the server here, by prefixing
-    ``argv`` and adjusting ``env``; both the stdio and the ``--start`` (HTTP) paths start what this returns."""
-    return Launch(substitute(spec.argv(workspace), workspace, port), dict(env), cwd)
+    the workspace argument and its flag, or uses ``--roots-cmd``), then, with ``sandbox``, prefixed by the
+    sandbox's entry point; both the stdio and the ``--start`` (HTTP) paths start what this returns."""
+    argv = substitute(spec.argv(workspace), workspace, port)
+    if sandbox is None or not argv:
+        return Launch(argv, dict(env), cwd)
+    policy = default_policy(argv, env=env, cwd=cwd, trap=sandbox.trap, canaries=sandbox.canaries)
+    try:
+        wrapped, wrapped_env = sandboxed(argv, env, policy)
+    except FileNotFoundError as exc:  # the command itself: a start failure, as without the sandbox
+        raise StartFailed(f"{type(exc).__name__}: {exc}", exec_failed=True) from exc
+    return Launch(wrapped, wrapped_env, cwd)
 
 
 @dataclass(frozen=True)
@@ -332,6 +357,7 @@ class Connect:
     stderr: StderrSink
     label: str
     start_timeout: float = 20.0
+    sandbox: SandboxPlan | None = None
 
 
 @asynccontextmanager
@@ -347,7 +373,7 @@ async def open_peer(
     try:
         async with AsyncExitStack() as stack:
             if spec.command:
-                run = launch_command(spec, workspace, env=env, cwd=cwd)
+                run = launch_command(spec, workspace, env=env, cwd=cwd, sandbox=connect.sandbox)
                 if not run.argv:
                     raise StartFailed("the command is empty without {workspace}")
                 params = StdioServerParameters(command=run.argv[0], args=run.argv[1:], env=run.env, cwd=str(run.cwd))
@@ -357,7 +383,7 @@ async def open_peer(
                 port = _free_port()
                 url = spec.url.replace("{port}", str(port))
                 check_loopback(url)
-                run = launch_command(spec, workspace, env=env, cwd=cwd, port=port)
+                run = launch_command(spec, workspace, env=env, cwd=cwd, port=port, sandbox=connect.sandbox)
                 try:
                     proc = subprocess.Popen(  # noqa: ASYNC220 - returns at once; the child is waited for below
                         run.argv,
