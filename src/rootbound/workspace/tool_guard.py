@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 import mcp_types as types
@@ -30,7 +31,7 @@ from rootbound.core.errors import RootsError
 from rootbound.mcp._bridges import wire_result
 from rootbound.workspace.limits.fairness import SessionSlots
 from rootbound.workspace.limits.fd_budget import RootsRefused
-from rootbound.workspace.tools.arguments import InvalidArguments, checker
+from rootbound.workspace.tools.arguments import InvalidArguments, checker, lenient
 
 __all__ = ["INTERNAL_ERROR_TEXT", "ToolGuard"]
 
@@ -53,8 +54,8 @@ class ToolGuard:
         per_session: int = 4,
         server_info: Callable[[], Any] = lambda: None,
     ) -> None:
-        self._checks: dict[str, Callable[[Mapping[str, Any]], None]] = {
-            name: checker(schema) for name, schema in schemas.items()
+        self._checks: dict[str, tuple[Callable[[Mapping[str, Any]], None], Callable[..., Mapping[str, Any]]]] = {
+            name: (checker(schema), lenient(schema)) for name, schema in schemas.items()
         }
         self._slots = SessionSlots(per_session)
         self._server_info = server_info  # the 2026-07-28 ``serverInfo`` stamp (the server's own)
@@ -64,12 +65,17 @@ class ToolGuard:
             return await call_next(ctx)
         name = ctx.params.get("name")
         arguments = ctx.params.get("arguments")
-        check = self._checks.get(name) if isinstance(name, str) else None
-        if check is not None:
+        found = self._checks.get(name) if isinstance(name, str) else None
+        if found is not None:
+            check, read = found
+            given = {} if arguments is None else arguments
+            taken = read(given) if isinstance(given, Mapping) else given  # not an object: the check refuses it
             try:
-                check(arguments if arguments is not None else {})
+                check(taken)
             except InvalidArguments as error:
                 return _tool_error(str(error), ctx, self._server_info())
+            if taken is not given:  # "2" read as 2: the tool gets what the check passed
+                ctx = replace(ctx, params={**ctx.params, "arguments": dict(taken)})
         async with self._slots.slot(ctx.session):
             try:
                 return await call_next(ctx)
@@ -79,7 +85,7 @@ class ToolGuard:
                 refused = _refusal(error)
                 if refused is not None:
                     return _tool_error(str(refused), ctx, self._server_info())
-                logger.error("tool %s failed: %s", name if check is not None else "?", type(error).__name__)
+                logger.error("tool %s failed: %s", name if found is not None else "?", type(error).__name__)
                 return _tool_error(INTERNAL_ERROR_TEXT, ctx, self._server_info())
 
 

@@ -14,13 +14,15 @@ limit the schema states.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, cast
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-__all__ = ["MAX_INT", "InvalidArguments", "checker", "checking_form", "without_nulls"]
+__all__ = ["MAX_INT", "InvalidArguments", "checker", "checking_form", "lenient", "without_nulls"]
 
 MAX_INT: Final = 2**63 - 1
 
@@ -43,6 +45,63 @@ def checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], None]:
         _check_ints(arguments)
 
     return check
+
+
+_NOT: Final = object()
+_INTEGER: Final = re.compile(r"[+-]?[0-9]{1,19}")
+_NUMBER: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_SPELLINGS: Final = {
+    "integer": ' (a number such as 2; the string "2" is taken too)',
+    "number": ' (a number such as 2.5; the string "2.5" is taken too)',
+    "boolean": ' (true or false; the strings "true" and "false" are taken too)',
+    "array": ' (a list such as ["*.py"]; that list written as a JSON string is taken too)',
+}
+
+
+def lenient(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+    """The arguments as clients really send them, read the way the schema means them: a top-level integer, number
+    or boolean argument given as its string spelling (``"2"``, ``"true"``: what models following a signature that
+    shows every optional parameter as a string produce, and what older CLIs send for every argument), and a list
+    given as a JSON string, are taken as that value. Only where the argument's type does not take a string; the
+    published schema stays strict, and anything else is left for :func:`checker` to refuse. Returns the same
+    mapping when nothing needed reading."""
+    properties = checking_form(schema).get("properties", {})
+    kinds = {name: kind for name, value in properties.items() if (kind := _kind(value))}
+
+    def read(arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        changed: dict[str, Any] | None = None
+        for name, kind in kinds.items():
+            value = arguments.get(name)
+            if isinstance(value, str) and (taken := _from_string(value.strip(), kind)) is not _NOT:
+                changed = dict(arguments) if changed is None else changed
+                changed[name] = taken
+        return arguments if changed is None else changed
+
+    return read
+
+
+def _kind(node: Any) -> str | None:
+    types = node.get("type") if isinstance(node, Mapping) else None
+    named = [types] if isinstance(types, str) else types if isinstance(types, list) else []
+    if "string" in named:
+        return None
+    return next((kind for kind in ("integer", "number", "boolean", "array") if kind in named), None)
+
+
+def _from_string(text: str, kind: str) -> Any:
+    if kind == "integer" and _INTEGER.fullmatch(text):
+        return int(text)
+    if kind == "number" and _NUMBER.fullmatch(text):
+        return int(text) if _INTEGER.fullmatch(text) else float(text)
+    if kind == "boolean" and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if kind == "array" and text.startswith("["):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return _NOT
+        return value if isinstance(value, list) else _NOT
+    return _NOT
 
 
 def checking_form(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,8 +178,10 @@ def _describe(error: ValidationError, declared: Mapping[str, str]) -> str:
     if keyword == "additionalProperties":
         return f"invalid arguments: {_unexpected(error, declared, where)}"
     if keyword == "type":
+        named = [limit] if isinstance(limit, str) else [t for t in limit if t != "null"]
         expected = limit if isinstance(limit, str) else " or ".join(limit)
-        return f"invalid arguments: {where} must be of type {expected}"
+        spelling = _SPELLINGS.get(named[0], "") if len(named) == 1 else ""
+        return f"invalid arguments: {where} must be of type {expected}{spelling}"
     phrases = {
         "maxLength": f"is longer than {limit} characters",
         "minLength": f"is shorter than {limit} characters",
