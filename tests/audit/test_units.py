@@ -498,3 +498,28 @@ def test_a_diff_rereads_only_what_changed_and_sees_a_reset_mtime(trap: Trap) -> 
     os.utime(far.path, (far.mtime, far.mtime))
     changes = baseline.diff(Snapshot.take(trap.base, known=baseline))
     assert [(c.path, c.what) for c in changes] == [(far.path, "modified")]
+
+
+def test_a_tool_that_runs_free_text_is_a_gap_never_clean() -> None:
+    """A command runner skipped as exec-like, and a database's ``query`` (no path parameter), can name any file: the
+    report lists each as a gap with its reason, so a server of only such tools is never a clean exit 0."""
+    from rootbound.audit.free_text import free_text_reach
+    from rootbound.audit.report import ModeRun, Report, ToolStatus
+
+    query = {"name": "query", "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}
+    assert "free-form text" in free_text_reach(query, "", takes_path=False)
+    assert free_text_reach(query, "", takes_path=True) == ""  # its path parameters are probed
+    named = {
+        "name": "list_tables",
+        "inputSchema": {"type": "object", "properties": {"schema_name": {"type": "string"}}},
+    }
+    assert free_text_reach(named, "", takes_path=False) == ""
+    run = {"name": "run_command", "inputSchema": {}}
+    assert "--allow-tool run_command" in free_text_reach(run, "looks like exec/shell/fetch/send", takes_path=False)
+    report = Report("srv", "/trap", False)
+    mode = ModeRun("args", status="no path tool")
+    mode.tools.append(ToolStatus("query", "read", takes_path=False, reaches=free_text_reach(query, "", False)))
+    report.modes.append(mode)
+    assert report.gaps() == [f"mode args: query not tested ({free_text_reach(query, '', False)})"]
+    assert report.exit_code("low") == 2
+    assert report.coverage()[0]["status"] == "not tested"

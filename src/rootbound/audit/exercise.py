@@ -13,6 +13,7 @@ import anyio
 
 from rootbound.audit.asks import wanted_type
 from rootbound.audit.controls import control_leaf, learn
+from rootbound.audit.free_text import free_text_reach
 from rootbound.audit.git_trap import git_fillers
 from rootbound.audit.judge import result_text
 from rootbound.audit.mode_context import Learnt, ModeContext
@@ -69,6 +70,7 @@ class Exerciser(Prober):
             status.access = shapes[0].access
             status.note = shapes[0].reason
             status.takes_path = any(p.leaves for p in shapes) or (empty and failed)
+            status.reaches = free_text_reach(tool, shapes[0].reason, status.takes_path)
             if self.watch is not None and status.access == "skip" and shapes[0].reason == "no path parameter":
                 found = await self.find_by_behaviour(ctx, shapes[0])
                 if found is not None:
