@@ -1,0 +1,117 @@
+"""The resources methods of ``rootbound serve`` on the SDK's lowlevel server: ``resources/list``,
+``resources/templates/list``, ``resources/read``, ``resources/directory/read`` (SEP-2640's shape, declared under
+our own extension id, see ``docs/resources.md``) and ``completion/complete`` for the template's path.
+
+Why apart from ``workspace/server.py``: the server gives this module one thing, :class:`ResourceHost` (run a
+function on a :class:`~rootbound.RootedFS` over this request's roots, held as the tools hold them), and every
+resources method is built on it here; the tools' code paths are not touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+
+from rootbound.core.mrtr import era_of
+from rootbound.search.rooted_fs import RootedFS
+from rootbound.workspace.resources.addresses import EXTENSION, TEMPLATE, not_found
+from rootbound.workspace.resources.contents import ReadRequest, read_resource
+from rootbound.workspace.resources.listings import Listing, complete_path, directory_page, list_page
+
+__all__ = ["DIRECTORY_READ", "SHOW_IGNORED", "DirectoryReadParams", "ResourceHost", "install_resources"]
+
+DIRECTORY_READ: Final = "resources/directory/read"
+SHOW_IGNORED: Final = f"{EXTENSION}/showIgnored"
+"""A request ``_meta`` key: ``true`` shows what the ignore files hide (the tools' ``include_ignored``)."""
+T = TypeVar("T")
+InRoots = Callable[[ServerRequestContext[Any, Any], Callable[[RootedFS], T]], Awaitable[T | None]]
+
+
+class DirectoryReadParams(types.PaginatedRequestParams):
+    """``resources/directory/read`` params (SEP-2640): the directory's URI and the page cursor."""
+
+    uri: str
+
+
+@dataclass(frozen=True)
+class ResourceHost:
+    """What the server lends the resources methods: ``in_roots(ctx, work)`` runs ``work`` on a worker thread on a
+    read-only :class:`RootedFS` over the request's roots (``None`` when the request has none), and the read caps."""
+
+    in_roots: Callable[[ServerRequestContext[Any, Any], Callable[[RootedFS], Any]], Awaitable[Any]]
+    max_read: int
+    max_media: int
+
+
+def _show_ignored(params: types.RequestParams) -> bool:
+    meta: Mapping[str, Any] = params.meta or {}
+    return meta.get(SHOW_IGNORED) is True
+
+
+def _cacheable(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """2026-07-28 results: complete, and never to be shared between users (a workspace is one user's)."""
+    if era_of(ctx.protocol_version) == "2026-07-28":
+        result |= {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+    return result
+
+
+def _template() -> dict[str, Any]:
+    return {
+        "uriTemplate": TEMPLATE,
+        "name": "workspace-file",
+        "title": "A file or directory in the workspace",
+        "description": (
+            "Any file or directory under the roots (read a window with ?start_line=N&end_line=M or "
+            "?offset=N&length=M); directories are listed with resources/directory/read"
+        ),
+    }
+
+
+def install_resources(server: Server[Any], host: ResourceHost) -> None:
+    """Register the resources methods and declare them (``resources`` and our extension's ``directoryRead``)."""
+
+    async def run(ctx: ServerRequestContext[Any, Any], uri: object, work: Callable[[RootedFS], Any]) -> Any:
+        result = await host.in_roots(ctx, work)
+        if result is None:
+            not_found(uri)  # no roots for this request: nothing is served, so nothing is found
+        return result
+
+    async def list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
+        listing = Listing(None, params.cursor, _show_ignored(params))
+        result = await host.in_roots(ctx, lambda fs: list_page(fs, listing))
+        return _cacheable(ctx, result if result is not None else {"resources": []})
+
+    async def list_templates(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
+        return _cacheable(ctx, {"resourceTemplates": [_template()]})
+
+    async def read(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
+        request = ReadRequest(params.uri, host.max_read, host.max_media, _show_ignored(params))
+        return _cacheable(ctx, await run(ctx, params.uri, lambda fs: read_resource(fs, request)))
+
+    async def read_directory(ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> Any:
+        listing = Listing(params.uri, params.cursor, _show_ignored(params))
+        result = await run(ctx, params.uri, lambda fs: directory_page(fs, listing))
+        return result | {"ttlMs": 0, "cacheScope": "private"}  # SEP-2640's result is cacheable in every era
+
+    async def complete(ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> Any:
+        ref = params.ref
+        empty = {"completion": {"values": [], "total": 0, "hasMore": False}}
+        if not isinstance(ref, types.ResourceTemplateReference) or ref.uri != TEMPLATE:
+            return _cacheable(ctx, empty)
+        if params.argument.name != "path":
+            return _cacheable(ctx, empty)
+        listing = Listing(params.argument.value[:4096], None, _show_ignored(params))
+        found = await host.in_roots(ctx, lambda fs: complete_path(fs, listing))
+        return _cacheable(ctx, {"completion": found} if found is not None else empty)
+
+    server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
+    server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, list_templates)
+    server.add_request_handler("resources/read", types.ReadResourceRequestParams, read)
+    server.add_request_handler(DIRECTORY_READ, DirectoryReadParams, read_directory)
+    server.add_request_handler("completion/complete", types.CompleteRequestParams, complete)
+    server.extensions[EXTENSION] = {"directoryRead": True, "contentIdentity": "sha256"}
