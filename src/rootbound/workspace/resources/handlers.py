@@ -15,7 +15,8 @@ from typing import Any, Final, TypeVar
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 
 from rootbound.core.mrtr import era_of
 from rootbound.search.rooted_fs import RootedFS
@@ -26,6 +27,8 @@ from rootbound.workspace.resources.listings import Listing, complete_path, direc
 __all__ = ["DIRECTORY_READ", "SHOW_IGNORED", "DirectoryReadParams", "ResourceHost", "install_resources"]
 
 DIRECTORY_READ: Final = "resources/directory/read"
+SETTINGS: Final = {"directoryRead": True, "contentIdentity": "sha256"}
+"""Our extension's capability settings: SEP-2640's ``directoryRead`` and the digest every read carries."""
 SHOW_IGNORED: Final = f"{EXTENSION}/showIgnored"
 """A request ``_meta`` key: ``true`` shows what the ignore files hide (the tools' ``include_ignored``)."""
 T = TypeVar("T")
@@ -114,4 +117,21 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, read)
     server.add_request_handler(DIRECTORY_READ, DirectoryReadParams, read_directory)
     server.add_request_handler("completion/complete", types.CompleteRequestParams, complete)
-    server.extensions[EXTENSION] = {"directoryRead": True, "contentIdentity": "sha256"}
+    server.extensions[EXTENSION] = dict(SETTINGS)  # 2026-07-28: ServerCapabilities.extensions (SEP-2133)
+    _declare_in_handshake(server)
+
+
+def _declare_in_handshake(server: Server[Any]) -> None:
+    """The handshake era has no ``extensions`` capability (the SDK drops it from a 2025-11-25 ``initialize``), so
+    there our extension is declared where that era puts non-standard capabilities: ``experimental``."""
+    base = server.create_initialization_options
+
+    def options(
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        experimental = {**(experimental_capabilities or {}), EXTENSION: dict(SETTINGS)}
+        return base(notification_options, experimental, extensions)
+
+    setattr(server, "create_initialization_options", options)  # noqa: B010 (an instance's own, not the class's)
