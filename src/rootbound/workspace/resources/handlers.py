@@ -9,20 +9,29 @@ resources method is built on it here; the tools' code paths are not touched.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Final
 
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
 from rootbound.core.mrtr import era_of
+from rootbound.mcp._sdk_server import connection_of
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.resources.addresses import EXTENSION, TEMPLATE, not_found
 from rootbound.workspace.resources.contents import ReadRequest, read_resource
 from rootbound.workspace.resources.listings import Listing, complete_path, directory_page, list_page
+from rootbound.workspace.resources.subscribing import SubscribeRequest
+from rootbound.workspace.resources.subscribing import subscribe as subscribe_to
+from rootbound.workspace.resources.watches import Notify, Watches
 
 __all__ = ["DIRECTORY_READ", "SHOW_IGNORED", "DirectoryReadParams", "ResourceHost", "install_resources"]
 
@@ -31,8 +40,10 @@ SETTINGS: Final = {"directoryRead": True, "contentIdentity": "sha256"}
 """Our extension's capability settings: SEP-2640's ``directoryRead`` and the digest every read carries."""
 SHOW_IGNORED: Final = f"{EXTENSION}/showIgnored"
 """A request ``_meta`` key: ``true`` shows what the ignore files hide (the tools' ``include_ignored``)."""
-T = TypeVar("T")
-InRoots = Callable[[ServerRequestContext[Any, Any], Callable[[RootedFS], T]], Awaitable[T | None]]
+SEND_GRACE: Final = 5.0
+"""Seconds one ``notifications/resources/updated`` may wait on a session's transport before it is dropped."""
+WATCHED: Final = "rootbound.serve.resource_watches"
+Run = Callable[[ServerRequestContext[Any, Any], object, Callable[[RootedFS], Any]], Awaitable[Any]]
 
 
 class DirectoryReadParams(types.PaginatedRequestParams):
@@ -49,6 +60,7 @@ class ResourceHost:
     in_roots: Callable[[ServerRequestContext[Any, Any], Callable[[RootedFS], Any]], Awaitable[Any]]
     max_read: int
     max_media: int
+    watches: Watches = field(default_factory=Watches)
 
 
 def _show_ignored(params: types.RequestParams) -> bool:
@@ -79,9 +91,10 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
     """Register the resources methods and declare them (``resources`` and our extension's ``directoryRead``)."""
 
     async def run(ctx: ServerRequestContext[Any, Any], uri: object, work: Callable[[RootedFS], Any]) -> Any:
+        """``work`` on the request's roots; no roots: nothing is served, so nothing is found."""
         result = await host.in_roots(ctx, work)
         if result is None:
-            not_found(uri)  # no roots for this request: nothing is served, so nothing is found
+            not_found(uri)
         return result
 
     async def list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
@@ -117,6 +130,7 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, read)
     server.add_request_handler(DIRECTORY_READ, DirectoryReadParams, read_directory)
     server.add_request_handler("completion/complete", types.CompleteRequestParams, complete)
+    _install_subscriptions(server, host, run)
     server.extensions[EXTENSION] = dict(SETTINGS)  # 2026-07-28: ServerCapabilities.extensions (SEP-2133)
     _declare_in_handshake(server)
 
@@ -135,3 +149,41 @@ def _declare_in_handshake(server: Server[Any]) -> None:
         return base(notification_options, experimental, extensions)
 
     setattr(server, "create_initialization_options", options)  # noqa: B010 (an instance's own, not the class's)
+
+
+async def _send(connection: Connection, uri: str) -> None:
+    with anyio.move_on_after(SEND_GRACE):  # a client that does not read loses this one, not the others
+        await connection.send_resource_updated(uri)
+
+
+def _notifier(connection: Connection) -> Notify:
+    """How the reader thread tells one session: on its event loop, waiting at most :data:`SEND_GRACE`; a session
+    or loop that has gone is nothing to tell."""
+    token = anyio.lowlevel.current_token()
+
+    def notify(uri: str) -> None:
+        with contextlib.suppress(Exception):
+            anyio.from_thread.run(_send, connection, uri, token=token)
+
+    return notify
+
+
+def _install_subscriptions(server: Server[Any], host: ResourceHost, run: Run) -> None:
+    """``resources/subscribe`` and ``unsubscribe`` (the handshake era's; 2026-07-28 has ``subscriptions/listen``,
+    not served yet, see docs/resources.md). A session's subscriptions end with it."""
+    watches = host.watches
+
+    async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> Any:
+        connection = connection_of(ctx)
+        if connection.state.get(WATCHED) is not True:
+            connection.state[WATCHED] = True
+            connection.exit_stack.callback(watches.drop_session, connection)
+        request = SubscribeRequest(params.uri, connection, _notifier(connection), watches, _show_ignored(params))
+        return await run(ctx, params.uri, lambda fs: subscribe_to(fs, request))
+
+    async def unsubscribe(ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> Any:
+        await anyio.to_thread.run_sync(watches.unsubscribe, connection_of(ctx), params.uri)
+        return {}
+
+    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
