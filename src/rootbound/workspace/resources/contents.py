@@ -117,7 +117,7 @@ def _content(fd: int, st: os.stat_result, name: str, request: ReadRequest, windo
                 f"the file is over the {cap}-byte limit for a whole read: read it in parts, "
                 "?offset=N&length=M (bytes) or ?start_line=N&end_line=M (lines)"
             )
-        data = _pread(fd)(0, cap + 1)
+        data = _pread(fd)(0, st.st_size)  # a file that grows meanwhile: its identity says it changed
         if not binary:
             try:
                 return {"mimeType": _text_mime(name), "text": data.decode("utf-8")} | _meta(fd, st, data, None)
