@@ -19,6 +19,8 @@ import pytest
 from mcp.client.session import IncomingMessage
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
 
 from mcp import Client
 from rootbound.core.uri import path_to_uri
@@ -106,3 +108,29 @@ async def test_sessions_that_subscribe_and_close_leave_nothing_running(tmp_path:
                 while watch_threads(process.pid) or len(os.listdir(f"/proc/{process.pid}/fd")) > baseline:
                     await anyio.sleep(0.1)  # sessions end as their DELETE is served; wait for the last
         assert watch_threads(process.pid) == 0
+
+
+async def test_a_listen_stream_gets_updates_and_its_watches_end_with_it(tmp_path: Path) -> None:
+    """2026-07-28: ``subscriptions/listen`` with ``resourceSubscriptions`` (the SDK's own stream, our watches)."""
+    root = tmp_path.resolve() / "work"
+    root.mkdir()
+    (root / "watched.txt").write_text("one\n")
+    uri = path_to_uri(root / "watched.txt")
+    with http_serve_process(["--insecure-no-auth", str(root)]) as (url, process):
+        with anyio.fail_after(DEADLINE):
+            async with (
+                httpx2.AsyncClient(timeout=30) as http,
+                Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as client,
+            ):
+                with pytest.raises(MCPError) as refused:
+                    async with client.listen(resource_subscriptions=[path_to_uri(tmp_path.resolve())]):
+                        pass
+                assert refused.value.error.message == "Resource not found"
+                async with client.listen(resource_subscriptions=[uri]) as stream:
+                    assert watch_threads(process.pid) == 1
+                    write_in_another_process(root / "watched.txt", "two\n")
+                    async for event in stream:
+                        assert isinstance(event, ResourceUpdated) and event.uri == uri
+                        break
+                while watch_threads(process.pid):
+                    await anyio.sleep(0.1)  # the stream's end reaches the server as its request is cancelled

@@ -28,6 +28,7 @@ from rootbound.mcp._sdk_server import connection_of
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.resources.addresses import EXTENSION, TEMPLATE, not_found
 from rootbound.workspace.resources.contents import ReadRequest, read_resource
+from rootbound.workspace.resources.listening import WatchedListen
 from rootbound.workspace.resources.listings import Listing, complete_path, directory_page, list_page
 from rootbound.workspace.resources.subscribing import SubscribeRequest
 from rootbound.workspace.resources.subscribing import subscribe as subscribe_to
@@ -169,8 +170,8 @@ def _notifier(connection: Connection) -> Notify:
 
 
 def _install_subscriptions(server: Server[Any], host: ResourceHost, run: Run) -> None:
-    """``resources/subscribe`` and ``unsubscribe`` (the handshake era's; 2026-07-28 has ``subscriptions/listen``,
-    not served yet, see docs/resources.md). A session's subscriptions end with it."""
+    """``resources/subscribe`` and ``unsubscribe`` (the handshake era's; a session's subscriptions end with it) and
+    2026-07-28's ``subscriptions/listen`` (a stream's end with it: :mod:`.listening`)."""
     watches = host.watches
 
     async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> Any:
@@ -187,3 +188,5 @@ def _install_subscriptions(server: Server[Any], host: ResourceHost, run: Run) ->
 
     server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+    listen = WatchedListen(watches, run)
+    server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, listen)
