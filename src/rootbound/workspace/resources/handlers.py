@@ -152,6 +152,29 @@ def _declare_in_handshake(server: Server[Any]) -> None:
     setattr(server, "create_initialization_options", options)  # noqa: B010 (an instance's own, not the class's)
 
 
+def _no_list_changed(server: Server[Any]) -> None:
+    """Serving ``subscriptions/listen`` makes the SDK declare ``listChanged: true`` for tools, prompts and resources
+    in 2026-07-28; this server sends no ``list_changed``, so its capabilities say so (``subscribe`` stays)."""
+    base = server.get_capabilities
+
+    def capabilities(
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        found = base(notification_options, experimental_capabilities, extensions, protocol_version=protocol_version)
+        quiet: dict[str, Any] = {}
+        for name in ("tools", "prompts", "resources"):
+            part = getattr(found, name)
+            if part is not None and part.list_changed:
+                quiet[name] = part.model_copy(update={"list_changed": False})
+        return found.model_copy(update=quiet) if quiet else found
+
+    setattr(server, "get_capabilities", capabilities)  # noqa: B010 (an instance's own, not the class's)
+
+
 async def _send(connection: Connection, uri: str) -> None:
     with anyio.move_on_after(SEND_GRACE):  # a client that does not read loses this one, not the others
         await connection.send_resource_updated(uri)
@@ -190,3 +213,4 @@ def _install_subscriptions(server: Server[Any], host: ResourceHost, run: Run) ->
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
     listen = WatchedListen(watches, run)
     server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, listen)
+    _no_list_changed(server)
