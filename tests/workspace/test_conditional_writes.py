@@ -16,7 +16,7 @@ import pytest
 
 from rootbound import Boundary, RootedFS
 from rootbound.workspace.tools import Limits, ToolError
-from rootbound.workspace.tools.writing import edit_file, write_file
+from rootbound.workspace.tools.writing import delete_file, edit_file, write_file
 
 DIGEST = re.compile(r"its sha256 is now sha256:[0-9a-f]{64}")
 
@@ -76,6 +76,16 @@ def test_edit_file_takes_if_match_and_keeps_expected_sha256(fs: RootedFS) -> Non
         call(edit_file, fs, path=path, **edit, if_match=sha(b"a"), expected_sha256=sha(b"b"))
 
 
+def test_delete_file_if_match_removes_only_the_named_content(fs: RootedFS) -> None:
+    root = next(iter(fs.boundary)).path
+    with pytest.raises(ToolError) as refused:
+        call(delete_file, fs, path=str(root / "f.txt"), if_match=sha(b"other"))
+    assert DIGEST.search(str(refused.value)) and (root / "f.txt").read_text() == "one\n"
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt"]  # put back under its name, no hidden copy left
+    call(delete_file, fs, path=str(root / "f.txt"), if_match="sha256:" + sha(b"one\n"))
+    assert not (root / "f.txt").exists() and list(root.iterdir()) == []
+
+
 # The other writer, a separate process: on each line it reads, it replaces the file (a new inode, by rename) with
 # "child-K" and answers K: the change falls exactly between our read and our write.
 _CHILD = """
@@ -105,16 +115,18 @@ def test_another_writer_between_read_and_write_never_loses_an_update(fs: RootedF
                 child.stdin.write("change\n")
                 child.stdin.flush()
                 k = int(child.stdout.readline())
-            tool = write_file if round_ % 4 < 2 else edit_file
+            tool = (write_file, edit_file, delete_file)[round_ % 6 // 2]
             args: dict[str, Any] = {"path": str(target), "if_match": sha(data)}
             if tool is write_file:
                 args["content"] = f"ours-{round_}"
-            else:
+            elif tool is edit_file:
                 args |= {"old_string": data.decode(), "new_string": f"ours-{round_}"}
             try:
                 call(tool, fs, **args)
                 written += 1
-                lost += raced  # written over the other writer's change: its update is lost
+                lost += raced  # written over (or deleted) the other writer's change: its update is lost
+                if tool is delete_file:
+                    target.write_text(f"ours-{round_}")  # the file back for the next round
             except ToolError as error:
                 refused += 1
                 now = target.read_bytes()

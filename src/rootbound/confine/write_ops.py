@@ -50,6 +50,7 @@ from rootbound.confine.atomic_write import (
 )
 from rootbound.confine.boundary import CREATE, DIRECTORY, WRITE, Boundary, Handle, Intent
 from rootbound.confine.candidate import parse_candidate
+from rootbound.confine.conditional_delete import delete_matching
 from rootbound.confine.proc_fd import has_procfs, proc_open
 from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_fd
 from rootbound.confine.resolvers import DIR_READ, O_CLOEXEC, O_NOFOLLOW, O_PATH
@@ -423,11 +424,12 @@ class WriteOps:
             raise InvalidPath("a root cannot be moved or replaced") from None
 
     @_in_write_domain
-    def delete_file(self, path: object) -> Path:
+    def delete_file(self, path: object, *, expected_hash: str | None = None) -> Path:
         """Remove one file (or one symlink, never its target); returns the path removed.
 
         Directories are refused (:class:`~rootbound.IsADirectory`): there is no recursive delete. A hard-linked
         file only loses this name (its content stays under the others), so the hard-link policy does not apply.
+        ``expected_hash``: only a regular file with that SHA-256 (``conditional_delete``), else ``FileChanged``.
         """
         if self.read_only:
             raise ReadOnly()
@@ -443,7 +445,10 @@ class WriteOps:
                 raise NotAFile()
             if not beneath(handle.fd, _root_id(handle)):
                 raise OutsideRoots("moved outside roots")
-            _unlink_checked(handle.fd, name, _root_id(handle), undo=self._undo())
+            if expected_hash is not None:
+                delete_matching(handle.fd, name, _root_id(handle), expected_hash, lambda d, n: self._read_name(d, n)[0])
+            else:
+                _unlink_checked(handle.fd, name, _root_id(handle), undo=self._undo())
             _fsync_dir(handle.fd)
             return handle.path
 

@@ -250,8 +250,9 @@ WRITE_TOOLS: Final = (
     ToolSpec(
         "delete_file",
         "Delete a file",
-        "Delete one file (or one symlink, never its target) inside the roots. Directories are refused.",
-        _object({"path": _PATH}, ["path"]),
+        "Delete one file (or one symlink, never its target) inside the roots. Directories are refused. if_match: "
+        "only if the file still has that SHA-256 (else nothing is deleted and the current digest is given).",
+        _object({"path": _PATH, "if_match": IF_MATCH}, ["path"]),
         _PATH_OUT,
         writes=True,
     ),
@@ -396,7 +397,11 @@ def move_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
 
 
 def delete_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    removed = fs.delete_file(path_arg(args))
+    path = path_arg(args)
+    try:
+        removed = fs.delete_file(path, expected_hash=expected_digest(args))
+    except FileChanged:
+        raise changed(fs, path) from None
     return ToolOutput(f"deleted {escape(str(removed))}", {"path": str(removed)})
 
 
