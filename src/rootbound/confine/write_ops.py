@@ -50,6 +50,7 @@ from rootbound.confine.atomic_write import (
 )
 from rootbound.confine.boundary import CREATE, DIRECTORY, WRITE, Boundary, Handle, Intent
 from rootbound.confine.candidate import parse_candidate
+from rootbound.confine.conditional_delete import delete_matching
 from rootbound.confine.proc_fd import has_procfs, proc_open
 from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_fd
 from rootbound.confine.resolvers import DIR_READ, O_CLOEXEC, O_NOFOLLOW, O_PATH
@@ -147,12 +148,16 @@ class WriteOps:
         exclusive: bool = False,
         create_parents: bool = False,
         mode: int = 0o666,
+        expected_hash: str | None = None,
     ) -> Path:
         """Write ``data`` atomically (temp + rename beside the target); returns the canonical path written.
 
         ``exclusive=True`` only creates: an existing entry (a symlink included) is :class:`~rootbound.PathExists`.
         ``create_parents`` creates missing parent directories first (as :meth:`create_directory`). A new file gets
-        permission bits ``mode`` minus the umask; a replaced file keeps its permission bits.
+        permission bits ``mode`` minus the umask; a replaced file keeps its permission bits. ``expected_hash``
+        (SHA-256 hex) replaces only a file with exactly that content, checked as :meth:`edit_file` checks it: read
+        beneath the held directory, again once the new content is durable, and inode, size and mtime last before
+        the rename; otherwise :class:`~rootbound.text.edit.FileChanged` and nothing is written.
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError("data must be bytes")
@@ -171,9 +176,21 @@ class WriteOps:
                     raise PathExists()
                 check_file(existing, self.hardlinks, writing=True)
             keep = existing.st_mode if existing is not None else None
+            was = None if expected_hash is None else self._matching(handle.fd, name, expected_hash)
             temp = write_temp(handle.fd, data, new_mode=mode, keep_mode=keep)
+            if was is not None:
+                self._unchanged(handle, name, was, temp)
             try:
-                publish(handle.fd, temp, name, root=_root_id(handle), replace=not exclusive, undo=self._undo())
+                expect = was[1] if was is not None else None
+                publish(
+                    handle.fd,
+                    temp,
+                    name,
+                    root=_root_id(handle),
+                    replace=not exclusive,
+                    undo=self._undo(),
+                    expect=expect,
+                )
             except FileExistsError:
                 raise PathExists() from None  # appeared meanwhile (a planted link included): not replaced
             return handle.path
@@ -229,19 +246,33 @@ class WriteOps:
                 return EditOutcome(path_, diff, result.applied, False, False, content_hash(data), st.st_mtime_ns)
             new = result.after.encode(encoding)
             temp = write_temp(handle.fd, new, keep_mode=st.st_mode)
-            try:  # once the temp file is durable: replaced, grown, touched, or written in place meanwhile?
-                now = handle.lstat()
-                if now is None or not same_file(now, st) or self._read_name(handle.fd, name)[0] != data:
-                    raise FileChanged()
-            except BaseException:
-                discard(handle.fd, temp)
-                raise
+            self._unchanged(handle, name, (data, st), temp)  # replaced, grown, touched or written in place?
             # Then inode, size and mtime once more, last before the rename (after the ``..`` proof): replaced,
             # grown or touched since it was read is never overwritten.
             publish(handle.fd, temp, name, root=_root_id(handle), replace=True, undo=self._undo(), expect=st)
             written = handle.lstat()
             mtime = written.st_mtime_ns if written is not None else st.st_mtime_ns
             return EditOutcome(path_, diff, result.applied, True, False, content_hash(new), mtime)
+
+    def _matching(self, dir_fd: int, name: str, expected_hash: str) -> tuple[bytes, os.stat_result]:
+        """The file ``name`` (content and stat) if its SHA-256 is ``expected_hash``; else :class:`FileChanged`."""
+        try:
+            data, st = self._read_name(dir_fd, name)
+        except FileNotFoundError:
+            raise FileChanged() from None
+        if content_hash(data) != expected_hash.lower():
+            raise FileChanged()
+        return data, st
+
+    def _unchanged(self, handle: Handle, name: str, was: tuple[bytes, os.stat_result], temp: str) -> None:
+        """Once the temp file is durable: the file is still the one read, with the same bytes, or the temp goes."""
+        try:
+            now = handle.lstat()
+            if now is None or not same_file(now, was[1]) or self._read_name(handle.fd, name)[0] != was[0]:
+                raise FileChanged()
+        except BaseException:
+            discard(handle.fd, temp)
+            raise
 
     def _read_name(self, dir_fd: int, name: str) -> tuple[bytes, os.stat_result]:
         """The regular file ``name`` in ``dir_fd`` (never followed), read as :meth:`_read_checked` reads."""
@@ -393,11 +424,12 @@ class WriteOps:
             raise InvalidPath("a root cannot be moved or replaced") from None
 
     @_in_write_domain
-    def delete_file(self, path: object) -> Path:
+    def delete_file(self, path: object, *, expected_hash: str | None = None) -> Path:
         """Remove one file (or one symlink, never its target); returns the path removed.
 
         Directories are refused (:class:`~rootbound.IsADirectory`): there is no recursive delete. A hard-linked
         file only loses this name (its content stays under the others), so the hard-link policy does not apply.
+        ``expected_hash``: only a regular file with that SHA-256 (``conditional_delete``), else ``FileChanged``.
         """
         if self.read_only:
             raise ReadOnly()
@@ -413,7 +445,10 @@ class WriteOps:
                 raise NotAFile()
             if not beneath(handle.fd, _root_id(handle)):
                 raise OutsideRoots("moved outside roots")
-            _unlink_checked(handle.fd, name, _root_id(handle), undo=self._undo())
+            if expected_hash is not None:
+                delete_matching(handle.fd, name, _root_id(handle), expected_hash, lambda d, n: self._read_name(d, n)[0])
+            else:
+                _unlink_checked(handle.fd, name, _root_id(handle), undo=self._undo())
             _fsync_dir(handle.fd)
             return handle.path
 

@@ -56,6 +56,7 @@ from rootbound.workspace.effective_roots import (
 from rootbound.workspace.limits.answer_budget import ANSWERS, too_big
 from rootbound.workspace.limits.fairness import Token, default_max_walks
 from rootbound.workspace.limits.fd_budget import RootBudget
+from rootbound.workspace.resources.handlers import ResourceHost, install_resources
 from rootbound.workspace.tool_guard import ToolGuard
 from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs, unknown_tool
 from rootbound.workspace.tools import call_tool as call_tool_in
@@ -335,6 +336,25 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)  # typed to take wire dicts
     service.install(server)
+
+    async def in_roots(ctx: ServerRequestContext[Any, Any], work: Callable[[RootedFS], Any]) -> Any:
+        """``work`` on this request's roots, held as a tool call holds them (workspace/resources, issue 49)."""
+        modern = era_of(ctx.protocol_version) == "2026-07-28"
+        situation = await situation_of(ctx, "resources", modern)
+        if isinstance(situation, str):
+            return None
+        roots = situation.roots
+        if not modern and roots is not service.fallback:
+            SessionSnapshot.serve(ctx, held, roots)
+
+        def job() -> Any:
+            with held.for_roots(roots, recurring=modern) as boundary:
+                return work(RootedFS(boundary, read_only=True, max_read=config.limits.max_read))
+
+        with anyio.fail_after(config.limits.deadline + DEADLINE_GRACE):
+            return await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+
+    install_resources(server, ResourceHost(in_roots, config.limits.max_read, config.limits.max_media))
     schemas = {tool.name: tool.input_schema for tool in tools}
     server.middleware.append(ToolGuard(schemas, server_info=lambda: server.server_info_stamp))  # issue 16: #3, #9
     return server, service

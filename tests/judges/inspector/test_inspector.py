@@ -59,3 +59,33 @@ def test_inspector_cli_reads_a_file(inspector: list[str], served: tuple[str, Pat
     assert result["content"] == [{"type": "text", "text": f"{TOKEN}\n"}]
     stamped = SERVER_INFO in result.get("_meta", {})
     assert stamped is (era == "modern")  # 2026-07-28 results carry the serverInfo stamp, handshake ones never
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_inspector_cli_lists_templates_and_reads_a_resource(
+    inspector: list[str], served: tuple[str, Path], era: str, tmp_path: Path
+) -> None:
+    """Issue 49: the workspace as resources, through the Inspector's own ``--method resources/*`` (HTTP)."""
+    url, work = served
+    env = {**os.environ, "HOME": str(tmp_path)}
+    answers = []
+    for extra in (
+        ["--method", "resources/templates/list"],
+        ["--method", "resources/read", "--uri", (work / "notes.md").as_uri()],
+    ):
+        done = subprocess.run(
+            [*inspector, url, "--protocol-era", era, *extra],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        answers.append(json.loads(done.stdout))
+    templates, read = answers
+    assert [t["uriTemplate"] for t in templates["resourceTemplates"]] == ["file:///{+path}"]
+    (content,) = read["contents"]
+    assert content["text"] == f"{TOKEN}\n" and content["mimeType"] == "text/markdown"
+    assert content["_meta"]["io.github.rootbound/resources"]["size"] == len(TOKEN) + 1

@@ -14,9 +14,10 @@ from typing import Any, Final
 from rootbound.confine.patch_ops import PatchOpFailed
 from rootbound.core.errors import PathExists
 from rootbound.search.rooted_fs import RootedFS
-from rootbound.text.edit import Edit, content_hash
+from rootbound.text.edit import Edit, FileChanged, content_hash
 from rootbound.text.patch_grammar import MAX_FILES, MAX_HUNKS, MAX_PATCH_CHARS, parse_patch
 from rootbound.workspace.tools.calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
+from rootbound.workspace.tools.conditions import IF_MATCH, IF_NONE_MATCH, changed, create_only, expected_digest
 from rootbound.workspace.tools.error_fixes import explain
 from rootbound.workspace.tools.patching import render_patch
 from rootbound.workspace.tools.render import bounded, escape, fitting
@@ -125,6 +126,7 @@ WRITE_TOOLS: Final = (
                     **_SHA256,
                     "description": "Refuse unless the file's SHA-256 is this (it changed since you read it).",
                 },
+                "if_match": IF_MATCH,
                 "expected_mtime_ns": {
                     **_INT,
                     "description": "Refuse unless the file's modification time (ns) is this.",
@@ -210,6 +212,8 @@ WRITE_TOOLS: Final = (
                     "type": "boolean",
                     "description": "Create missing parent directories (default false).",
                 },
+                "if_match": IF_MATCH,
+                "if_none_match": IF_NONE_MATCH,
             },
             ["path", "content"],
         ),
@@ -246,8 +250,9 @@ WRITE_TOOLS: Final = (
     ToolSpec(
         "delete_file",
         "Delete a file",
-        "Delete one file (or one symlink, never its target) inside the roots. Directories are refused.",
-        _object({"path": _PATH}, ["path"]),
+        "Delete one file (or one symlink, never its target) inside the roots. Directories are refused. if_match: "
+        "only if the file still has that SHA-256 (else nothing is deleted and the current digest is given).",
+        _object({"path": _PATH, "if_match": IF_MATCH}, ["path"]),
         _PATH_OUT,
         writes=True,
     ),
@@ -311,14 +316,17 @@ def _edit(item: Mapping[str, Any], old_name: str, new_name: str, where: str) -> 
 def edit_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     path = path_arg(args)
     edits = _edits(args)
-    expected = args.get("expected_sha256")
-    if expected is not None and (not isinstance(expected, str) or len(expected) != 64):
-        raise ToolError("argument 'expected_sha256' must be 64 hex digits")
+    expected = expected_digest(args, legacy=True)
     mtime = args.get("expected_mtime_ns")
     if mtime is not None and (isinstance(mtime, bool) or not isinstance(mtime, int)):
         raise ToolError("argument 'expected_mtime_ns' must be an integer")
     dry_run = _dry_run(args)
-    outcome = fs.edit_file(path, edits, expected_hash=expected, expected_mtime_ns=mtime, dry_run=dry_run)
+    try:
+        outcome = fs.edit_file(path, edits, expected_hash=expected, expected_mtime_ns=mtime, dry_run=dry_run)
+    except FileChanged:
+        if expected is None:
+            raise
+        raise changed(fs, path) from None
     shown = escape(str(outcome.path))
     if dry_run:
         head = f"dry run: {shown} would change as below (nothing written)"
@@ -358,8 +366,14 @@ def write_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: M
     if not isinstance(content, str):
         raise ToolError("argument 'content' must be a string")
     data = content.encode("utf-8", "surrogatepass")
-    overwrite = bool_arg(args, "overwrite", True)
-    written = fs.write_bytes(path, data, exclusive=not overwrite, create_parents=bool_arg(args, "create_parents"))
+    overwrite = bool_arg(args, "overwrite", True) and not create_only(args)
+    expected = expected_digest(args)
+    try:
+        written = fs.write_bytes(
+            path, data, exclusive=not overwrite, create_parents=bool_arg(args, "create_parents"), expected_hash=expected
+        )
+    except FileChanged:
+        raise changed(fs, path) from None
     digest = content_hash(data)
     text = f"wrote {len(data)} bytes to {escape(str(written))}"
     return ToolOutput(text, {"path": str(written), "bytes": len(data), "sha256": digest})
@@ -383,7 +397,11 @@ def move_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
 
 
 def delete_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
-    removed = fs.delete_file(path_arg(args))
+    path = path_arg(args)
+    try:
+        removed = fs.delete_file(path, expected_hash=expected_digest(args))
+    except FileChanged:
+        raise changed(fs, path) from None
     return ToolOutput(f"deleted {escape(str(removed))}", {"path": str(removed)})
 
 

@@ -1,0 +1,66 @@
+"""``resources/subscribe`` of one URI: the resource opened through :meth:`Boundary.open` exactly as a read opens it
+(outside, missing, ignored or refused: the same not-found), then the directory that holds it (a file's parent, or
+the directory itself) opened beneath the roots and handed to :class:`~.watches.Watches`, which watches it through
+that fd. A file that is a root of its own has no served parent to watch: it cannot be subscribed to.
+"""
+
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass
+
+from rootbound.confine.boundary import LIST
+from rootbound.core.errors import RootsError
+from rootbound.search.rooted_fs import RootedFS
+from rootbound.workspace.resources.addresses import bad_request, not_found, split_uri
+from rootbound.workspace.resources.listings import TYPED, ignored
+from rootbound.workspace.resources.watches import Notify, Subscription, Watches, WatchesFull
+
+__all__ = ["SubscribeRequest", "subscribe"]
+
+
+@dataclass(frozen=True)
+class SubscribeRequest:
+    """One subscription: the URI as the client sent it (its notifications carry it back), the session it belongs
+    to and how to tell it, the process's watches, and the ignore choice."""
+
+    uri: str
+    session: object
+    notify: Notify
+    watches: Watches
+    show_ignored: bool = False
+
+
+def subscribe(fs: RootedFS, request: SubscribeRequest) -> dict[str, object]:
+    base, _ = split_uri(request.uri)
+    try:
+        with fs.boundary.open(base, TYPED, resolver=fs.resolver) as handle:
+            st = handle.fstat()
+            display = handle.prefix[:-1] or "/"
+            if not request.show_ignored and ignored(fs, display):
+                not_found(request.uri)
+            if stat.S_ISDIR(st.st_mode):
+                _watch(request, handle.fd, "")
+                return {}
+            if not stat.S_ISREG(st.st_mode):
+                not_found(request.uri)
+        parent, _, name = display.rpartition("/")
+        with fs.boundary.open(parent or "/", LIST, resolver=fs.resolver) as directory:
+            _watch(request, directory.fd, name)
+    except (RootsError, OSError, ValueError, UnicodeError):
+        not_found(request.uri)
+    return {}
+
+
+def _watch(request: SubscribeRequest, dir_fd: int, name: str) -> None:
+    try:
+        request.watches.subscribe(
+            request.session, request.notify, dir_fd, Subscription(request.session, request.uri, name)
+        )
+    except WatchesFull as full:
+        bad_request(str(full))
+    except OSError:
+        bad_request(
+            "the kernel refused another inotify watch (fs.inotify.max_user_watches): unsubscribe from something, "
+            "or raise the limit"
+        )

@@ -1,0 +1,136 @@
+"""``resources/subscribe`` through real SDK clients on ``rootbound serve`` (the handshake era, where the method
+lives): another process writing a subscribed file reaches the client as ``notifications/resources/updated``; many
+sessions subscribing and closing over Streamable HTTP leave no watch thread and no extra fd in the server (counted
+in ``/proc``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp.client.session import IncomingMessage
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
+
+from mcp import Client
+from rootbound.core.uri import path_to_uri
+from tests.helpers.serve_process import http_serve_process
+
+pytestmark = pytest.mark.anyio
+DEADLINE = 60  # a bound on waiting, never a measurement
+
+
+class Updates:
+    def __init__(self) -> None:
+        self.send, self.receive = anyio.create_memory_object_stream[str](100)
+
+    async def __call__(self, message: IncomingMessage) -> None:
+        notification = getattr(message, "root", message)
+        if isinstance(notification, types.ResourceUpdatedNotification):
+            await self.send.send(notification.params.uri)
+
+
+@asynccontextmanager
+async def stdio_client(root: Path, updates: Updates) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "rootbound", "serve", str(root)],
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    async with Client(params, mode="legacy", message_handler=updates) as client:
+        yield client
+
+
+def write_in_another_process(path: Path, text: str) -> None:
+    subprocess.run([sys.executable, "-c", f"open({str(path)!r}, 'w').write({text!r})"], check=True, timeout=60)
+
+
+async def test_another_process_writing_a_subscribed_file_reaches_the_client(tmp_path: Path) -> None:
+    root = tmp_path.resolve() / "work"
+    root.mkdir()
+    (root / "watched.txt").write_text("one\n")
+    (root / "other.txt").write_text("x\n")
+    updates = Updates()
+    with anyio.fail_after(DEADLINE):
+        async with stdio_client(root, updates) as client:
+            assert client.server_capabilities.resources is not None
+            assert client.server_capabilities.resources.subscribe is True
+            uri = path_to_uri(root / "watched.txt")
+            await client.subscribe_resource(uri)
+            write_in_another_process(root / "watched.txt", "two\n")
+            assert await updates.receive.receive() == uri
+            read = await client.read_resource(uri)
+            assert isinstance(read.contents[0], types.TextResourceContents) and read.contents[0].text == "two\n"
+            await client.unsubscribe_resource(uri)
+            await client.subscribe_resource(path_to_uri(root / "other.txt"))
+            write_in_another_process(root / "other.txt", "y\n")
+            while (got := await updates.receive.receive()) == uri:
+                continue  # the rest of watched.txt's own events (one write is several), sent before it left
+            assert got == path_to_uri(root / "other.txt")
+
+
+def watch_threads(pid: int) -> int:
+    count = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as comm:
+                count += comm.read().strip() == "rootbound-watch"
+        except OSError:
+            continue
+    return count
+
+
+async def test_sessions_that_subscribe_and_close_leave_nothing_running(tmp_path: Path) -> None:
+    root = tmp_path.resolve() / "work"
+    (root / "d").mkdir(parents=True)
+    (root / "f.txt").write_text("x\n")
+    with http_serve_process(["--insecure-no-auth", str(root)]) as (url, process):
+        with anyio.fail_after(DEADLINE):
+            async with httpx2.AsyncClient(timeout=30) as http:
+                async with Client(streamable_http_client(url, http_client=http), mode="legacy") as warm:
+                    await warm.list_resources()  # the server's own threads and fds, once warm
+                baseline = len(os.listdir(f"/proc/{process.pid}/fd"))
+                for _ in range(30):
+                    async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                        await client.subscribe_resource(path_to_uri(root / "f.txt"))
+                        await client.subscribe_resource(path_to_uri(root / "d"))
+                        assert watch_threads(process.pid) == 1
+                while watch_threads(process.pid) or len(os.listdir(f"/proc/{process.pid}/fd")) > baseline:
+                    await anyio.sleep(0.1)  # sessions end as their DELETE is served; wait for the last
+        assert watch_threads(process.pid) == 0
+
+
+async def test_a_listen_stream_gets_updates_and_its_watches_end_with_it(tmp_path: Path) -> None:
+    """2026-07-28: ``subscriptions/listen`` with ``resourceSubscriptions`` (the SDK's own stream, our watches)."""
+    root = tmp_path.resolve() / "work"
+    root.mkdir()
+    (root / "watched.txt").write_text("one\n")
+    uri = path_to_uri(root / "watched.txt")
+    with http_serve_process(["--insecure-no-auth", str(root)]) as (url, process):
+        with anyio.fail_after(DEADLINE):
+            async with (
+                httpx2.AsyncClient(timeout=30) as http,
+                Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as client,
+            ):
+                with pytest.raises(MCPError) as refused:
+                    async with client.listen(resource_subscriptions=[path_to_uri(tmp_path.resolve())]):
+                        pass
+                assert refused.value.error.message == "Resource not found"
+                async with client.listen(resource_subscriptions=[uri]) as stream:
+                    assert watch_threads(process.pid) == 1
+                    write_in_another_process(root / "watched.txt", "two\n")
+                    async for event in stream:
+                        assert isinstance(event, ResourceUpdated) and event.uri == uri
+                        break
+                while watch_threads(process.pid):
+                    await anyio.sleep(0.1)  # the stream's end reaches the server as its request is cancelled
