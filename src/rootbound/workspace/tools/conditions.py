@@ -35,7 +35,6 @@ IF_NONE_MATCH: Final = {
     "enum": ["*"],
     "description": 'With "*": create only; refuse if the file exists (as overwrite: false).',
 }
-_BAD: Final = "argument 'if_match' must be a SHA-256 digest: 64 hex digits, or sha256:<64 hex digits>"
 
 
 def _digest(value: object, name: str) -> str | None:
@@ -45,7 +44,9 @@ def _digest(value: object, name: str) -> str | None:
         hexes = value.removeprefix("sha256:")
         if len(hexes) == 64 and all(c in "0123456789abcdefABCDEF" for c in hexes):
             return hexes.lower()
-    raise ToolError(_BAD if name == "if_match" else f"argument '{name}' must be 64 hex digits")
+    if name == "if_match":
+        raise ToolError("argument 'if_match' must be a SHA-256 digest: 64 hex digits, or sha256:<64 hex digits>")
+    raise ToolError("argument 'expected_sha256' must be 64 hex digits")
 
 
 def expected_digest(args: Mapping[str, Any], *, legacy: bool = False) -> str | None:
