@@ -17,7 +17,7 @@ import os
 import struct
 from pathlib import Path
 
-from rootbound.audit.kernel_events import MASK, MAX_EVENTS, KernelEvent
+from rootbound.audit.kernel_events import MASK, MAX_EVENTS, KernelEvent, Windows
 
 __all__ = ["FanotifyWatch", "open_fanotify"]
 
@@ -68,7 +68,7 @@ def _handle(libc: ctypes.CDLL, path: Path) -> bytes:
     return struct.pack("i", kind) + buf.raw[_HANDLE.size : _HANDLE.size + size]
 
 
-class FanotifyWatch:
+class FanotifyWatch(Windows):
     """One fanotify group over a set of directories, each with its location label; events carry the pid."""
 
     method = "fanotify"
@@ -154,15 +154,6 @@ class FanotifyWatch:
                     return location, "" if name == "." else name
             at += size
         return None
-
-    def settle(self) -> None:
-        self.drain()
-
-    def begin(self) -> None:
-        self.background.extend(self.drain()[: max(0, 1000 - len(self.background))])
-
-    def end(self) -> list[KernelEvent]:
-        return self.drain()
 
     def close(self) -> None:
         if self.fd >= 0:

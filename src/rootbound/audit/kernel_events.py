@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MASK", "MAX_EVENTS", "KernelEvent"]
+__all__ = ["MASK", "MAX_EVENTS", "KernelEvent", "Windows"]
 
 IN_ACCESS = 0x001
 IN_MODIFY = 0x002
@@ -53,3 +53,25 @@ class KernelEvent:
             (IN_OPEN, "opened"),
         ]
         return next((word for bit, word in names if self.mask & bit), "touched")
+
+
+class Windows:
+    """The windows both watchers (inotify, fanotify) open around a call: what is queued when one opens happened
+    outside any call (set aside, bounded); what is queued when it closes happened during the call."""
+
+    background: list[KernelEvent]
+
+    def drain(self) -> list[KernelEvent]:
+        raise NotImplementedError
+
+    def settle(self) -> None:
+        """Discard what the audit itself caused (its snapshots read every canary)."""
+        self.drain()
+
+    def begin(self) -> None:
+        """Open a window: what is queued now happened outside any call."""
+        self.background.extend(self.drain()[: max(0, 1000 - len(self.background))])
+
+    def end(self) -> list[KernelEvent]:
+        """Close the window: what happened during the call."""
+        return self.drain()

@@ -20,7 +20,7 @@ import struct
 from pathlib import Path
 from typing import Protocol
 
-from rootbound.audit.kernel_events import IN_Q_OVERFLOW, MASK, MAX_EVENTS, KernelEvent
+from rootbound.audit.kernel_events import IN_Q_OVERFLOW, MASK, MAX_EVENTS, KernelEvent, Windows
 from rootbound.audit.trap import OUTSIDE_DIRS, Trap
 from rootbound.confine.inotify import Inotify
 from rootbound.confine.inotify import available as inotify_available
@@ -51,7 +51,7 @@ class Watch(Protocol):
     def close(self) -> None: ...
 
 
-class KernelWatch:
+class KernelWatch(Windows):
     """One inotify instance over a set of directories, each with its location label."""
 
     method = "inotify"
@@ -95,18 +95,6 @@ class KernelWatch:
                 name = os.fsdecode(raw.split(b"\0", 1)[0])
                 events.append(KernelEvent(location, name, mask))
         return events
-
-    def settle(self) -> None:
-        """Discard what the audit itself caused (its snapshots read every canary)."""
-        self.drain()
-
-    def begin(self) -> None:
-        """Open a window: what is queued now happened outside any call."""
-        self.background.extend(self.drain()[: max(0, 1000 - len(self.background))])
-
-    def end(self) -> list[KernelEvent]:
-        """Close the window: what happened during the call."""
-        return self.drain()
 
     def close(self) -> None:
         self._notify.close()

@@ -14,7 +14,6 @@ import base64
 import hashlib
 import os
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -28,13 +27,13 @@ from rootbound.text.read_windows import BINARY_SNIFF, TextSlice, looks_binary, r
 from rootbound.workspace.resources.addresses import EXTENSION, Window, bad_request, not_found, split_uri
 from rootbound.workspace.resources.listings import TYPED, ignored
 from rootbound.workspace.resources.name_types import mime_of_name
+from rootbound.workspace.tools.reading import PREAD_CHUNK, pread_all
 
 __all__ = ["HASH_CAP", "ReadRequest", "digest_of", "read_resource"]
 
 HASH_CAP: Final = 16 * 1024 * 1024
 """Files up to this size carry a digest on every read, windows included (the whole file is hashed through the
 same fd); a larger one carries its size and says why it has no digest. 16 MiB: SEP-2640's per-skill size bound."""
-_CHUNK: Final = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -47,21 +46,6 @@ class ReadRequest:
     show_ignored: bool = False
 
 
-def _pread(fd: int) -> Callable[[int, int], bytes]:
-    def pread(offset: int, length: int) -> bytes:
-        chunks: list[bytes] = []
-        got = 0
-        while got < length:
-            chunk = os.pread(fd, min(length - got, _CHUNK), offset + got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
-
-    return pread
-
-
 def digest_of(fd: int, size: int) -> str | None:
     """``sha256:<hex>`` of the file's first ``size`` bytes read through ``fd`` (``None`` over :data:`HASH_CAP`)."""
     if size > HASH_CAP:
@@ -69,7 +53,7 @@ def digest_of(fd: int, size: int) -> str | None:
     hasher = hashlib.sha256()
     offset = 0
     while True:
-        chunk = os.pread(fd, _CHUNK, offset)
+        chunk = os.pread(fd, PREAD_CHUNK, offset)
         if not chunk:
             break
         hasher.update(chunk)
@@ -96,7 +80,7 @@ def _identity(fd: int, before: os.stat_result, data: bytes | None) -> dict[str, 
 
 
 def _window_slice(fd: int, size: int, window: Window, max_read: int) -> TextSlice:
-    pread = _pread(fd)
+    pread = pread_all(fd)
     if window.bytes:
         return read_byte_range(pread, size, window.offset or 0, min(window.length or max_read, max_read))
     return read_lines(pread, size, window.start_line or 1, window.end_line, max_read)
@@ -117,7 +101,7 @@ def _content(fd: int, st: os.stat_result, name: str, request: ReadRequest, windo
                 f"the file is over the {cap}-byte limit for a whole read: read it in parts, "
                 "?offset=N&length=M (bytes) or ?start_line=N&end_line=M (lines)"
             )
-        data = _pread(fd)(0, st.st_size)  # a file that grows meanwhile: its identity says it changed
+        data = pread_all(fd)(0, st.st_size)  # a file that grows meanwhile: its identity says it changed
         if not binary:
             try:
                 return {"mimeType": _text_mime(name), "text": data.decode("utf-8")} | _meta(fd, st, data, None)
@@ -129,7 +113,7 @@ def _content(fd: int, st: os.stat_result, name: str, request: ReadRequest, windo
         if not window.bytes:
             bad_request("a binary file has no lines: read a window of it with ?offset=N&length=M")
         length = min(window.length or request.max_read, request.max_read)
-        data = _pread(fd)(window.offset or 0, length)
+        data = pread_all(fd)(window.offset or 0, length)
         span: dict[str, Any] = {"offset": window.offset or 0, "length": len(data)}
         return {"mimeType": sniff(head[:SNIFF_BYTES]).mime, "blob": base64.b64encode(data).decode("ascii")} | _meta(
             fd, st, None, span

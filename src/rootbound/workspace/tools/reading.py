@@ -11,7 +11,7 @@ import base64
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from rootbound.confine.regular_files import check_file
 from rootbound.core.errors import RootsError, TooLarge
@@ -46,12 +46,18 @@ def opened(fs: RootedFS, path: object) -> Iterator[tuple[int, os.stat_result, st
         yield handle.fd, st, str(handle.path)
 
 
-def _pread(fd: int) -> Callable[[int, int], bytes]:
+PREAD_CHUNK: Final = 1024 * 1024
+"""The most one ``pread`` asks for: a large window is read in pieces, not one allocation the size of the ask."""
+
+
+def pread_all(fd: int) -> Callable[[int, int], bytes]:
+    """``pread(offset, length)`` on ``fd``: up to ``length`` bytes, fewer only at the end of the file."""
+
     def pread(offset: int, length: int) -> bytes:
         chunks: list[bytes] = []
         got = 0
         while got < length:
-            chunk = os.pread(fd, length - got, offset + got)
+            chunk = os.pread(fd, min(length - got, PREAD_CHUNK), offset + got)
             if not chunk:
                 break
             chunks.append(chunk)
@@ -97,7 +103,7 @@ def _window_args(args: Mapping[str, Any]) -> dict[str, int | None]:
 def _read_window(
     fd: int, size: int, window: Mapping[str, int | None], budget_bytes: int, check: Callable[[int], None]
 ) -> TextSlice:
-    pread = _pread(fd)
+    pread = pread_all(fd)
     if window["offset"] is not None or window["length"] is not None:
         length = min(window["length"] or budget_bytes, budget_bytes)
         return read_byte_range(pread, size, window["offset"] or 0, length)
@@ -210,7 +216,7 @@ def read_media_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, conte
         answers = context.get("answers")
         if isinstance(answers, Ledger):
             answers.reserve(base64_size(st.st_size))  # AnswersFull before anything is read (issue 24 #4)
-        data = _pread(fd)(0, limits.max_media + 1)
+        data = pread_all(fd)(0, limits.max_media + 1)
         if len(data) > limits.max_media:
             raise TooLarge()
     encoded = base64.b64encode(data).decode("ascii")
