@@ -21,9 +21,18 @@ from mcp import Client
 from rootbound.mcp import RootsProvider
 from tests.helpers.serve_process import text_of
 
-__all__ = ["answered", "baseline_counts", "counts", "session", "settle_counts"]
+__all__ = ["answered", "baseline_counts", "counts", "fds_of", "session", "settle_counts"]
 
 SETTLE = 90.0  # seconds counts may take to come back on a loaded machine (anyio prunes idle workers after 10 s)
+
+
+def fds_of(pid: int) -> list[str]:
+    """What the open fds of ``pid`` are (for a failure's message)."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            out.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return sorted(out)
 
 
 def counts(pid: int) -> tuple[int, int]:
@@ -66,11 +75,17 @@ async def settle_counts(pid: int, url: str, root: Path, baseline: tuple[int, int
     return now
 
 
-async def baseline_counts(pid: int, url: str, root: Path) -> tuple[int, int]:
-    """The counts after a warm-up session (imports, pools), the highest of a few samples."""
-    async with session(url, [root]) as client:
-        await answered(client, "list_roots")
-        await answered(client, "read_file", path=str(root / "a.txt"))
+async def baseline_counts(pid: int, url: str, *roots: Path, write: bool = False) -> tuple[int, int]:
+    """The counts after a warm-up call in each era on each root (imports, pools, and the 2026-07-28 snapshots the
+    server keeps by design; with ``write``, a write too: a held snapshot keeps its write ruleset), the highest of
+    a few samples."""
+    for root in roots:
+        for mode in ("legacy", "2026-07-28"):
+            async with session(url, [root], mode=mode) as client:
+                await answered(client, "list_roots")
+                await answered(client, "read_file", path=str(root / "a.txt"))
+                if write:
+                    await answered(client, "write_file", path=str(root / "warm.txt"), content="warm\n")
     await anyio.sleep(0.5)
     samples = [counts(pid)]
     for _ in range(3):

@@ -8,11 +8,13 @@ the attacker stops the server's threads and fds come back to where they were (``
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import anyio
+import pytest
 
-from tests.helpers.greedy import answered, baseline_counts, session, settle_counts
+from tests.helpers.greedy import answered, baseline_counts, fds_of, session, settle_counts
 from tests.helpers.serve_process import http_serve_process, text_of
 
 
@@ -25,6 +27,7 @@ def _dirs(tmp_path: Path, *names: str) -> list[Path]:
     return made
 
 
+@pytest.mark.timeout(900)
 def test_row5_an_old_text_too_costly_to_match_is_refused_and_the_victim_is_served(tmp_path: Path) -> None:
     """4 edits of a 130 KB / 300 KB old text against 2 MB files whose lines repeat: before, each cost 10-30 s of
     CPU (every overlapping tolerant candidate compared in full) and ended "matched more than 1000 times" or at
@@ -39,7 +42,8 @@ def test_row5_an_old_text_too_costly_to_match_is_refused_and_the_victim_is_serve
     with http_serve_process([str(tmp_path), "--writable", "--max-read", str(4 << 20)]) as (url, process):
 
         async def main() -> None:
-            base = await baseline_counts(process.pid, url, victim)
+            base = await baseline_counts(process.pid, url, victim, attacker)
+            before = fds_of(process.pid)
             answers: list[str] = []
 
             async def attack(name: str, old: str) -> None:
@@ -67,7 +71,115 @@ def test_row5_an_old_text_too_costly_to_match_is_refused_and_the_victim_is_serve
             for text in answers:
                 assert "too large to match" in text and "narrow the old text" in text, text
             after = await settle_counts(process.pid, url, victim, base)
-            assert after[0] <= base[0] and after[1] <= base[1], (after, base)
+            assert after[0] <= base[0] and after[1] <= base[1], (after, base, _more(fds_of(process.pid), before))
 
         anyio.run(main)
     assert (victim / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
+
+
+@pytest.mark.timeout(900)
+def test_rows1_2_a_flood_of_costly_edits_leaves_the_victim_its_workers_and_write_threads(tmp_path: Path) -> None:
+    """Row 1: 4 sessions x 4 edits of a 90 KB old text on a 240 KB file; row 2: one stateless 2026-07-28 client
+    with 60 of them in flight. Before, the edits ran on past their deadline answer, keeping every write thread
+    and worker: the victim's calls waited for one until their own deadline. Now each edit stops with its call, and
+    one client holds at most its share (24 of 32 workers, 12 of 16 write slots)."""
+    attacker, victim = _dirs(tmp_path, "attacker", "victim")
+    (attacker / "big.txt").write_text("    x\n" * 40_000)
+    old = "  x\n" * 22_500
+    args = [str(tmp_path), "--writable", "--tool-timeout", "20"]
+    with http_serve_process(args) as (url, process):
+
+        async def main() -> None:
+            base = await baseline_counts(process.pid, url, victim, attacker, write=True)
+            before = fds_of(process.pid)
+
+            async def edits(mode: str, count: int) -> None:
+                async def one() -> None:
+                    with contextlib.suppress(Exception):  # the attacker's own fate is not the point
+                        await text_of(
+                            client, "edit_file", path=str(attacker / "big.txt"), old_string=old, new_string="Q"
+                        )
+
+                async with session(url, [attacker], mode=mode) as client, anyio.create_task_group() as tasks:
+                    for _ in range(count):
+                        tasks.start_soon(one)
+
+            async with anyio.create_task_group() as tasks:
+                for _ in range(4):
+                    tasks.start_soon(edits, "legacy", 4)
+                tasks.start_soon(edits, "2026-07-28", 60)
+                await anyio.sleep(1.0)
+                async with session(url, [victim]) as client:
+                    for n in range(3):
+                        await answered(client, "read_file", path=str(victim / "a.txt"))
+                        await answered(client, "list_directory", path=str(victim))
+                        await answered(client, "write_file", path=str(victim / f"w{n}.txt"), content="w\n")
+            after = await settle_counts(process.pid, url, victim, base)
+            assert after[0] <= base[0] and after[1] <= base[1], (after, base, _more(fds_of(process.pid), before))
+
+        anyio.run(main)
+    assert [(victim / f"w{n}.txt").read_text() for n in range(3)] == ["w\n"] * 3
+    assert (attacker / "big.txt").read_text() == "    x\n" * 40_000
+
+
+@pytest.mark.timeout(900)
+def test_row3_greedy_greps_never_queue_the_victims_first_grep_behind_them(tmp_path: Path) -> None:
+    """Row 3: 10 sessions x 4 greps with literal-free regexes and a stateless client with 40 in flight, over a
+    tree of 20,000 files (the index off: every grep walks). Before, one first-come walk queue (1 slot on 2 cores)
+    put the victim's 3-file grep behind all of them, past its deadline. Now a walk slot is kept for clients
+    without a backlog: the victim's grep is answered."""
+    attacker, victim = _dirs(tmp_path, "attacker", "victim")
+    for name in ("b.txt", "c.txt"):
+        (victim / name).write_text("alpha\nneedle here\n")
+    chunk = "".join(f"row {n} value {n * 7919 % 100003} text\n" for n in range(40))
+    for d in range(100):  # 20,000 small files: about a second a walk on 2 cores
+        (attacker / f"d{d:02d}").mkdir()
+        for n in range(200):
+            (attacker / f"d{d:02d}" / f"f{n:03d}.txt").write_text(chunk)
+    with http_serve_process([str(tmp_path), "--tool-timeout", "6", "--no-index"]) as (url, process):
+
+        async def main() -> None:
+            base = await baseline_counts(process.pid, url, victim, attacker)
+            before = fds_of(process.pid)
+            stop = anyio.Event()
+
+            async def greps(mode: str, count: int) -> None:
+                async def one(n: int) -> None:
+                    while not stop.is_set():
+                        with contextlib.suppress(Exception):
+                            await text_of(
+                                client,
+                                "grep",
+                                pattern=rf"(\w+\s+){{2}}\d{{5}}[{n % 10}-9]\b",
+                                path=str(attacker),
+                            )
+
+                async with session(url, [attacker], mode=mode) as client, anyio.create_task_group() as tasks:
+                    for n in range(count):
+                        tasks.start_soon(one, n)
+
+            async with anyio.create_task_group() as tasks:
+                for _ in range(10):
+                    tasks.start_soon(greps, "legacy", 4)
+                tasks.start_soon(greps, "2026-07-28", 40)
+                await anyio.sleep(2.0)
+                async with session(url, [victim]) as client:
+                    for _ in range(3):
+                        text = await answered(client, "grep", pattern="needle", path=str(victim))
+                        assert text.count("needle") == 2, text
+                stop.set()
+            after = await settle_counts(process.pid, url, victim, base)
+            assert after[0] <= base[0] and after[1] <= base[1], (after, base, _more(fds_of(process.pid), before))
+
+        anyio.run(main)
+
+
+def _more(now: list[str], before: list[str]) -> list[str]:
+    left = list(before)
+    extra = []
+    for name in now:
+        if name in left:
+            left.remove(name)
+        else:
+            extra.append(name)
+    return extra
