@@ -208,3 +208,38 @@ def test_row12_a_host_naming_another_local_port_is_refused(tmp_path: Path) -> No
                 await answered(client, "read_file", path=str(victim / "a.txt"))
 
         anyio.run(main)
+
+
+def test_row9_apply_patch_errors_never_echo_the_new_path_components(tmp_path: Path) -> None:
+    """Row 9: an ``apply_patch`` into new directories that fails named the target, new components and all: the
+    client's own words back. Now the error names the operation by its patch line (and an existing file's path)."""
+    attacker, victim = _dirs(tmp_path, "attacker", "victim")
+    patches = [
+        ("Add File: new/evil1/x.txt", "+a", "Add File: new/evil1/x.txt", "+b"),  # the same file twice
+        ("Add File: new/evil2/x.txt", "+a", "Add File: new/evil2", "+b"),  # a file where a new directory goes
+        ("Add File: new/evil3", "+a", "Add File: new/evil3/y.txt", "+b"),  # a directory where a new file goes
+        ("Add File: new/evil4/x.txt", "+a", "Update File: evil5-missing.txt", "@@", "-a", "+b"),
+    ]
+    with http_serve_process([str(tmp_path), "--writable"]) as (url, _process):
+
+        async def main() -> None:
+            async with session(url, [attacker]) as client:
+                for body in patches:
+                    patch = (
+                        "\n".join(
+                            [
+                                "*** Begin Patch",
+                                *(f"*** {line}" if " File: " in line else line for line in body),
+                                "*** End Patch",
+                            ]
+                        )
+                        + "\n"
+                    )
+                    failed, text = await text_of(client, "apply_patch", patch=patch)
+                    assert failed and "patch line" in text, text
+                    assert "evil" not in text, text
+            async with session(url, [victim]) as client:
+                await answered(client, "read_file", path=str(victim / "a.txt"))
+
+        anyio.run(main)
+    assert sorted(p.name for p in attacker.iterdir()) == ["a.txt"]  # nothing changed
