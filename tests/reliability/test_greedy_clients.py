@@ -17,6 +17,7 @@ import pytest
 
 from tests.helpers.greedy import answered, baseline_counts, fds_of, session, settle_counts
 from tests.helpers.serve_process import http_serve_process, text_of
+from tests.workspace.test_hardening import ACCEPT, _bare_initialize
 
 
 def _dirs(tmp_path: Path, *names: str) -> list[Path]:
@@ -243,3 +244,32 @@ def test_row9_apply_patch_errors_never_echo_the_new_path_components(tmp_path: Pa
 
         anyio.run(main)
     assert sorted(p.name for p in attacker.iterdir()) == ["a.txt"]  # nothing changed
+
+
+@pytest.mark.timeout(900)
+def test_row4_a_client_filling_the_session_table_never_evicts_a_waiting_victim(tmp_path: Path) -> None:
+    """Row 4: one client opens a session after another and keeps them useful (a tool call each), past the cap of
+    12, while the victim's session waits on its human. Before, the least recently useful session was evicted: the
+    victim's ("Session not found"). Now only a client over its share of the table loses sessions, its own oldest
+    idle ones first: the victim's next call is answered."""
+    (victim,) = _dirs(tmp_path, "victim")
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_roots", "arguments": {}}}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    with http_serve_process([str(tmp_path), "--max-sessions", "12", "--init-timeout", "120"]) as (url, _process):
+
+        async def main() -> None:
+            async with session(url, [victim]) as client:
+                await answered(client, "read_file", path=str(victim / "a.txt"))
+                with httpx2.Client(timeout=60) as http:  # the attacker: its own connection
+                    opened: list[str] = []
+                    for _ in range(36):
+                        sid = _bare_initialize(http, url)
+                        headers = {"accept": ACCEPT, "mcp-protocol-version": "2025-11-25", "mcp-session-id": sid}
+                        assert http.post(url, json=note, headers=headers).status_code == 202
+                        opened.append(sid)
+                        for recent in opened[-3:]:  # keeps its newest sessions useful
+                            http.post(url, json=call, headers={**headers, "mcp-session-id": recent})
+                for _ in range(3):
+                    await answered(client, "read_file", path=str(victim / "a.txt"))
+
+        anyio.run(main)
