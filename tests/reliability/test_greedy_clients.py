@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from tests.helpers.greedy import answered, baseline_counts, fds_of, session, settle_counts
-from tests.helpers.serve_process import http_serve_process, text_of
+from tests.helpers.serve_process import http_serve_process, serve_cli, text_of
 from tests.workspace.test_hardening import ACCEPT, _bare_initialize
 
 
@@ -273,3 +273,32 @@ def test_row4_a_client_filling_the_session_table_never_evicts_a_waiting_victim(t
                     await answered(client, "read_file", path=str(victim / "a.txt"))
 
         anyio.run(main)
+
+
+@pytest.mark.timeout(900)
+def test_row8_a_link_above_the_index_cache_is_never_followed(tmp_path: Path) -> None:
+    """Row 8: a local process plants a link above the cache folder (``$XDG_CACHE_HOME/rootbound`` -> elsewhere).
+    Before, start-up and ``--clear-index`` removed every digit-named folder in the link's target and the postings
+    were written there. Now the path is opened one component at a time without following links: nothing in the
+    target is removed or written (the postings stay in memory), and the victim's grep is answered."""
+    (tmp_path / "served").mkdir()
+    (victim,) = _dirs(tmp_path / "served", "victim")
+    target = tmp_path / "elsewhere"
+    (target / "index" / "999999").mkdir(parents=True)  # a digit-named folder of no running process
+    (target / "index" / "999999" / "keep.txt").write_text("keep\n")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "rootbound").symlink_to(target)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    cleared = serve_cli(str(tmp_path / "served"), "--clear-index", env=env)
+    assert cleared.returncode == 0, cleared.stderr
+    with http_serve_process([str(tmp_path / "served"), "--index-at-start"], env=env) as (url, _process):
+
+        async def main() -> None:
+            async with session(url, [victim]) as client:
+                for _ in range(3):
+                    text = await answered(client, "grep", pattern="beta", path=str(victim))
+                    assert "beta" in text, text
+
+        anyio.run(main)
+    assert sorted(p.name for p in (target / "index").iterdir()) == ["999999"]
+    assert (target / "index" / "999999" / "keep.txt").read_text() == "keep\n"
