@@ -302,3 +302,34 @@ def test_row8_a_link_above_the_index_cache_is_never_followed(tmp_path: Path) -> 
         anyio.run(main)
     assert sorted(p.name for p in (target / "index").iterdir()) == ["999999"]
     assert (target / "index" / "999999" / "keep.txt").read_text() == "keep\n"
+
+
+SMALL_INDEX = (
+    "import sys\n"
+    "from rootbound.search.index import registry, tree_index\n"
+    "registry.IndexRegistry.__init__.__kwdefaults__['limits'] = tree_index.IndexLimits(max_entries=50)\n"
+    "from rootbound.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+@pytest.mark.timeout(900)
+def test_row7_the_index_status_line_says_nothing_of_the_dir_beyond_the_sessions_root(tmp_path: Path) -> None:
+    """Row 7: a client whose root is DIR/victim was told how the whole DIR's index stood ("over 50 entries",
+    a build's percentage). Now a start below the DIR gets a status without the DIR's figures; the grep is
+    answered."""
+    (victim,) = _dirs(tmp_path, "victim")
+    for n in range(80):  # the DIR: more entries than this server's index takes
+        (tmp_path / f"other{n}.txt").write_text("beta\n")
+    args = [str(tmp_path), "--index-at-start"]
+    with http_serve_process(args, launcher=("-c", SMALL_INDEX)) as (url, _process):
+
+        async def main() -> None:
+            async with session(url, [victim]) as client:
+                for _ in range(3):
+                    text = await answered(client, "grep", pattern="beta", path=str(victim))
+                    assert text.count("beta") == 1, text
+                    assert "entries" not in text and "%" not in text and "MiB" not in text, text
+                    await anyio.sleep(0.5)
+
+        anyio.run(main)

@@ -172,6 +172,8 @@ class IndexRegistry:
             index.start()
         if index.usable():
             return index, start_rel, "index"
+        if start_rel:  # a start below the DIR may be all its session sees: nothing about the rest (issue 48 #7)
+            return None, start_rel, "index not ready" if index.state in ("new", "building") else "not indexed"
         return None, start_rel, index.progress()
 
     def _current(self, slot: _Slot) -> TreeIndex:
