@@ -44,7 +44,7 @@ def test_row5_an_old_text_too_costly_to_match_is_refused_and_the_victim_is_serve
     with http_serve_process([str(tmp_path), "--writable", "--max-read", str(4 << 20)]) as (url, process):
 
         async def main() -> None:
-            base = await baseline_counts(process.pid, url, victim, attacker)
+            base = await baseline_counts(process.pid, url, victim, attacker, write=True)
             before = fds_of(process.pid)
             answers: list[str] = []
 
