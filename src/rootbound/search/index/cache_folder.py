@@ -48,7 +48,12 @@ def open_secure(path: Path, *, made: int) -> Iterator[int]:
             if own:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o700, dir_fd=fd)
-            child = os.open(name, _DIR, dir_fd=fd)  # ELOOP (or ENOTDIR) on a link: never followed
+            try:
+                child = os.open(name, _DIR, dir_fd=fd)  # ELOOP (or ENOTDIR) on a link: never followed
+            except FileNotFoundError:  # a missing parent (no ~/.cache yet): made as mkdir -p would, but 0700
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                child = os.open(name, _DIR, dir_fd=fd)
             os.close(fd)
             fd = child
             st = os.fstat(fd)
