@@ -15,9 +15,7 @@ cannot be known without reading every file again.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
-import stat
 import threading
 import time
 import weakref
@@ -25,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from rootbound.search.index.cache_folder import open_secure, remove_under
+from rootbound.confine.cache_folder import make_private, open_secure, remove_matching
 from rootbound.search.index.tree_index import IndexLimits, TreeIndex
 
 __all__ = ["IndexRegistry", "cache_root", "clear_all", "close_all", "own_folder", "remove_stale"]
@@ -54,23 +52,18 @@ _MADE: Final = 2  # "rootbound/index": the cache path's components rootbound mak
 
 def remove_stale(root: Path) -> int:
     """Remove the cache folders of server processes that are gone; how many. ``root`` is reached one component at
-    a time, links never followed (``cache_folder``); nothing is removed when it cannot be."""
+    a time, links never followed (``confine/cache_folder``); nothing is removed when it cannot be."""
     try:
         with open_secure(root, made=_MADE) as fd:
-            return _remove_stale(fd)
+            return remove_matching(fd, _stale)
     except OSError:
         return 0
 
 
-def _remove_stale(fd: int) -> int:
-    removed = 0
-    for name in os.listdir(fd):
-        pid, _, _ = name.partition("-")
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            with contextlib.suppress(OSError):
-                remove_under(fd, name)
-                removed += 1
-    return removed
+def _stale(name: str) -> bool:
+    """A cache folder (``PID`` or ``PID-...``) of a server process that is gone."""
+    pid, _, _ = name.partition("-")
+    return pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid))
 
 
 def own_folder(root: Path) -> Path | None:
@@ -81,15 +74,11 @@ def own_folder(root: Path) -> Path | None:
     name = str(os.getpid())
     try:
         with open_secure(root, made=_MADE) as fd:
-            _remove_stale(fd)
-            remove_under(fd, name)  # a process that had this number before us
-            os.mkdir(name, 0o700, dir_fd=fd)
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            remove_matching(fd, _stale)
+            made = make_private(fd, name)  # a process that had this number before us: its folder goes first
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-        return None
-    return root / name
+    return root / name if made else None
 
 
 def clear_all(root: Path) -> int:

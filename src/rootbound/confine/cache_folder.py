@@ -1,4 +1,5 @@
-"""The index cache folder, reached one component at a time without following links (issue 48 #8).
+"""The search index's cache folder, reached one component at a time without following links (issue 48 #8): the
+wall's one place outside every root, so it is opened the way the wall opens what is under a root.
 
 Why: ``~/.cache/rootbound/index`` was made with ``mkdir(parents=True)`` and its stale folders removed with
 ``shutil.rmtree`` by name, so a link planted anywhere above it (by a process that can write one of those
@@ -15,10 +16,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["open_secure", "remove_under"]
+__all__ = ["make_private", "open_secure", "remove_matching", "remove_under"]
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -83,3 +84,24 @@ def remove_under(dir_fd: int, name: str) -> None:
     finally:
         os.close(fd)
     os.rmdir(name, dir_fd=dir_fd)
+
+
+def remove_matching(dir_fd: int, stale: Callable[[str], bool]) -> int:
+    """Remove each entry of ``dir_fd`` whose name ``stale`` picks (through fds, as :func:`remove_under`); how many
+    went (one that cannot be removed is left, silently: the next start tries again)."""
+    removed = 0
+    for name in os.listdir(dir_fd):
+        if stale(name):
+            with contextlib.suppress(OSError):
+                remove_under(dir_fd, name)
+                removed += 1
+    return removed
+
+
+def make_private(dir_fd: int, name: str) -> bool:
+    """``name`` in ``dir_fd`` made anew (whatever held the name first removed), mode 0700: whether it is now a
+    directory of this user's."""
+    remove_under(dir_fd, name)
+    os.mkdir(name, 0o700, dir_fd=dir_fd)
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
