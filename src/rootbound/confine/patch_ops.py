@@ -134,6 +134,7 @@ class _Plan:
     temp: str | None = None
     temp_ino: int = 0
     created: list[tuple[str, Path]] = field(default_factory=list)  # candidate, canonical path
+    found: bool = False  # the source file exists: its path may be named in an error
 
 
 class PatchOps(WriteOps):
@@ -187,6 +188,7 @@ class PatchOps(WriteOps):
             st = source.lstat()
             if st is None:
                 raise PathNotFound()
+            plan.found = True
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectory()
             if op.kind == "delete":
@@ -476,7 +478,7 @@ def _refuse_repeats(plans: list[_Plan]) -> None:
             names.append(plan.result.destination)
         for name in names:
             if name in seen:
-                raise PatchOpFailed(plan.op, InvalidPath("a file appears twice in the patch"), name)
+                raise PatchOpFailed(plan.op, InvalidPath("a file appears twice in the patch"), _known_path(plan))
             seen.add(name)
 
 
@@ -494,9 +496,10 @@ def _blame(plan: _Plan) -> Iterator[None]:
 
 
 def _known_path(plan: _Plan) -> Path | None:
-    if plan.result is not None:
-        return plan.result.path
-    return plan.source.path if plan.source is not None and plan.source.name is not None else None
+    """The path an error may name: the file the operation opened, which existed. Never a target the patch
+    names (an Add File's, a move's destination, a missing file's): its new components are the client's words,
+    echoed (issue 48 #9); the operation's patch line says which it was."""
+    return plan.source.path if plan.source is not None and plan.found else None
 
 
 def _quietly(back: Callable[[], bool]) -> bool:

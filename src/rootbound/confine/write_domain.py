@@ -22,6 +22,7 @@ syscall (``rootbound.confine.write_ops``).
 
 from __future__ import annotations
 
+import contextvars
 import errno
 import os
 import stat
@@ -236,11 +237,12 @@ class WriteDomain:
         if not self.enforced or getattr(_local, "domain", None) is self:
             return function()
         leftovers: list[tuple[int, str, int, int]] = []
+        caller = contextvars.copy_context()  # the call's budget check goes with its work (issue 48 #5)
 
         def call() -> T:
             _local.leftovers = leftovers
             try:
-                return function()
+                return caller.run(function)
             finally:
                 _local.leftovers = None
 

@@ -55,6 +55,7 @@ from rootbound.confine.proc_fd import has_procfs, proc_open
 from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_fd
 from rootbound.confine.resolvers import DIR_READ, O_CLOEXEC, O_NOFOLLOW, O_PATH
 from rootbound.confine.resolvers import READ as _READ_FLAGS
+from rootbound.core.call_budget import checkpoint
 from rootbound.core.errors import (
     FileOperationFailed,
     InvalidPath,
@@ -490,6 +491,7 @@ def _create_levels(handle: Handle, names: tuple[str, ...], mode: int, *, undo: b
     created = handle.path
     try:
         for name in names:
+            checkpoint()  # thousands of levels fit in a path: each one a few syscalls (issue 48 #5)
             if not beneath(current, root):
                 raise OutsideRoots("moved outside roots")
             try:

@@ -25,8 +25,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from rootbound.core.call_budget import checkpoint
 from rootbound.core.errors import INVALID_PARAMS, RootsError
-from rootbound.text.line_match import MAX_LISTED_LINES, TOLERANCE_ORDER, Block, Lines, Tolerance, newline_style
+from rootbound.text.line_match import (
+    MATCH_WORK,
+    MAX_LISTED_LINES,
+    TOLERANCE_ORDER,
+    Block,
+    Lines,
+    Tolerance,
+    TooLargeToMatch,
+    newline_style,
+)
 from rootbound.text.unified_diff import unified_diff
 
 __all__ = [
@@ -37,6 +47,7 @@ __all__ = [
     "EditError",
     "EditNotFound",
     "EditResult",
+    "EditTooLarge",
     "FileChanged",
     "InvalidEdit",
     "Tolerance",
@@ -93,11 +104,22 @@ class EditNotFound(EditError):
         )
 
 
+class EditTooLarge(EditError):
+    """Matching an old text against the file would cost too much (issue 48 #5): it should be narrowed."""
+
+    def __init__(self, index: int) -> None:
+        message = (
+            f"edits[{index}]: old text too large to match against this file; narrow the old text (quote fewer "
+            "lines, including one that occurs once)"
+        )
+        super().__init__("too large to match", message, index=index)
+
+
 class EditAmbiguous(EditError):
     """An old text matched several times and the edit did not ask for ``replace_all``."""
 
-    def __init__(self, index: int, count: int, lines: Sequence[int], *, tolerance: bool) -> None:
-        times = f"more than {_MAX_COUNTED}" if count > _MAX_COUNTED else str(count)
+    def __init__(self, index: int, count: int, lines: Sequence[int], *, tolerance: bool, more: bool = False) -> None:
+        times = f"more than {min(count, _MAX_COUNTED)}" if more or count > _MAX_COUNTED else str(count)
         how = " (tolerantly)" if tolerance else ""
         message = (
             f"edits[{index}]: old text matched {times} times{how}, at lines {_listed(lines)}; "
@@ -250,6 +272,15 @@ def _apply_matched(text: str, index: int, edit: Edit) -> tuple[str, tuple[int, .
     block = Block(edit.old)
     if block.blank:
         raise EditNotFound(index, ())  # whitespace-only old text: only an exact match is meaningful
+    try:
+        return _apply_tolerant(lines, block, index, edit, style)
+    except TooLargeToMatch:
+        raise EditTooLarge(index) from None
+
+
+def _apply_tolerant(
+    lines: Lines, block: Block, index: int, edit: Edit, style: str | None
+) -> tuple[str, tuple[int, ...], tuple[Tolerance, ...]]:
     for shifted in (False, True):
         windows = lines.find(block, shifted, len(lines.raw) if edit.replace_all else _MAX_COUNTED + 1)
         if not windows:
@@ -267,19 +298,25 @@ def _exact(text: str, index: int, old: str, new: str, replace_all: bool) -> tupl
     if replace_all:
         starts = [first]
         pos = text.find(old, first + len(old))
-        while pos >= 0:
+        while pos >= 0:  # non-overlapping: at most len(text) / len(old) finds
+            checkpoint()
             starts.append(pos)
             pos = text.find(old, pos + len(old))
         return text.replace(old, new), _line_numbers(text, starts)
     second = text.find(old, first + 1)
     if second < 0:
         return text[:first] + new + text[first + len(old) :], _line_numbers(text, [first])
+    # Overlapping occurrences are counted for the message, each find costing about len(old): bounded (#5).
+    most = max(2, min(_MAX_COUNTED, MATCH_WORK // (2 * len(old))))
     starts = [first, second]
     pos = text.find(old, second + 1)
-    while pos >= 0 and len(starts) <= _MAX_COUNTED:
+    while pos >= 0 and len(starts) <= most:
+        checkpoint()
         starts.append(pos)
         pos = text.find(old, pos + 1)
-    raise EditAmbiguous(index, len(starts), _line_numbers(text, starts[: MAX_LISTED_LINES + 1]), tolerance=False)
+    more = pos >= 0 and len(starts) > most
+    lines = _line_numbers(text, starts[: MAX_LISTED_LINES + 1])
+    raise EditAmbiguous(index, len(starts) - more, lines, tolerance=False, more=more)
 
 
 def _line_numbers(text: str, starts: Sequence[int]) -> tuple[int, ...]:

@@ -9,9 +9,12 @@ words, so the tiers live once, here. Pure: no I/O.
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
+
+from rootbound.core.call_budget import checkpoint
+from rootbound.core.errors import INVALID_PARAMS, RootsError
 
 __all__ = [
     "MAX_LISTED_LINES",
@@ -19,6 +22,7 @@ __all__ = [
     "Block",
     "Lines",
     "Tolerance",
+    "TooLargeToMatch",
     "Window",
     "common_prefix",
     "indent_of",
@@ -30,6 +34,24 @@ Tolerance: TypeAlias = Literal["line-endings", "trailing-whitespace", "indentati
 TOLERANCE_ORDER: Final[tuple[Tolerance, ...]] = ("line-endings", "trailing-whitespace", "indentation")
 MAX_LISTED_LINES: Final = 10  # line numbers shown in an error or a result
 _INDENT: Final = " \t"
+MATCH_WORK: Final = 8_000_000
+"""Characters a tier may compare across its candidate windows (each costs the old text's length) before the
+match is refused as too large: overlapping occurrences of a long, repetitive old text would otherwise cost the
+file's lines times the old text's length (issue 48 #5)."""
+_CHECK_EVERY: Final = 1 << 14  # lines between two budget checks
+
+
+class TooLargeToMatch(RootsError, ValueError):
+    """Matching the old text (or a hunk) against this file would cost more than :data:`MATCH_WORK`."""
+
+    code = INVALID_PARAMS
+    default_message = (
+        "the old text is too large to match against this file: narrow the old text (quote fewer lines, "
+        "including one that occurs once)"
+    )
+
+    def __init__(self) -> None:
+        super().__init__("too large to match")
 
 
 def newline_style(text: str) -> str | None:
@@ -97,40 +119,50 @@ class Lines:
             self.ends.append("")
         self.raw = pieces
         self.starts = [0, *itertools.accumulate(len(p) + 1 for p in pieces)]  # offsets in text
-        self._keys: dict[bool, tuple[str, list[int]]] = {}
+        self._keys: dict[bool, tuple[list[int], dict[str, int]]] = {}
 
-    def _joined(self, shifted: bool) -> tuple[str, list[int]]:
-        """All line keys joined by ``\\n`` and each key's offset in that string (built once per tier)."""
+    def _ids(self, shifted: bool) -> tuple[list[int], dict[str, int]]:
+        """Each line's key in this tier as a small integer, and the table from key to integer (built once per
+        tier): equal keys, equal integers, so whole-line matching compares integers."""
         cached = self._keys.get(shifted)
         if cached is None:
-            keys = [p.rstrip().lstrip(_INDENT) if shifted else p.rstrip() for p in self.raw]
-            offsets = [0, *itertools.accumulate(len(k) + 1 for k in keys)]
-            cached = self._keys[shifted] = ("\n".join(keys), offsets)
+            table: dict[str, int] = {}
+            ids: list[int] = []
+            raw = self.raw
+            for first in range(0, len(raw), _CHECK_EVERY):
+                checkpoint(_CHECK_EVERY)
+                part = raw[first : first + _CHECK_EVERY]
+                keys = [p.rstrip().lstrip(_INDENT) for p in part] if shifted else [p.rstrip() for p in part]
+                ids.extend([table.setdefault(key, len(table)) for key in keys])
+            cached = self._keys[shifted] = (ids, table)
         return cached
 
     def find(self, block: Block, shifted: bool, limit: int, start: int = 0) -> list[Window]:
         """Windows of whole lines equal to ``block`` in this tier (overlapping ones included), up to ``limit``,
-        beginning at line ``start`` (0-based) or later."""
-        haystack, offsets = self._joined(shifted)
-        keys = [b.rstrip().lstrip(_INDENT) if shifted else b.rstrip() for b in block.bodies]
-        needle = "\n".join(keys)
-        count = len(keys)
+        beginning at line ``start`` (0-based) or later.
+
+        Linear in the file: only line starts are candidates (the lines as integers, searched with Knuth-Morris-
+        Pratt), and the candidates' own checks are bounded by :data:`MATCH_WORK` (:class:`TooLargeToMatch`)."""
         windows: list[Window] = []
         if start > len(self.raw):
             return windows
-        pos = haystack.find(needle, offsets[start])
-        while pos >= 0 and len(windows) < limit:
-            line = bisect_right(offsets, pos) - 1
-            end = pos + len(needle)
-            if (
-                offsets[line] == pos
-                and (end == len(haystack) or haystack[end] == "\n")
-                and line + count <= len(self.raw)
-            ):
-                window = self._window(line, block, shifted)
-                if window is not None:
-                    windows.append(window)
-            pos = haystack.find(needle, pos + 1)
+        ids, table = self._ids(shifted)
+        keys = [b.rstrip().lstrip(_INDENT) if shifted else b.rstrip() for b in block.bodies]
+        needle = [table.get(key, -1) for key in keys]
+        if -1 in needle:
+            return windows  # a line the file does not have in this tier: no window anywhere
+        cost = sum(map(len, block.bodies)) + 16 * len(block.bodies)
+        spent = 0
+        for line in _occurrences(ids, needle, start):
+            if len(windows) >= limit:
+                break
+            spent += cost
+            if spent > MATCH_WORK:
+                raise TooLargeToMatch()
+            checkpoint(len(block.bodies))
+            window = self._window(line, block, shifted)
+            if window is not None:
+                windows.append(window)
         return windows
 
     def _window(self, start: int, block: Block, shifted: bool) -> Window | None:
@@ -209,6 +241,32 @@ class Lines:
         if not found:
             found = [n + 1 for n, s in enumerate(stripped) if first in s]
         return found[: MAX_LISTED_LINES + 1]
+
+
+def _occurrences(haystack: list[int], needle: list[int], start: int) -> Iterator[int]:
+    """Every index at or after ``start`` where ``needle`` occurs in ``haystack`` (overlapping ones included):
+    Knuth-Morris-Pratt, O(len(haystack) + len(needle)), checking the call's budget as it goes."""
+    size = len(needle)
+    fail = [0] * size
+    k = 0
+    for i in range(1, size):
+        while k and needle[i] != needle[k]:
+            k = fail[k - 1]
+        if needle[i] == needle[k]:
+            k += 1
+        fail[i] = k
+    k = 0
+    for i in range(start, len(haystack)):
+        if not i % _CHECK_EVERY:
+            checkpoint(_CHECK_EVERY)
+        item = haystack[i]
+        while k and item != needle[k]:
+            k = fail[k - 1]
+        if item == needle[k]:
+            k += 1
+        if k == size:
+            yield i - size + 1
+            k = fail[k - 1]
 
 
 def reindent(body: str, file_indent: str, old_indent: str) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from rootbound.core.call_budget import checkpoint
 from rootbound.text.line_match import TOLERANCE_ORDER, Block, Lines, Tolerance, Window, newline_style, reindent
 from rootbound.text.patch_grammar import FileOp, Hunk, HunkLine, PatchError
 
@@ -80,6 +81,7 @@ def patch_text(text: str, op: FileOp) -> PatchedText:
     matches: list[HunkMatch] = []
     added = removed = 0
     for index, hunk in enumerate(op.hunks, 1):
+        checkpoint()
         where = f"hunk {index}"
         for anchor, number in hunk.anchors:
             found = _anchor(lines, anchor, cursor)
@@ -118,6 +120,8 @@ def _anchor(lines: Lines, anchor: str, start: int) -> int | None:
     wanted = anchor.strip()
     exact = None
     for number in range(start, len(lines.raw)):
+        if not number % 16384:
+            checkpoint(16384)
         raw = lines.raw[number]
         body = raw[:-1] if raw.endswith("\r") else raw
         if body == anchor:

@@ -9,8 +9,15 @@ edit to a large file stays cheap.
 from __future__ import annotations
 
 import difflib
+from typing import Final
+
+from rootbound.core.call_budget import checkpoint
 
 __all__ = ["unified_diff"]
+
+MATCHED_PAIRS: Final = 4_000_000
+"""Above this many (old line, new line) pairs in the changed middle, :class:`difflib.SequenceMatcher` (quadratic
+at worst, and deaf to the call's budget) is not run: the middle is shown as one hunk, removed then added (#48)."""
 
 
 def _split_keep(text: str) -> list[str]:
@@ -42,10 +49,19 @@ def unified_diff(before: str, after: str, path: str = "file", *, context: int = 
         suffix += 1
     lo = max(0, prefix - context)
     a_hi, b_hi = len(a) - max(0, suffix - context), len(b) - max(0, suffix - context)
-    matcher = difflib.SequenceMatcher(None, a[lo:a_hi], b[lo:b_hi])
+    checkpoint(prefix + suffix)
     old, new = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
     out = [f"--- {old}\n", f"+++ {new}\n"]
+    if (len(a) - prefix - suffix) * (len(b) - prefix - suffix) > MATCHED_PAIRS:
+        out.append(f"@@ -{_range(lo, a_hi)} +{_range(lo, b_hi)} @@\n")
+        out.extend(_mark(" ", a[lo:prefix]))
+        out.extend(_mark("-", a[prefix : len(a) - suffix]))
+        out.extend(_mark("+", b[prefix : len(b) - suffix]))
+        out.extend(_mark(" ", a[len(a) - suffix : a_hi]))
+        return "".join(out)
+    matcher = difflib.SequenceMatcher(None, a[lo:a_hi], b[lo:b_hi])
     for group in matcher.get_grouped_opcodes(context):
+        checkpoint()
         first, last = group[0], group[-1]
         i1, i2, j1, j2 = first[1] + lo, last[2] + lo, first[3] + lo, last[4] + lo
         out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n")

@@ -18,7 +18,6 @@ with ``--strict-empty-roots``.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,7 +53,8 @@ from rootbound.workspace.effective_roots import (
     Situation,
 )
 from rootbound.workspace.limits.answer_budget import ANSWERS, too_big
-from rootbound.workspace.limits.fairness import Token, default_max_walks
+from rootbound.workspace.limits.call_slots import CallSlots, client_of, run_to_end
+from rootbound.workspace.limits.fairness import default_max_walks
 from rootbound.workspace.limits.fd_budget import RootBudget
 from rootbound.workspace.resources.handlers import ResourceHost, install_resources
 from rootbound.workspace.tool_guard import ToolGuard
@@ -225,7 +225,8 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     walking = {spec.name for spec in specs if spec.walks}
     quick = {spec.name for spec in specs if spec.quick and not spec.writes}
     inline = config.inline_quick_calls and config.limits.max_read <= INLINE_MAX_READ
-    walks = anyio.CapacityLimiter(config.max_walks)  # arrival order; the wait counts against the call's deadline
+    writing = {spec.name for spec in specs if spec.writes}
+    slots = CallSlots(config.max_walks)  # the waits count against the call's deadline
 
     async def situation_of(ctx: ServerRequestContext[Any, Any], tool: str, modern: bool) -> Situation | str:
         """The roots this call is served with, or a tool error's text saying how to get some (issue 35)."""
@@ -293,9 +294,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                             return work_in(boundary)
                         except SliceOver:
                             budget.unslice()  # it kept nothing: start again on a thread, with the whole deadline
-            # The thread is abandoned on cancellation (the request's scope) and stops at its next budget check.
-            async with Token(walks) if params.name in walking else contextlib.nullcontext():
-                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            # Issue 48: fair per client, held until the work has ended (cancelled: told to stop, then awaited).
+            async with slots.hold(client_of(ctx), walks=params.name in walking, writes=params.name in writing):
+                return await run_to_end(work, budget.cancel, slots.threads)
 
         try:
             with anyio.move_on_after(config.limits.deadline + DEADLINE_GRACE) as scope:

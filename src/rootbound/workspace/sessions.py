@@ -7,9 +7,12 @@ each every few seconds, locks every real client out. Here a session counts as *t
 names it (a real client's ``notifications/initialized`` does, right after the handshake); until then it is
 *pending* and is reaped after :attr:`SessionLimits.init_timeout`. A taken-up session remembers when it was last
 *useful*: a request other than ``ping`` or a notification (a tool call, a listing). When the table is full, a new
-``initialize`` first takes the place of the oldest pending session, else of the least recently useful taken-up
-session, preferring one with no request in flight, and, where requests are authenticated, one of the principal
-holding the most sessions (so one token's sessions never push out another's while it holds more). A kept-alive
+``initialize`` first takes the place of the oldest pending session, else of a taken-up session of the client holding
+the most sessions, and only if it holds more than its share of the table (the cap over the clients holding
+sessions, the newcomer counted): its least recently useful session with no request in flight first (issue 48 #4).
+A client is its token's principal where requests are authenticated, else the connection (peer address and port)
+that took the session up. When no client holds more than its share, nothing is taken: the newcomer gets the SDK's
+503 at the cap. A kept-alive
 but idle session therefore never keeps a new client out (issue 33 #4); its client's next request gets 404, which
 tells it to start a new session.
 
@@ -95,15 +98,20 @@ def useful(body: bytes) -> bool:
 class _Seen:
     """A taken-up session: whose, when it last did something, how many of its POSTs are in flight."""
 
-    principal: str | None
+    owner: object  # the client: its token's principal, else the connection that took the session up
     useful_at: float
     in_flight: int = 0
 
 
-def _principal(scope: Scope) -> str | None:
+def _owner(scope: Scope) -> object:
+    """Whose a session is (issue 48 #4): the token's principal where requests are authenticated, else the peer
+    (address and port: the connection) that took it up."""
     token = getattr(scope.get("user"), "access_token", None)
     client_id = getattr(token, "client_id", None)
-    return client_id if isinstance(client_id, str) else None
+    if isinstance(client_id, str):
+        return ("token", client_id)
+    client = scope.get("client")
+    return ("peer", tuple(client) if client else None)
 
 
 class SessionGuard:
@@ -146,7 +154,7 @@ class SessionGuard:
         opened = self._pending.pop(session_id, None)  # named by a second request: taken up
         seen = self._seen.get(session_id)
         if seen is None and (opened is not None or session_id in self._table()):
-            seen = self._seen[session_id] = _Seen(_principal(scope), opened if opened is not None else now)
+            seen = self._seen[session_id] = _Seen(_owner(scope), opened if opened is not None else now)
         if seen is None or scope.get("method") != "POST":
             await self._manager.asgi_app(scope, receive, send)
             if session_id not in self._table():
@@ -206,12 +214,14 @@ class SessionGuard:
         candidates = [(session_id, seen) for session_id, seen in self._seen.items() if session_id in table]
         if not candidates:
             return  # sessions we never saw taken up (none in practice): the SDK answers 503
-        held: dict[str | None, int] = {}
+        held: dict[object, int] = {}
         for _session_id, seen in candidates:
-            held[seen.principal] = held.get(seen.principal, 0) + 1
-        session_id, _seen = min(
-            candidates, key=lambda item: (-held[item[1].principal], item[1].in_flight > 0, item[1].useful_at)
-        )
+            held[seen.owner] = held.get(seen.owner, 0) + 1
+        share = -(-self._limits.max_sessions // (len(held) + 1))  # the newcomer counted: its share of the table
+        over = [item for item in candidates if held[item[1].owner] > share]
+        if not over:
+            return  # nobody holds more than its share: no session is taken; the SDK answers 503 at its cap
+        session_id, _seen = min(over, key=lambda item: (-held[item[1].owner], item[1].in_flight > 0, item[1].useful_at))
         del self._seen[session_id]
         await self._manager._discard_session(session_id, table[session_id])
         self.evicted += 1

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
-import stat
 import threading
 import time
 import weakref
@@ -25,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
+from rootbound.confine.cache_folder import make_private, open_secure, remove_matching
 from rootbound.search.index.tree_index import IndexLimits, TreeIndex
 
 __all__ = ["IndexRegistry", "cache_root", "clear_all", "close_all", "own_folder", "remove_stale"]
@@ -48,37 +47,38 @@ def _alive(pid: int) -> bool:
     return True
 
 
+_MADE: Final = 2  # "rootbound/index": the cache path's components rootbound makes (0700, its own)
+
+
 def remove_stale(root: Path) -> int:
-    """Remove the cache folders of server processes that are gone; how many."""
-    removed = 0
+    """Remove the cache folders of server processes that are gone; how many. ``root`` is reached one component at
+    a time, links never followed (``confine/cache_folder``); nothing is removed when it cannot be."""
     try:
-        listing = list(root.iterdir())
+        with open_secure(root, made=_MADE) as fd:
+            return remove_matching(fd, _stale)
     except OSError:
         return 0
-    for folder in listing:
-        pid, _, _ = folder.name.partition("-")
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed += 1
-    return removed
+
+
+def _stale(name: str) -> bool:
+    """A cache folder (``PID`` or ``PID-...``) of a server process that is gone."""
+    pid, _, _ = name.partition("-")
+    return pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid))
 
 
 def own_folder(root: Path) -> Path | None:
     """A new folder for this process's indexes under ``root`` (stale folders removed first), or ``None`` when it
-    cannot be made a folder of its own (the indexes then keep their postings in memory): created here, mode 0700,
-    and checked to be a directory of this user, not a link planted beforehand."""
+    cannot be made a folder of its own (the indexes then keep their postings in memory): every component reached
+    without following links and safe (``cache_folder.open_secure``), the folder created here, mode 0700, this
+    user's (issue 48 #8)."""
+    name = str(os.getpid())
     try:
-        remove_stale(root)
-        root.mkdir(parents=True, exist_ok=True, mode=0o700)
-        folder = root / str(os.getpid())
-        shutil.rmtree(folder, ignore_errors=True)  # a process that had this number before us (never a link's target)
-        folder.mkdir(mode=0o700)
-        st = os.lstat(folder)
+        with open_secure(root, made=_MADE) as fd:
+            remove_matching(fd, _stale)
+            made = make_private(fd, name)  # a process that had this number before us: its folder goes first
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-        return None
-    return folder
+    return root / name if made else None
 
 
 def clear_all(root: Path) -> int:
@@ -161,6 +161,8 @@ class IndexRegistry:
             index.start()
         if index.usable():
             return index, start_rel, "index"
+        if start_rel:  # a start below the DIR may be all its session sees: nothing about the rest (issue 48 #7)
+            return None, start_rel, "index not ready" if index.state in ("new", "building") else "not indexed"
         return None, start_rel, index.progress()
 
     def _current(self, slot: _Slot) -> TreeIndex:

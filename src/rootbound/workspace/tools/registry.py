@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from rootbound.core.call_budget import checking
 from rootbound.core.errors import OutsideRoots, RootsError
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.tools.calls import (
@@ -15,6 +16,7 @@ from rootbound.workspace.tools.calls import (
     Media,
     ToolError,
     ToolOutput,
+    budget_of,
     describe,
 )
 from rootbound.workspace.tools.error_fixes import UNRESOLVED, explain
@@ -88,7 +90,8 @@ def call_tool(
     if "budget" not in context:  # a library caller: the deadline is the one in its limits, from now
         context = {**context, "budget": Budget(limits.deadline)}
     try:
-        return function(fs, args, limits, context)
+        with checking(budget_of(context).check):  # every loop below checks the call's deadline (issue 48 #5)
+            return function(fs, args, limits, context)
     except ToolError:
         raise
     except RootsError as error:
