@@ -33,6 +33,7 @@ __all__ = [
     "beneath",
     "discard",
     "exchange",
+    "fsync_dir",
     "publish",
     "rename_noreplace",
     "same_file",
@@ -224,8 +225,14 @@ def publish(
     except BaseException:
         discard(dir_fd, temp)
         raise
+    fsync_dir(dir_fd)
+
+
+def fsync_dir(fd: int) -> None:
+    """Make a rename in the directory ``fd`` durable, best effort: the rename itself happened (an ``O_PATH`` fd
+    cannot be fsynced, and that is not a failure)."""
     with contextlib.suppress(OSError):
-        os.fsync(dir_fd)  # the rename itself durable; an O_PATH fd cannot fsync, and that is not a failure
+        os.fsync(fd)
 
 
 class _Stranded(OutsideRoots):

@@ -42,6 +42,7 @@ from rootbound.confine.atomic_write import (
     beneath,
     discard,
     exchange,
+    fsync_dir,
     publish,
     rename_noreplace,
     same_file,
@@ -413,8 +414,8 @@ class WriteOps:
                 if exc.errno == errno.EINVAL:
                     raise InvalidPath("a directory cannot be moved into itself") from None
                 raise
-            _fsync_dir(src.fd)
-            _fsync_dir(dst.fd)
+            fsync_dir(src.fd)
+            fsync_dir(dst.fd)
             return dst.path
 
     def _enter_parent(self, stack: contextlib.ExitStack[bool | None], path: object, intent: Intent) -> Handle:
@@ -450,7 +451,7 @@ class WriteOps:
                 delete_matching(handle.fd, name, _root_id(handle), expected_hash, lambda d, n: self._read_name(d, n)[0])
             else:
                 _unlink_checked(handle.fd, name, _root_id(handle), undo=self._undo())
-            _fsync_dir(handle.fd)
+            fsync_dir(handle.fd)
             return handle.path
 
 
@@ -594,8 +595,3 @@ def _unlink_checked(dir_fd: int, name: str, root: tuple[int, int], *, undo: bool
     except IsADirectoryError:
         rename_noreplace(dir_fd, hidden, dir_fd, name)  # a directory swapped in meanwhile: put back, refuse
         raise
-
-
-def _fsync_dir(fd: int) -> None:
-    with contextlib.suppress(OSError):  # durability of the rename is best effort; the rename itself happened
-        os.fsync(fd)
