@@ -181,8 +181,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="N",
         type=_positive_int,
         default=None,
-        help="tree walks (grep, search_files, list_directory, directory_tree, find_projects) that may run at once "
-        "across all clients; others wait their turn within their deadline (default: CPUs less one, at least 1)",
+        help="tree walks (grep, search_files, list_directory, directory_tree, find_projects) one client may run at "
+        "once, with one more kept for the other clients; others wait their turn within their deadline (default: "
+        "CPUs less one, at least 1)",
     )
     serve.add_argument(
         "--no-index",
