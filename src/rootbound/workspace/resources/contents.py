@@ -25,7 +25,7 @@ from rootbound.search.rooted_fs import RootedFS
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.text.read_windows import BINARY_SNIFF, TextSlice, looks_binary, read_byte_range, read_lines
 from rootbound.workspace.resources.addresses import EXTENSION, Window, bad_request, not_found, split_uri
-from rootbound.workspace.resources.listings import TYPED, ignored
+from rootbound.workspace.resources.listings import served
 from rootbound.workspace.resources.name_types import mime_of_name
 from rootbound.workspace.tools.reading import PREAD_CHUNK, pread_all
 
@@ -141,11 +141,7 @@ def read_resource(fs: RootedFS, request: ReadRequest) -> dict[str, Any]:
     ``resources/directory/read``; anything not served is SEP-2164's not-found."""
     base, window = split_uri(request.uri, windowed=True)
     try:
-        with fs.boundary.open(base, TYPED, resolver=fs.resolver) as handle:
-            st = handle.fstat()
-            display = handle.prefix[:-1] or "/"
-            if not request.show_ignored and ignored(fs, display):
-                not_found(request.uri)
+        with served(fs, request.uri, base, request.show_ignored) as (handle, st, display):
             if stat.S_ISDIR(st.st_mode):
                 bad_request("a directory: list it with resources/directory/read (or read a file in it)")
             if not stat.S_ISREG(st.st_mode):

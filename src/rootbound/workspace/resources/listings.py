@@ -11,6 +11,8 @@ refused, never followed. Only regular files and directories are resources; symli
 
 from __future__ import annotations
 
+import contextlib
+import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from typing import Any, Final
 
 from mcp.shared.exceptions import MCPError
 
-from rootbound.confine.boundary import Intent
+from rootbound.confine.boundary import Handle, Intent
 from rootbound.confine.fd_access import O_PATH
 from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.core.uri import path_to_uri, uri_to_path
@@ -139,17 +141,26 @@ def ignored(fs: RootedFS, path: str) -> bool:
         return True
 
 
+@contextlib.contextmanager
+def served(fs: RootedFS, uri: object, base: str, show_ignored: bool) -> Iterator[tuple[Handle, os.stat_result, str]]:
+    """The entry ``base`` names, held open (``O_PATH``), with its stat and canonical path; SEP-2164's not-found for
+    one the ignore rules hide, unless ``show_ignored``. What every resources method opens first."""
+    with fs.boundary.open(base, TYPED, resolver=fs.resolver) as handle:
+        st = handle.fstat()
+        display = handle.prefix[:-1] or "/"
+        if not show_ignored and ignored(fs, display):
+            not_found(uri)
+        yield handle, st, display
+
+
 def directory_page(fs: RootedFS, request: Listing) -> dict[str, Any]:
     """``resources/directory/read``: one page of the directory's direct children; ``-32602`` (invalid params) on
     a served non-directory, SEP-2164's not-found on anything not served."""
     base, _ = split_uri(request.uri)
     after = decode_cursor(request.cursor, 1)[0] if request.cursor is not None else None
     try:
-        with fs.boundary.open(base, TYPED, resolver=fs.resolver) as handle:
-            is_dir = stat.S_ISDIR(handle.fstat().st_mode)
-            display = handle.prefix[:-1] or "/"
-        if not request.show_ignored and ignored(fs, display):
-            not_found(request.uri)
+        with served(fs, request.uri, base, request.show_ignored) as (_, st, _):
+            is_dir = stat.S_ISDIR(st.st_mode)
         if not is_dir:
             bad_request("not a directory: resources/directory/read lists directories; read a file with resources/read")
         page, more = _page(_entries(fs, base, request.show_ignored, after), PAGE)

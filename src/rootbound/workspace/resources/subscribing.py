@@ -13,7 +13,7 @@ from rootbound.confine.boundary import LIST
 from rootbound.core.errors import RootsError
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.resources.addresses import bad_request, not_found, split_uri
-from rootbound.workspace.resources.listings import TYPED, ignored
+from rootbound.workspace.resources.listings import served
 from rootbound.workspace.resources.watches import Notify, Subscription, Watches, WatchesFull
 
 __all__ = ["SubscribeRequest", "subscribe"]
@@ -34,11 +34,7 @@ class SubscribeRequest:
 def subscribe(fs: RootedFS, request: SubscribeRequest) -> dict[str, object]:
     base, _ = split_uri(request.uri)
     try:
-        with fs.boundary.open(base, TYPED, resolver=fs.resolver) as handle:
-            st = handle.fstat()
-            display = handle.prefix[:-1] or "/"
-            if not request.show_ignored and ignored(fs, display):
-                not_found(request.uri)
+        with served(fs, request.uri, base, request.show_ignored) as (handle, st, display):
             if stat.S_ISDIR(st.st_mode):
                 _watch(request, handle.fd, "")
                 return {}
