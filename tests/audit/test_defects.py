@@ -75,6 +75,52 @@ def test_a_server_that_never_asks_for_roots_is_not_roots_unsupported(tmp_path: P
     assert "roots unsupported" not in report.to_text().split("Coverage")[1].split("\n")[1]
 
 
+def _worst_by_tool(report: Report) -> dict[str, str]:
+    rank = ["info", "low", "medium", "high", "critical"]
+    worst: dict[str, str] = {}
+    for f in report.findings:
+        if rank.index(f.severity) > rank.index(worst.get(f.tool, "info")):
+            worst[f.tool] = f.severity
+    return worst
+
+
+def test_each_tool_of_a_server_that_ignores_roots_is_reported_at_its_own_severity(tmp_path: Path) -> None:
+    """A server that never asks for roots and has no bounds: a workbook reader, and a writer into existing
+    workbooks only (like excelize: no file is created, and a text file is refused). Before, the writer was never
+    tried on a workbook (its write controls used a text file and a new name), so it counted as a reader, and every
+    tool's escape was folded into one "ignores roots" finding on the first tool: the writer's critical escape
+    showed nowhere."""
+    report = audit(tmp_path, "typed-write", workspace=False, modes="roots", write=True)
+    worst = _worst_by_tool(report)
+    assert worst == {"read_sheet": "high", "write_cell": "critical"}, claims(report)
+    writes = [f for f in report.findings if f.tool == "write_cell" and f.kind == "write"]
+    assert writes and all(".xlsx" in f.probe for f in writes), claims(report)
+    assert report.exit_code("low") == 1
+
+
+def test_archive_tools_are_probed_with_archives_and_their_outputs_are_caused(tmp_path: Path) -> None:
+    """An archive server that never asks for roots, its ``input`` described in Chinese only: a lister that refuses
+    anything but ``.zip`` by its name (never opening it), an extractor that writes beside the archive, and a
+    compressor that writes ``<input>.zip`` beside its input. Before, the lister and the extractor were "no path
+    parameter" (found only by the kernel seeing W's text marker opened, which they never open), and the
+    compressor's ``rbt-far-*.zip`` and the extractor's members were "caused by no probe": one finding, high."""
+    report = audit(tmp_path, "archive", workspace=False, modes="roots", write=True)
+    worst = _worst_by_tool(report)
+    assert worst == {"list_archive": "high", "extract": "critical", "compress": "critical"}, claims(report)
+    assert report.exit_code("low") == 1
+
+
+def test_a_widening_tool_is_judged_by_the_worst_it_lets_a_reader_do(tmp_path: Path) -> None:
+    """``set_project_path`` widens to any directory; after it, a summary tool reads the outside canary whole (the
+    kernel sees it) and answers only with its line count and its siblings' names. Before, the first piece of
+    evidence was taken (the names: a listing, medium), not the read the kernel saw (high)."""
+    report = audit(tmp_path, "widen-summary")
+    widening = [f for f in report.findings if f.class_id == "self-widening"]
+    assert [(f.tool, f.severity) for f in widening] == [("set_project_path", "high")], claims(report)
+    fixed = audit(tmp_path, "widen-summary", "--fixed")
+    assert claims(fixed) == [] and fixed.exit_code("low") == 0, (claims(fixed), fixed.gaps())
+
+
 def test_a_dispatcher_tools_free_form_arguments_are_probed(tmp_path: Path) -> None:
     """``order(action, args: {})``: one tool, an enum of actions and free-form arguments. Before, it was "no path
     tool" (exit 0) while ``order(action="read_file", args={"path": ...})`` read anything."""
@@ -192,8 +238,11 @@ def test_typed_canaries_are_real_files_of_their_type() -> None:
         assert token in deck.read("ppt/slides/slide1.xml").decode()
     assert token in json.loads(REGISTRY["ipynb"].make(token))["cells"][0]["source"][0]
     with tarfile.open(fileobj=io.BytesIO(REGISTRY["tar"].make(token))) as tar:
-        member = tar.extractfile("rbt-note.txt")
+        member = tar.extractfile(f"{token}.txt")  # named by the token: a listing of the archive shows it
         assert member is not None and token in member.read().decode()
+    with zipfile.ZipFile(io.BytesIO(REGISTRY["zip"].make(token))) as archive:
+        assert archive.namelist() == [f"{token}.txt"]
+    assert named_type("List an archive: ZIP, 7Z, TAR or TAR.GZ") == "zip"  # several named: the first
     db = REGISTRY["sqlite"].make(token)
     assert db.startswith(b"SQLite format 3\x00")
     with tempfile.TemporaryDirectory() as where:
