@@ -287,7 +287,24 @@ def test_a_started_http_server_that_exits_is_reported_with_its_status_and_error_
     report = run_and_check(tmp_path / "traps", spec, modes="args")
     mode = report.modes[0]
     assert mode.status == "did not start", (mode.status, mode.detail)
-    assert "exit status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail
+    assert "exited with status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail
+
+
+@pytest.mark.skipif(sandbox_support() is not None, reason="the sandbox needs a mount namespace here")
+def test_a_stdio_server_that_exits_at_start_is_reported_with_its_status_and_error_line(tmp_path: Path) -> None:
+    """stdio, sandboxed (the default): the SDK starts and owns the process, so before, the report gave only the
+    error line; the sandbox's entry process now runs the server as its child and says how it ended."""
+    code = f"import sys; sys.stderr.write({NPM_404!r}); sys.exit(3)"
+    spec = ServerSpec(command=(sys.executable, "-c", code, "{workspace}"))
+    report = run_and_check(tmp_path / "traps", spec, modes="args")
+    mode = report.modes[0]
+    assert mode.status == "did not start", (mode.status, mode.detail)
+    assert "exited with status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail
+    assert "sandbox:" not in mode.detail, mode.detail  # the status line itself is not the error line
+    killed = "import os, signal, sys; sys.stderr.write('fatal: out of luck\\n'); os.kill(os.getpid(), signal.SIGKILL)"
+    spec = ServerSpec(command=(sys.executable, "-c", killed, "{workspace}"))
+    report = run_and_check(tmp_path / "traps", spec, modes="args")
+    assert "was killed by signal 9" in report.modes[0].detail and "out of luck" in report.modes[0].detail
 
 
 def test_a_finding_on_a_canary_of_an_asked_for_type_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
