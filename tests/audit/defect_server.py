@@ -309,7 +309,7 @@ def peek() -> None:
 
 
 def main() -> None:
-    if CASE == "peek":
+    if CASE == "peek" or os.environ.get("ROOTBOUND_TEST_PEEK"):  # any case can peek (a replayed one too)
         peek()
     if CASE == "home-state":  # start-up state, before the first request
         os.makedirs(os.path.join(HOME, ".pdf_tools_temp"), exist_ok=True)

@@ -352,3 +352,45 @@ def test_the_sandbox_hides_the_auditor_s_home_from_the_server(tmp_path: Path, mo
     control = audit(tmp_path, "peek", sandbox=False)
     assert said.read_text() == "got:the auditor's key\n"
     assert "sandbox: off: not requested (--no-sandbox)" in control.notes
+
+
+def test_replay_runs_the_server_in_the_sandbox_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--replay starts the server a report names (often someone else's): sandboxed like the audit. The replayed
+    server reads the auditor's key at start: refused, and the escape still reproduces; with --no-sandbox (the
+    control) it reads the key. Before, --replay always ran the server unsandboxed."""
+    import json
+
+    from rootbound.cli import main
+
+    reason = sandbox_support()
+    if reason is not None:
+        pytest.skip(f"no sandbox on this kernel: {reason}")
+    out = tmp_path / "report.json"
+    command = ["--", sys.executable, str(DEFECT), "--case=xlsx", "{workspace}"]
+    code = main(
+        ["audit", "--trap-dir", str(tmp_path), "--mode", "args", "-q", "--format", "json", "-o", str(out), *command]
+    )
+    assert code == 1
+    data = json.loads(out.read_text())
+    number = next(f["number"] for f in data["findings"] if f["tool"] == "read_sheet" and f["probe"].endswith(".xlsx"))
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    key = home / ".ssh" / "id_ed25519"
+    key.write_text("the auditor's key\n")
+    said = tmp_path / "peeked.txt"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ROOTBOUND_TEST_PEEK", str(key))
+    monkeypatch.setenv("ROOTBOUND_TEST_PEEK_REPORT", str(said))
+    capsys.readouterr()
+    code = main(["audit", "--replay", str(out), str(number), "--use-report-command"])
+    stdout = capsys.readouterr().out
+    assert code == 1, stdout
+    assert said.read_text().startswith("refused:"), said.read_text()
+    assert "sandbox: on (" in stdout, stdout
+    code = main(["audit", "--replay", str(out), str(number), "--use-report-command", "--no-sandbox"])
+    stdout = capsys.readouterr().out
+    assert code == 1, stdout
+    assert said.read_text() == "got:the auditor's key\n"
+    assert "sandbox: off: not requested (--no-sandbox)" in stdout, stdout
