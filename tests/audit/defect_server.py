@@ -130,6 +130,17 @@ elif CASE == "archive":  # never asks for roots, no bounds; parameters described
     ]
 elif CASE == "widen-summary":  # set_project_path(any dir); a summary that reads a file and names its siblings
     TOOLS = [tool("set_project_path", {"path": _S}), tool("get_file_summary", {"path": _S})]
+elif CASE == "notebook":  # clean; every path must end with .ipynb; a rename; a cell's source beside its path
+    _NB = {"type": "string", "description": "Path to the notebook"}
+    TOOLS = [
+        tool("notebook_rename", {"old_path": _NB, "new_path": _NB}, description="Rename a Jupyter notebook."),
+        tool("notebook_edit_cell", {"notebook_path": _NB, "source": _S}, description="Set a notebook's first cell."),
+        tool(
+            "notebook_export",
+            {"notebook_path": _NB},
+            description="Export a notebook to a script. Raises RuntimeError if the nbconvert subprocess fails.",
+        ),
+    ]
 elif CASE in ("no-roots", "casefold"):
     # no-roots: never asks for roots; serves only its own project directory (none of the client's)
     # casefold: a check that case-folds and NFKC-normalises the whole path: A/WS passes for a/ws
@@ -237,6 +248,23 @@ def call(name: str, args: dict[str, Any]) -> str:
         path = checked(str(args["path"]))
         lines = read(path).count("\n")  # read whole, never shown: only its line count and its siblings' names
         return f"{lines} lines; beside it: " + ", ".join(sorted(os.listdir(os.path.dirname(path))))
+    if CASE == "notebook":
+        paths = {k: checked(str(v)) for k, v in args.items() if k.endswith("path")}
+        if any(not p.endswith(".ipynb") for p in paths.values()):
+            raise Refused("Invalid path: it must end with .ipynb")
+        if name == "notebook_rename":
+            if not os.path.isfile(paths["old_path"]) or os.path.lexists(paths["new_path"]):
+                raise Refused("Invalid old or new path: the old must exist, the new must not")
+            os.rename(paths["old_path"], paths["new_path"])
+            return "renamed"
+        with open(paths["notebook_path"]) as fh:
+            book = json.load(fh)
+        if name == "notebook_export":
+            return "\n".join("".join(c.get("source", "")) for c in book.get("cells", []))
+        book["cells"][0]["source"] = [str(args.get("source", ""))]
+        with open(paths["notebook_path"], "w") as fh:
+            json.dump(book, fh)
+        return "edited"
     if CASE == "confirm":
         path = checked(str(args["path"]))
         if name == "read_file":

@@ -121,6 +121,20 @@ def test_a_widening_tool_is_judged_by_the_worst_it_lets_a_reader_do(tmp_path: Pa
     assert claims(fixed) == [] and fixed.exit_code("low") == 0, (claims(fixed), fixed.gaps())
 
 
+def test_a_clean_notebook_server_reaches_exit_0(tmp_path: Path) -> None:
+    """A clean notebook server: every path must end with .ipynb; a rename needs an existing notebook and a new
+    name that is one; ``source`` beside ``notebook_path`` is a cell's text; an export tool's description mentions
+    the nbconvert subprocess it runs. Before, the rename was "blocked" (its controls paired the notebook with a
+    text file or a name ending ``.ipynb2``), ``source`` was probed as a path (its control passed through
+    ``notebook_path``), and the export tool was "exec-like": exit 2 for a clean server."""
+    report = audit(tmp_path, "notebook", write=True)
+    rows = {(t.name, p.param): p.status for t in report.modes[0].tools for p in t.params}
+    assert rows[("notebook_rename", "old_path")] == "tested" and rows[("notebook_rename", "new_path")] == "tested"
+    assert rows[("notebook_edit_cell", "source")] == "no path", rows
+    assert rows[("notebook_export", "notebook_path")] == "tested", rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
 def test_a_dispatcher_tools_free_form_arguments_are_probed(tmp_path: Path) -> None:
     """``order(action, args: {})``: one tool, an enum of actions and free-form arguments. Before, it was "no path
     tool" (exit 0) while ``order(action="read_file", args={"path": ...})`` read anything."""

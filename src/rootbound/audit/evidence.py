@@ -23,7 +23,7 @@ from rootbound.audit.mode_context import ModeContext, Where
 from rootbound.audit.options import (
     AuditOptions,
 )
-from rootbound.audit.probes import Probe, landed_class
+from rootbound.audit.probes import Probe, control_paths, landed_class
 from rootbound.audit.report import Finding, Report
 from rootbound.audit.sandbox import sandbox_support
 from rootbound.audit.server_output import StderrSink
@@ -125,6 +125,13 @@ class AuditorBase:
         assert self.trap.scratch is not None
         name = self.trap.scratch.name
         return {"absolute": str(self.trap.scratch), "relative": name, "uri": "file://" + str(self.trap.scratch)}[style]
+
+    def existing(self, wants: str, style: str) -> str:
+        """An existing file in W for a write's other path: W's canary of the type the tool wants, else the scratch
+        file."""
+        if wants:
+            return control_paths(self.trap, self.typed_shape(wants), style, "")  # type: ignore[arg-type]
+        return self.scratch(style)
 
     def content(self) -> str:
         return f"rbt-written-{os.urandom(4).hex()}\n"
