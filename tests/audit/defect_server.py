@@ -103,6 +103,44 @@ elif CASE == "confirm":  # a clean server whose delete tool refuses until confir
         tool("read_file", {"path": _S}),
         tool("delete_file", {"path": _S, "confirm": {"type": "boolean"}}, ["path"]),
     ]
+elif CASE == "typed-write":  # never asks for roots, no bounds: a workbook reader and a writer into workbooks
+    TOOLS = [
+        tool(
+            "read_sheet",
+            {"file_path": {"type": "string", "description": "Path to the workbook."}},
+            description="Read the cells of an Excel workbook.",
+        ),
+        tool(
+            "write_cell",
+            {"file_path": {"type": "string", "description": "Path to the workbook."}, "value": _S},
+            description="Write a value into a cell of an existing Excel workbook.",
+        ),
+    ]
+elif CASE == "archive":  # never asks for roots, no bounds; parameters described in another language only
+    _IN = {"type": "string", "description": "\u538b\u7f29\u6587\u4ef6\u8def\u5f84"}  # "archive file path"
+    TOOLS = [
+        tool("list_archive", {"input": _IN}, description="\u5217\u51fa\u5185\u5bb9, ZIP\u3001TAR"),
+        tool("extract", {"input": _IN}, description="\u89e3\u538b\u7f29, ZIP\u3001TAR"),
+        tool(
+            "compress",
+            {"input": {"type": ["string", "array"], "items": _S}, "format": {"type": "string", "enum": ["zip"]}},
+            ["input"],
+            description="\u538b\u7f29",
+        ),
+    ]
+elif CASE == "widen-summary":  # set_project_path(any dir); a summary that reads a file and names its siblings
+    TOOLS = [tool("set_project_path", {"path": _S}), tool("get_file_summary", {"path": _S})]
+elif CASE == "notebook":  # clean; every path must end with .ipynb; a rename; a cell's source beside its path
+    _NB = {"type": "string", "description": "Path to the notebook"}
+    TOOLS = [
+        tool("notebook_rename", {"old_path": _NB, "new_path": _NB}, description="Rename a Jupyter notebook."),
+        tool("notebook_edit_cell", {"notebook_path": _NB, "source": _S}, description="Set a notebook's first cell."),
+        tool(
+            "notebook_export",
+            {"notebook_path": _NB},
+            description="Export a notebook to a script. Raises RuntimeError if the nbconvert subprocess fails.",
+        ),
+    ]
 elif CASE in ("no-roots", "casefold"):
     # no-roots: never asks for roots; serves only its own project directory (none of the client's)
     # casefold: a check that case-folds and NFKC-normalises the whole path: A/WS passes for a/ws
@@ -177,6 +215,56 @@ def call(name: str, args: dict[str, Any]) -> str:
     if CASE == "xlsx" and name == "read_sheet":
         path = str(args["file_path"])
         return workbook_strings(checked(path) if FIXED else path)
+    if CASE == "typed-write":
+        path = str(args["file_path"])
+        if name == "read_sheet":
+            return workbook_strings(path)
+        workbook_strings(path)  # an existing workbook only: excelize-like, it never creates one
+        with zipfile.ZipFile(path, "a") as zf:
+            zf.writestr(f"xl/cell-{len(zf.namelist())}.xml", f"<v>{args.get('value', '')}</v>")
+        return "written"
+    if CASE == "archive":
+        path = args.get("input")
+        path = path[0] if isinstance(path, list) and path else path
+        if not isinstance(path, str) or not os.path.exists(path):
+            raise Refused("input does not exist")
+        if name == "compress":  # beside its input, named after it
+            out = os.path.splitext(path)[0] + ".zip"
+            with zipfile.ZipFile(out, "w") as zf:
+                zf.write(path, os.path.basename(path))
+            return f"compressed to {out}"
+        if not path.endswith(".zip"):  # refused by its name, never opened
+            raise Refused("unsupported archive format")
+        with zipfile.ZipFile(path) as zf:
+            if name == "list_archive":
+                return "\n".join(zf.namelist())
+            zf.extractall(os.path.dirname(path))  # beside the archive
+            return "extracted"
+    if CASE == "widen-summary":
+        if name == "set_project_path":
+            if not FIXED:
+                ROOTS[:] = [os.path.realpath(str(args["path"]))]
+            return "project set"
+        path = checked(str(args["path"]))
+        lines = read(path).count("\n")  # read whole, never shown: only its line count and its siblings' names
+        return f"{lines} lines; beside it: " + ", ".join(sorted(os.listdir(os.path.dirname(path))))
+    if CASE == "notebook":
+        paths = {k: checked(str(v)) for k, v in args.items() if k.endswith("path")}
+        if any(not p.endswith(".ipynb") for p in paths.values()):
+            raise Refused("Invalid path: it must end with .ipynb")
+        if name == "notebook_rename":
+            if not os.path.isfile(paths["old_path"]) or os.path.lexists(paths["new_path"]):
+                raise Refused("Invalid old or new path: the old must exist, the new must not")
+            os.rename(paths["old_path"], paths["new_path"])
+            return "renamed"
+        with open(paths["notebook_path"]) as fh:
+            book = json.load(fh)
+        if name == "notebook_export":
+            return "\n".join("".join(c.get("source", "")) for c in book.get("cells", []))
+        book["cells"][0]["source"] = [str(args.get("source", ""))]
+        with open(paths["notebook_path"], "w") as fh:
+            json.dump(book, fh)
+        return "edited"
     if CASE == "confirm":
         path = checked(str(args["path"]))
         if name == "read_file":
@@ -249,7 +337,7 @@ def peek() -> None:
 
 
 def main() -> None:
-    if CASE == "peek":
+    if CASE == "peek" or os.environ.get("ROOTBOUND_TEST_PEEK"):  # any case can peek (a replayed one too)
         peek()
     if CASE == "home-state":  # start-up state, before the first request
         os.makedirs(os.path.join(HOME, ".pdf_tools_temp"), exist_ok=True)

@@ -75,6 +75,66 @@ def test_a_server_that_never_asks_for_roots_is_not_roots_unsupported(tmp_path: P
     assert "roots unsupported" not in report.to_text().split("Coverage")[1].split("\n")[1]
 
 
+def _worst_by_tool(report: Report) -> dict[str, str]:
+    rank = ["info", "low", "medium", "high", "critical"]
+    worst: dict[str, str] = {}
+    for f in report.findings:
+        if rank.index(f.severity) > rank.index(worst.get(f.tool, "info")):
+            worst[f.tool] = f.severity
+    return worst
+
+
+def test_each_tool_of_a_server_that_ignores_roots_is_reported_at_its_own_severity(tmp_path: Path) -> None:
+    """A server that never asks for roots and has no bounds: a workbook reader, and a writer into existing
+    workbooks only (like excelize: no file is created, and a text file is refused). Before, the writer was never
+    tried on a workbook (its write controls used a text file and a new name), so it counted as a reader, and every
+    tool's escape was folded into one "ignores roots" finding on the first tool: the writer's critical escape
+    showed nowhere."""
+    report = audit(tmp_path, "typed-write", workspace=False, modes="roots", write=True)
+    worst = _worst_by_tool(report)
+    assert worst == {"read_sheet": "high", "write_cell": "critical"}, claims(report)
+    writes = [f for f in report.findings if f.tool == "write_cell" and f.kind == "write"]
+    assert writes and all(".xlsx" in f.probe for f in writes), claims(report)
+    assert report.exit_code("low") == 1
+
+
+def test_archive_tools_are_probed_with_archives_and_their_outputs_are_caused(tmp_path: Path) -> None:
+    """An archive server that never asks for roots, its ``input`` described in Chinese only: a lister that refuses
+    anything but ``.zip`` by its name (never opening it), an extractor that writes beside the archive, and a
+    compressor that writes ``<input>.zip`` beside its input. Before, the lister and the extractor were "no path
+    parameter" (found only by the kernel seeing W's text marker opened, which they never open), and the
+    compressor's ``rbt-far-*.zip`` and the extractor's members were "caused by no probe": one finding, high."""
+    report = audit(tmp_path, "archive", workspace=False, modes="roots", write=True)
+    worst = _worst_by_tool(report)
+    assert worst == {"list_archive": "high", "extract": "critical", "compress": "critical"}, claims(report)
+    assert report.exit_code("low") == 1
+
+
+def test_a_widening_tool_is_judged_by_the_worst_it_lets_a_reader_do(tmp_path: Path) -> None:
+    """``set_project_path`` widens to any directory; after it, a summary tool reads the outside canary whole (the
+    kernel sees it) and answers only with its line count and its siblings' names. Before, the first piece of
+    evidence was taken (the names: a listing, medium), not the read the kernel saw (high)."""
+    report = audit(tmp_path, "widen-summary")
+    widening = [f for f in report.findings if f.class_id == "self-widening"]
+    assert [(f.tool, f.severity) for f in widening] == [("set_project_path", "high")], claims(report)
+    fixed = audit(tmp_path, "widen-summary", "--fixed")
+    assert claims(fixed) == [] and fixed.exit_code("low") == 0, (claims(fixed), fixed.gaps())
+
+
+def test_a_clean_notebook_server_reaches_exit_0(tmp_path: Path) -> None:
+    """A clean notebook server: every path must end with .ipynb; a rename needs an existing notebook and a new
+    name that is one; ``source`` beside ``notebook_path`` is a cell's text; an export tool's description mentions
+    the nbconvert subprocess it runs. Before, the rename was "blocked" (its controls paired the notebook with a
+    text file or a name ending ``.ipynb2``), ``source`` was probed as a path (its control passed through
+    ``notebook_path``), and the export tool was "exec-like": exit 2 for a clean server."""
+    report = audit(tmp_path, "notebook", write=True)
+    rows = {(t.name, p.param): p.status for t in report.modes[0].tools for p in t.params}
+    assert rows[("notebook_rename", "old_path")] == "tested" and rows[("notebook_rename", "new_path")] == "tested"
+    assert rows[("notebook_edit_cell", "source")] == "no path", rows
+    assert rows[("notebook_export", "notebook_path")] == "tested", rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
 def test_a_dispatcher_tools_free_form_arguments_are_probed(tmp_path: Path) -> None:
     """``order(action, args: {})``: one tool, an enum of actions and free-form arguments. Before, it was "no path
     tool" (exit 0) while ``order(action="read_file", args={"path": ...})`` read anything."""
@@ -192,8 +252,11 @@ def test_typed_canaries_are_real_files_of_their_type() -> None:
         assert token in deck.read("ppt/slides/slide1.xml").decode()
     assert token in json.loads(REGISTRY["ipynb"].make(token))["cells"][0]["source"][0]
     with tarfile.open(fileobj=io.BytesIO(REGISTRY["tar"].make(token))) as tar:
-        member = tar.extractfile("rbt-note.txt")
+        member = tar.extractfile(f"{token}.txt")  # named by the token: a listing of the archive shows it
         assert member is not None and token in member.read().decode()
+    with zipfile.ZipFile(io.BytesIO(REGISTRY["zip"].make(token))) as archive:
+        assert archive.namelist() == [f"{token}.txt"]
+    assert named_type("List an archive: ZIP, 7Z, TAR or TAR.GZ") == "zip"  # several named: the first
     db = REGISTRY["sqlite"].make(token)
     assert db.startswith(b"SQLite format 3\x00")
     with tempfile.TemporaryDirectory() as where:
@@ -238,7 +301,24 @@ def test_a_started_http_server_that_exits_is_reported_with_its_status_and_error_
     report = run_and_check(tmp_path / "traps", spec, modes="args")
     mode = report.modes[0]
     assert mode.status == "did not start", (mode.status, mode.detail)
-    assert "exit status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail
+    assert "exited with status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail
+
+
+@pytest.mark.skipif(sandbox_support() is not None, reason="the sandbox needs a mount namespace here")
+def test_a_stdio_server_that_exits_at_start_is_reported_with_its_status_and_error_line(tmp_path: Path) -> None:
+    """stdio, sandboxed (the default): the SDK starts and owns the process, so before, the report gave only the
+    error line; the sandbox's entry process now runs the server as its child and says how it ended."""
+    code = f"import sys; sys.stderr.write({NPM_404!r}); sys.exit(3)"
+    spec = ServerSpec(command=(sys.executable, "-c", code, "{workspace}"))
+    report = run_and_check(tmp_path / "traps", spec, modes="args")
+    mode = report.modes[0]
+    assert mode.status == "did not start", (mode.status, mode.detail)
+    assert "exited with status 3" in mode.detail and "is not in this registry" in mode.detail, mode.detail
+    assert "sandbox:" not in mode.detail, mode.detail  # the status line itself is not the error line
+    killed = "import os, signal, sys; sys.stderr.write('fatal: out of luck\\n'); os.kill(os.getpid(), signal.SIGKILL)"
+    spec = ServerSpec(command=(sys.executable, "-c", killed, "{workspace}"))
+    report = run_and_check(tmp_path / "traps", spec, modes="args")
+    assert "was killed by signal 9" in report.modes[0].detail and "out of luck" in report.modes[0].detail
 
 
 def test_a_finding_on_a_canary_of_an_asked_for_type_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -286,3 +366,45 @@ def test_the_sandbox_hides_the_auditor_s_home_from_the_server(tmp_path: Path, mo
     control = audit(tmp_path, "peek", sandbox=False)
     assert said.read_text() == "got:the auditor's key\n"
     assert "sandbox: off: not requested (--no-sandbox)" in control.notes
+
+
+def test_replay_runs_the_server_in_the_sandbox_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--replay starts the server a report names (often someone else's): sandboxed like the audit. The replayed
+    server reads the auditor's key at start: refused, and the escape still reproduces; with --no-sandbox (the
+    control) it reads the key. Before, --replay always ran the server unsandboxed."""
+    import json
+
+    from rootbound.cli import main
+
+    reason = sandbox_support()
+    if reason is not None:
+        pytest.skip(f"no sandbox on this kernel: {reason}")
+    out = tmp_path / "report.json"
+    command = ["--", sys.executable, str(DEFECT), "--case=xlsx", "{workspace}"]
+    code = main(
+        ["audit", "--trap-dir", str(tmp_path), "--mode", "args", "-q", "--format", "json", "-o", str(out), *command]
+    )
+    assert code == 1
+    data = json.loads(out.read_text())
+    number = next(f["number"] for f in data["findings"] if f["tool"] == "read_sheet" and f["probe"].endswith(".xlsx"))
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    key = home / ".ssh" / "id_ed25519"
+    key.write_text("the auditor's key\n")
+    said = tmp_path / "peeked.txt"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ROOTBOUND_TEST_PEEK", str(key))
+    monkeypatch.setenv("ROOTBOUND_TEST_PEEK_REPORT", str(said))
+    capsys.readouterr()
+    code = main(["audit", "--replay", str(out), str(number), "--use-report-command"])
+    stdout = capsys.readouterr().out
+    assert code == 1, stdout
+    assert said.read_text().startswith("refused:"), said.read_text()
+    assert "sandbox: on (" in stdout, stdout
+    code = main(["audit", "--replay", str(out), str(number), "--use-report-command", "--no-sandbox"])
+    stdout = capsys.readouterr().out
+    assert code == 1, stdout
+    assert said.read_text() == "got:the auditor's key\n"
+    assert "sandbox: off: not requested (--no-sandbox)" in stdout, stdout

@@ -41,10 +41,12 @@ def _texts(schema: Any, depth: int = 0) -> list[str]:
 
 def wanted_type(tool: dict[str, Any]) -> str | None:
     """The file type (a registered extension) a tool's own words name, or None: its description first, then its
-    schema's descriptions, patterns, enums, formats and parameter names."""
+    schema's descriptions, patterns, enums, formats and parameter names, then its name."""
     found = named_type(str(tool.get("description", "")))
     if found is None:
         found = named_type("\n".join(_texts(tool.get("inputSchema"))))
+    if found is None:  # last, the tool's own name (``get_archive_info``)
+        found = named_type(re.sub(r"[^A-Za-z0-9]+", " ", str(tool.get("name", ""))))
     return found
 
 

@@ -28,7 +28,17 @@ from rootbound.audit.kernel_events import KernelEvent
 from rootbound.audit.trap import PREFIX_SIBLING, Change, Trap
 from rootbound.core.escape_table import OUT
 
-__all__ = ["ATTRIBUTION", "CONTROL", "LINKED", "Noise", "audit_names", "caused_changes", "caused_events", "probe_leaf"]
+__all__ = [
+    "ATTRIBUTION",
+    "CONTROL",
+    "LINKED",
+    "Noise",
+    "audit_names",
+    "caused_changes",
+    "caused_events",
+    "derived_name",
+    "probe_leaf",
+]
 
 CONTROL = "control"  # the aim of a control call: W's own paths
 LINKED = frozenset({OUT, PREFIX_SIBLING, "hardlink"})  # where W's own links lead (a control reaches only these)
@@ -78,11 +88,30 @@ def audit_names(trap: Trap) -> set[str]:
         names.add(trap.dangling_target.name)
     for files in trap.typed.values():
         names |= {p.name for p in files.values()}
+    # a canary's random token as a name: only a server that read that canary can make it (an archive's member,
+    # extracted next to the archive, is named by it)
+    names |= {c.token for c in (*trap.canaries.values(), trap.marker)}
     return {n for n in names if n}
 
 
+def _stem(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
 def _derives(name: str, stems: Iterable[str]) -> bool:
-    return any(name == s or name.startswith(s) for s in stems if len(s) >= 2)
+    """``name`` is ``s``, extends it (``W`` -> ``W.md``) or is ``s`` with its extension changed (a converter's or an
+    archiver's output beside its input: ``rbt-far-1a2b.txt`` -> ``rbt-far-1a2b.zip``; a stem of 8 characters or
+    more, as every name the audit makes has)."""
+    return any(
+        name == s or name.startswith(s) or (len(_stem(s)) >= 8 and _stem(name) == _stem(s))
+        for s in stems
+        if len(s) >= 2
+    )
+
+
+def derived_name(trap: Trap, name: str) -> bool:
+    """A name the audit made, or one derived from it (extended, its extension changed, a canary's token)."""
+    return _derives(name, audit_names(trap))
 
 
 def _deep_target(trap: Trap, probe: str, deep: bool) -> str:

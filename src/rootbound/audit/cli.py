@@ -76,7 +76,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--replay",
         nargs=2,
         metavar=("REPORT", "N"),
-        help="rebuild the trap of a --format json REPORT and send finding N's request again (1-based)",
+        help="rebuild the trap of a --format json REPORT and send finding N's request again (1-based), the server "
+        "sandboxed as in an audit (--no-sandbox: not)",
     )
     p.add_argument(
         "--use-report-command",
@@ -158,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
             command,
             timeout=args.timeout,
             use_report_command=args.use_report_command,
+            sandbox=not args.no_sandbox,
         )
     if bool(command) == bool(args.url):
         return _usage("give either -- CMD ARGS... or --url with --start")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rootbound.audit.asks import refusal_flag, set_flag
 from rootbound.audit.filetypes import named_type
@@ -24,7 +24,7 @@ from rootbound.audit.session import CallOutcome
 from rootbound.audit.shown import shown
 from rootbound.audit.tool_errors import extra_required, learn_params, plan_learnt, validation_error
 from rootbound.audit.tools import ToolPlan
-from rootbound.audit.trap import CLEAN, Trap
+from rootbound.audit.trap import CLEAN, Change, Trap
 
 __all__ = ["control_leaf", "learn"]
 
@@ -65,6 +65,10 @@ async def control_leaf(
     learnt: set[str] = set()
     while True:
         got, done = await _shapes(host, ctx, plan, param, status, errors, answered, sent)
+        if got is not None and got.kind == NO_PATH:
+            status.status = NO_PATH
+            status.detail = "not a path: the call did the same with a path naming nothing here (its other paths held W)"
+            return None
         if got is not None or done:
             return got
         flag = next((f for f in map(refusal_flag, errors) if f), None)
@@ -99,15 +103,19 @@ async def _shapes(
     sent: dict[str, CallOutcome],
 ) -> tuple[Learnt | None, bool]:
     """One round of control shapes: (what it proved, whether to stop)."""
-    typed: list[tuple[Shape, bool]] = [(shape, False) for shape in TYPED_SHAPES]
     wanted: list[tuple[Shape, bool]] = [(host.typed_shape(plan.wants), False)] if plan.wants else []
+    # the built-in typed canaries, for a tool that said no type; one that names its type gets that one only
+    typed: list[tuple[Shape, bool]] = [] if wanted else [(shape, False) for shape in TYPED_SHAPES]
+    # a writer of the type it asks for may write only into a real file of that type that exists (a workbook's
+    # cells, a notebook renamed): W's typed canary, written in place
+    typed_write: list[tuple[Shape, bool]] = [(shape, True) for shape, _ in wanted]
     shapes: list[tuple[Shape, bool]] = [*wanted, ("file", False), ("dir", False), *typed]
     if plan.access == "write" and plan.edits:
         # an editor changes files that exist: probed on existing files (a new one would make every probe fail)
-        shapes = [("file", True), ("new", True), *wanted, ("file", False), ("dir", False), *typed]
+        shapes = [("file", True), *typed_write, ("new", True), *wanted, ("file", False), ("dir", False), *typed]
     elif plan.access == "write":
         # a writer by name: new file, existing file (write evidence), then read shapes (a reader after all?)
-        shapes = [("new", True), ("file", True), *wanted, ("file", False), ("dir", False), *typed]
+        shapes = [("new", True), ("file", True), *typed_write, *wanted, ("file", False), ("dir", False), *typed]
     # last: a clean subdirectory of W (no links, no FIFO), for tools that refuse or fail on W's own trap entries
     shapes.append(("clean", False))
     shapes = list(dict.fromkeys(shapes))
@@ -138,6 +146,37 @@ async def _shapes(
                     else:
                         answered[0] += 1
     return None, False
+
+
+NOT_A_PATH = "absent/rbt"  # below a directory of W that does not exist: a path parameter fails or acts elsewhere
+NO_PATH = "no path"  # a control's kind: what it showed came through the tool's other path parameters
+
+
+async def _moot(
+    host: AuditorView, ctx: ModeContext, tool: str, bare: dict[str, Any], seen: tuple[str, list[Change], Shape, bool]
+) -> bool:
+    """Whether a control's evidence came through the tool's *other* path parameters (which held W too): sent
+    again with a path in W that names nothing at this parameter, the call succeeds and shows the same (the same
+    entries of W changed the same way, or W's marker read, listed or opened again). A cell's ``source`` or a
+    metadata ``path`` key beside ``notebook_path`` is not a path: probing it only repeats that call's probes."""
+    kind, inside, shape, failed = seen
+    host.window_open()
+    out = await ctx.peer.call(tool, bare)
+    events = host.window_close()
+    changes = host.diff()
+    host.restore(changes)
+    if out.timed_out or out.is_error != failed:  # the same outcome (the kernel may see a failed call open W's file)
+        return False
+    if kind == "write":
+        return {(c.path, c.what) for c in changes} == {(c.path, c.what) for c in inside}
+    if changes:
+        return False
+    again: str | None = control_evidence(host.trap, out.request, out.result, out.is_error)
+    if again is None and _opened_marker(host.trap, events, shape):
+        again = "open"
+    if again is None and control_names_path(host.trap, out.request, out.result, out.is_error):
+        again = "path"
+    return again == kind
 
 
 class Try(NamedTuple):
@@ -190,9 +229,14 @@ async def _attempt(
     style, shape, as_write, pattern, every = attempt
     trap = host.trap
     new = trap.new_name(plan.wants)
+    second = trap.new_name(plan.wants)  # the other path of a rename or a copy: a new file of the type it wants
     if as_write:
-        value = host.scratch(style) if shape == "file" else control_paths(trap, "new", style, new)
-        other = control_paths(trap, "new", style, new + "2") if shape == "file" else host.scratch(style)
+        existing = shape == "file" or shape in trap.typed  # W's scratch file, or W's canary of the wanted type
+        if shape == "file":
+            value = host.scratch(style)
+        else:
+            value = control_paths(trap, shape if existing else "new", style, new)
+        other = control_paths(trap, "new", style, second) if existing else host.existing(plan.wants, style)
         content = host.content()
     else:
         value = control_paths(trap, shape, style, new)
@@ -201,7 +245,8 @@ async def _attempt(
         content = ""
     workdir = control_paths(trap, "dir", style, "")
     arguments = plan.arguments(param, value, other, pattern, content, every_path=every, others_dir=workdir)
-    key = json.dumps([shape, as_write, arguments], sort_keys=True, default=str).replace(new, "\0new")
+    key = json.dumps([shape, as_write, arguments], sort_keys=True, default=str)
+    key = key.replace(new, "\0new").replace(second, "\0second")
     if key in sent:
         return None, sent[key]
     host.window_open()
@@ -217,10 +262,16 @@ async def _attempt(
         ctx, plan.name, param, Probe("symlink-parent", value, "far"), out, events, skip=changed, control=True
     )
     host.restore(changes)
+    # the same call with a path in W that names nothing at this parameter (its other path parameters unchanged):
+    # absolute, below a directory that does not exist, so that whatever a server does with it stays in W
+    absent = f"{trap.workspace}/{trap.new_name('')[:-4]}-{NOT_A_PATH}"
+    bare = plan.arguments(param, absent, other, pattern, content, every_path=every, others_dir=workdir)
     if inside:
         if not host.o.write:
             return None, None
         writer = plan if plan.access == "write" else dataclasses.replace(plan, access="write")
+        if len(plan.leaves) > 1 and await _moot(host, ctx, plan.name, bare, ("write", inside, shape, out.is_error)):
+            return Learnt(writer, param, style, shape, NO_PATH, pattern, every), out
         return Learnt(writer, param, style, shape, "write", pattern, every), out
     if as_write:
         sent[key] = out
@@ -233,5 +284,7 @@ async def _attempt(
     if kind is None:
         sent[key] = out
         return None, out
+    if len(plan.leaves) > 1 and await _moot(host, ctx, plan.name, bare, (kind, [], shape, out.is_error)):
+        return Learnt(plan, param, style, shape, NO_PATH, pattern, every), out
     reader = plan if plan.access == "read" else dataclasses.replace(plan, access="read")
     return Learnt(reader, param, style, shape, kind, pattern, every), out

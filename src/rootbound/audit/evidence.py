@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rootbound.audit.asks import shape_for
-from rootbound.audit.causality import CONTROL, caused_changes, caused_events
+from rootbound.audit.causality import CONTROL, caused_changes, caused_events, derived_name
 from rootbound.audit.classes import by_id, severity_for
 from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import index_unchanged
@@ -23,7 +23,7 @@ from rootbound.audit.mode_context import ModeContext, Where
 from rootbound.audit.options import (
     AuditOptions,
 )
-from rootbound.audit.probes import Probe, landed_class
+from rootbound.audit.probes import Probe, control_paths, landed_class
 from rootbound.audit.report import Finding, Report
 from rootbound.audit.sandbox import sandbox_support
 from rootbound.audit.server_output import StderrSink
@@ -126,6 +126,13 @@ class AuditorBase:
         name = self.trap.scratch.name
         return {"absolute": str(self.trap.scratch), "relative": name, "uri": "file://" + str(self.trap.scratch)}[style]
 
+    def existing(self, wants: str, style: str) -> str:
+        """An existing file in W for a write's other path: W's canary of the type the tool wants, else the scratch
+        file."""
+        if wants:
+            return control_paths(self.trap, self.typed_shape(wants), style, "")  # type: ignore[arg-type]
+        return self.scratch(style)
+
     def content(self) -> str:
         return f"rbt-written-{os.urandom(4).hex()}\n"
 
@@ -176,12 +183,14 @@ class AuditorBase:
 
     def created_in_cwd(self, events: list[KernelEvent]) -> None:
         """Files a write probe created in the server's cwd (outside the trap, so no snapshot restores them): the
-        audit's own ``rbt-`` names only, removed at once."""
+        audit's own ``rbt-`` names, or names derived from them (an archiver's ``<canary>.zip``), removed at the
+        end."""
         if "cwd" not in self.trap.extra_dirs:
             return
         planted = {p.name for p in self.trap.planted}
         for ev in events:
-            mine = ev.name.removesuffix("2") in self.trap.issued and ev.name not in planted
+            made = ev.name.removesuffix("2") in self.trap.issued or derived_name(self.trap, ev.name)
+            mine = made and ev.name.startswith("rbt-") and ev.name not in planted
             if ev.location == "cwd" and ev.kind == "write" and mine:
                 self.cwd_created.add(self.trap.cwd / ev.name)
 

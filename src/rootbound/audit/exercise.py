@@ -236,13 +236,17 @@ class Exerciser(Prober):
         kernel sees the server open the marker through takes a path, whatever it is called."""
         if plan.by_name != "read" and not self.o.write:
             return None
-        for pointer in plan.string_roles()[:4]:
+        # W's canary of the type the tool asks for (an archive tool refuses a text file unopened), then W's marker
+        names = [self.trap.marker.name]
+        if plan.wants:
+            names.insert(0, self.trap.typed[self.typed_shape(plan.wants)]["ws"].name)
+        for pointer, name in [(p, n) for p in plan.string_roles()[:4] for n in names]:
             if self.hung(ctx):
                 return None
             trial = plan.as_path(pointer)
             trial.access, trial.reason = plan.by_name, ""
             leaf = trial.leaves[-1]
-            marker = str(self.trap.marker.path)
+            marker = str(self.trap.workspace / name)
             self.window_open()
             out = await ctx.peer.call(plan.name, trial.arguments(leaf.name, marker, marker, "rbt", self.content()))
             events = self.window_close()
@@ -251,7 +255,7 @@ class Exerciser(Prober):
                 ctx, plan.name, leaf.name, "control", Probe("outside-absolute", marker, "far"), out, changes
             )
             self.restore(changes)
-            if any(ev.location == "ws" and ev.name == self.trap.marker.name for ev in events):
+            if any(ev.location == "ws" and ev.name == name for ev in events):
                 self.report.notes.append(
                     f"{ctx.name}: {shown(plan.name, 80)} {shown(leaf.name, 80)} takes a path (the kernel saw the "
                     "server open W's marker through it), though its name says otherwise"

@@ -145,15 +145,21 @@ def csv(text: str) -> bytes:
     return f"name,value\nrbt,{text}\n".encode()
 
 
+def _member(text: str) -> str:
+    """The archive member's name: the token itself where it is a plain name (a listing of the archive, which
+    shows only names, then shows the token), else a fixed one."""
+    return f"{text}.txt" if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", text) else "rbt-note.txt"
+
+
 def zip_archive(text: str) -> bytes:
-    return _zip([("rbt-note.txt", f"{text}\n")])
+    return _zip([(_member(text), f"{text}\n")])
 
 
 def tar_archive(text: str) -> bytes:
     out = io.BytesIO()
     data = f"{text}\n".encode()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as archive:
-        info = tarfile.TarInfo("rbt-note.txt")
+        info = tarfile.TarInfo(_member(text))
         info.size, info.mtime = len(data), 978307200
         archive.addfile(info, io.BytesIO(data))
     return out.getvalue()
@@ -201,8 +207,8 @@ register("pptx", pptx, "powerpoint", "presentation", "slides", "slide deck", "pp
 register("docx", canary_files.docx, "word document", "docx")
 register("ipynb", ipynb, "notebook", "jupyter", "ipynb")
 register("csv", csv, "csv")
-register("zip", zip_archive, "zip archive", "zip file")
-register("tar", tar_archive, "tarball", "tar archive")
+register("zip", zip_archive, "zip archive", "zip file", "zip", "archive")
+register("tar", tar_archive, "tarball", "tar archive", "tar")
 register("sqlite", sqlite, "sqlite", "sqlite3")
 register("pdf", canary_files.pdf, "pdf")
 register("png", canary_files.png, "png")
@@ -214,14 +220,19 @@ _EXT = re.compile(r"\.([A-Za-z0-9]{2,6})\b")
 
 def named_type(text: str) -> str | None:
     """The registered type a text names: an extension it quotes (``.xlsx``, ``'report.xlsx'``, ``\\.ipynb$``),
-    else the words of one type (``Excel``, ``notebook``). None if it names none or several different ones."""
+    else the words of one type (``Excel``, ``notebook``). None if it names none or several different extensions;
+    of several types named in words ("supports ZIP, 7Z, TAR"), the one named first (a tool that lists the formats
+    it takes takes each of them)."""
     lowered = text[:4000].lower()
     exts = {m.group(1) for m in _EXT.finditer(lowered) if m.group(1) in REGISTRY}
     if len(exts) == 1:
         return exts.pop()
     if exts:
         return None
-    named = {
-        t.ext for t in REGISTRY.values() for w in t.words if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)
-    }
-    return named.pop() if len(named) == 1 else None
+    first: dict[str, int] = {}
+    for t in REGISTRY.values():
+        for w in t.words:
+            found = re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered)
+            if found is not None:
+                first[t.ext] = min(first.get(t.ext, found.start()), found.start())
+    return min(first, key=lambda ext: first[ext]) if first else None

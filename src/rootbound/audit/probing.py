@@ -35,7 +35,7 @@ class Prober(AuditorBase):
         """The parameter's control once more, in a window: what the tool does outside the roots with an inside path
         (beyond where W's own links lead) is its noise, and no probe of the tool is judged by it."""
         plan = item.plan
-        new = self.trap.new_name()
+        new = self.trap.new_name(plan.wants)
         if plan.access == "write" and item.shape == "file":
             value = self.scratch(item.style)
         else:

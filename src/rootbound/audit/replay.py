@@ -27,8 +27,9 @@ from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import build_git
 from rootbound.audit.judge import judge, kernel_evidence, result_text
 from rootbound.audit.kernel_watch import watch_trap
+from rootbound.audit.sandbox import sandbox_support, status_line
 from rootbound.audit.server_output import StderrSink
-from rootbound.audit.session import Connect, CountingProvider, ServerSpec, StartFailed, open_peer
+from rootbound.audit.session import Connect, CountingProvider, SandboxPlan, ServerSpec, StartFailed, open_peer
 from rootbound.audit.shown import shown
 from rootbound.audit.trap import Canary, Snapshot, Trap, build_trap, remove
 
@@ -89,7 +90,13 @@ def _made_by_us(trap: Trap) -> bool:
 
 
 def replay(
-    report_path: Path, which: str, command: list[str], *, timeout: float, use_report_command: bool = False
+    report_path: Path,
+    which: str,
+    command: list[str],
+    *,
+    timeout: float,
+    use_report_command: bool = False,
+    sandbox: bool = True,
 ) -> int:
     try:
         data = json.loads(report_path.read_text(encoding="utf-8"))
@@ -149,7 +156,12 @@ def replay(
         mode = str(finding.get("mode", "args"))
         # a finding from a metadata-only tool (its answer named an outside canary as served) is judged so again
         named = "as resolved/served" in str(finding.get("evidence", ""))
-        return anyio.run(_send, trap, ServerSpec(command=argv), mode, name, arguments, timeout, hang, named)
+        # sandboxed as the audit ran it (the trap and the canaries beyond it shown, your home not), unless refused
+        off = "not requested (--no-sandbox)" if not sandbox else sandbox_support()
+        print(f"note     {status_line(off)}")
+        box = None if off else SandboxPlan(trap.base, tuple(trap.extra_dirs.values()))
+        call = _Call(mode, name, arguments, timeout, hang, named, box)
+        return anyio.run(_send, trap, ServerSpec(command=argv), call)
     finally:
         remove_far(trap)
         if not kept:
@@ -186,9 +198,23 @@ def _plant_asked(trap: Trap, arguments: Any) -> list[str]:
     return made
 
 
-async def _send(
-    trap: Trap, spec: ServerSpec, mode: str, name: str, arguments: Any, per_call: float, hang: bool, named: bool
-) -> int:
+@dataclasses.dataclass(frozen=True)
+class _Call:
+    """The one request a replay sends, and how: its mode, the per-call timeout, whether it is a hang finding or a
+    metadata-only tool's, and the sandbox (None: unsandboxed)."""
+
+    mode: str
+    name: str
+    arguments: Any
+    per_call: float
+    hang: bool
+    named: bool
+    sandbox: SandboxPlan | None
+
+
+async def _send(trap: Trap, spec: ServerSpec, call: _Call) -> int:
+    mode, name, arguments, per_call = call.mode, call.name, call.arguments, call.per_call
+    hang, named = call.hang, call.named
     roots_mode = mode.startswith("roots")
     provider = CountingProvider([trap.workspace, trap.second]) if roots_mode else None
     allowed = frozenset({"ws", "second"} if roots_mode else {"ws"})
@@ -201,7 +227,9 @@ async def _send(
             workspace=None if roots_mode else trap.workspace,
             cwd=trap.cwd,
             env={**os.environ, "PWD": str(trap.cwd), "TZ": "UTC"},
-            connect=Connect("legacy" if mode == "roots" else "auto", provider, per_call, log, mode),
+            connect=Connect(
+                "legacy" if mode == "roots" else "auto", provider, per_call, log, mode, sandbox=call.sandbox
+            ),
         ) as peer:
             if provider is not None and not peer.modern:
                 with anyio.move_on_after(per_call):

@@ -220,15 +220,17 @@ class Report:
 
     @staticmethod
     def _fold_ignored_roots(raw: list[Finding]) -> list[Finding]:
-        """In a mode where the server never asked for roots, every escape is that one behaviour: fold them into
-        the ``ignores-roots`` finding, which takes the worst severity and names the worst escape as evidence."""
+        """In a mode where the server never asked for roots, the ``ignores-roots`` finding (on the tool whose
+        control first served W) takes that tool's own escapes, its worst severity and its worst escape as
+        evidence. Every other tool's escape stays its own finding at its own severity: what a tool reaches (a
+        write outside is critical, a read high) is that tool's, whatever else the server ignores."""
         ignoring = {f.mode: f for f in raw if f.class_id == "ignores-roots"}
         if not ignoring:
             return raw
         kept: list[Finding] = []
         for f in raw:
             head = ignoring.get(f.mode)
-            if head is None or f is head:
+            if head is None or f is head or f.tool != head.tool:
                 kept.append(f)
                 continue
             head.also += 1 + f.also

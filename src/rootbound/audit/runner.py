@@ -90,7 +90,10 @@ class _Auditor(Exerciser):
             except StartFailed as exc:
                 # the line that names the error says why it stopped (not npm's "A complete log ... can be found in")
                 line = informative_line(str(exc))
-                detail = shown(f"exit status {exc.status}: {line}" if exc.status is not None else line, 200)
+                status = "" if exc.status is None else f"exited with status {exc.status}"
+                if exc.status is not None and exc.status < 0:
+                    status = f"was killed by signal {-exc.status}"
+                detail = shown(f"{status}: {line}" if status else line, 200)
                 without_args = args_started or (spec.takes_workspace and "args" not in modes)
                 if name.startswith("roots") and without_args and not exc.exec_failed:
                     run.status, run.detail = "roots unsupported", f"exited or failed without a workspace: {detail}"

@@ -13,15 +13,19 @@ Steps: a mount namespace (``CLONE_NEWNS`` as root, with ``CLONE_NEWUSER`` otherw
 themselves), every mount made private (nothing propagates back); each shown path under a hidden directory opened
 (``O_PATH``) before that directory is covered by an empty tmpfs, then bound back at the same place through
 ``/proc/self/fd/N``; the cwd entered again (so it is the bound one); Landlock (read and execute beneath ``/``,
-every right beneath the writable paths); ``execvp``.
+every right beneath the writable paths); then the server runs as this process's child (``fork``, ``execvp``), and
+when it ends its exit status is the last line on stderr, ``rootbound sandbox: the server exited with status N``
+(or ``... was killed by signal N``), and this process's exit code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import importlib.util
 import os
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -244,16 +248,57 @@ def setup(argv: list[str]) -> list[str]:
     return command
 
 
+EXITED = "rootbound sandbox: the server exited with status "
+KILLED = "rootbound sandbox: the server was killed by signal "
+_FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _exec(command: list[str]) -> NoReturn:
+    try:
+        os.execvp(command[0], command)  # noqa: S606 - the server's own argv, as the audit would run it
+    except OSError as exc:
+        _fail(f"cannot execute {command[0]}: {exc.strerror}")
+
+
+def run_and_report(command: list[str]) -> NoReturn:
+    """Run the server as this process's child (in the sandbox already set up) and wait for it; when it ends, its
+    exit status (or the signal that ended it) is the last line on stderr and this process's own exit code. The
+    client that started this process owns it, not the server: without this line a server that fails to start is
+    reported without its status. No copy of the server's stdin or stdout stays open here (the client sees end of
+    file when the server exits); a signal sent to this process is passed on to the server."""
+    sys.stdout.flush()
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        _fail(f"cannot start the server: {exc.strerror}")
+    if pid == 0:
+        _exec(command)
+    for fd in (0, 1):
+        os.close(fd)
+
+    def forward(signum: int, _frame: Any) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+    for signum in _FORWARDED:
+        signal.signal(signum, forward)
+    _, status = os.waitpid(pid, 0)  # retried on EINTR (PEP 475): a forwarded signal does not end the wait
+    if os.WIFSIGNALED(status):
+        line, code = f"{KILLED}{os.WTERMSIG(status)}", 128 + os.WTERMSIG(status)
+    else:
+        code = os.waitstatus_to_exitcode(status)
+        line = f"{EXITED}{code}"
+    with contextlib.suppress(OSError):
+        os.write(2, (line + "\n").encode())
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     try:
         command = setup(sys.argv[1:] if argv is None else argv)
     except SetupError as exc:
         _fail(str(exc))
-    sys.stdout.flush()
-    try:
-        os.execvp(command[0], command)  # noqa: S606 - the server's own argv, as the audit would run it
-    except OSError as exc:
-        _fail(f"cannot execute {command[0]}: {exc.strerror}")
+    run_and_report(command)
 
 
 if __name__ == "__main__":

@@ -346,6 +346,37 @@ def launch_command(
     return Launch(wrapped, wrapped_env, cwd)
 
 
+_STATUS = re.compile(r"^rootbound sandbox: the server (exited with status|was killed by signal) (-?\d{1,4})$", re.M)
+
+
+def exit_status(text: str) -> int | None:
+    """The exit status the sandbox's entry process wrote as stderr's last word on a stdio server it ran (a signal
+    as its negative, like ``Popen.returncode``), or None. Only the last such line counts: the entry process writes
+    it after the server has ended."""
+    found = list(_STATUS.finditer(text))
+    if not found:
+        return None
+    kind, number = found[-1].groups()
+    return -int(number) if kind.startswith("was killed") else int(number)
+
+
+def strip_status(text: str) -> str:
+    """The stderr tail without the sandbox's status lines (the server's own lines say why it stopped)."""
+    return _STATUS.sub("", text).strip()
+
+
+async def _sandboxed_status(stderr: StderrSink, wait: float = 2.0) -> int | None:
+    """The server's exit status from the sandbox's last stderr line, waiting a little for it (the client sees the
+    end of the server's stdout before the entry process has reaped it and written the line); None if it did not
+    come (the server is still running: the handshake failed some other way)."""
+    deadline = time.monotonic() + wait
+    while True:
+        status = exit_status(stderr.tail())
+        if status is not None or time.monotonic() >= deadline:
+            return status
+        await anyio.sleep(0.05)
+
+
 @dataclass(frozen=True)
 class Connect:
     """How the audit talks to one server process: the protocol era, the roots it offers, the per-call timeout,
@@ -415,7 +446,11 @@ async def open_peer(
                 leaf = leaf_error(exc)
                 await anyio.sleep(0.05)  # the last stderr lines of a server that just exited
                 not_run = isinstance(leaf, (FileNotFoundError, PermissionError, NotADirectoryError))
-                raise StartFailed(stderr.tail() or f"{type(leaf).__name__}: {leaf}", exec_failed=not_run) from exc
+                status: int | None = None
+                if spec.command and connect.sandbox is not None:
+                    status = await _sandboxed_status(stderr)
+                tail = strip_status(stderr.tail())
+                raise StartFailed(tail or f"{type(leaf).__name__}: {leaf}", exec_failed=not_run, status=status) from exc
             token = env.get(MARKER_ENV)
             peer = Peer(client, call_timeout)
             if token:

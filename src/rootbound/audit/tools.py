@@ -83,10 +83,12 @@ MAX_LEAVES = 64  # leaves per schema: a hostile schema cannot make planning unbo
 # Names and descriptions that make a string a pattern, not a path ("file_pattern", "glob", "excludePatterns").
 _GLOBBY = re.compile(r"pattern|glob|regex|regexp|wildcard|mask|query|exclude|include|filter", re.IGNORECASE)
 # A tool that runs a shell is never trusted by its annotations: a parameter that takes a command line, or a
-# description that says it runs commands, puts it with the exec-like tools.
+# description that says it runs commands, puts it with the exec-like tools. A tool that runs a fixed program of its
+# own ("If the nbconvert subprocess fails") does not run the caller's text: "subprocess" alone does not count.
 _SHELL_SAID = re.compile(
-    r"\bshell\b|\bcommand[- ]line\b|\bsubprocess\b|\b(run|runs|execute|executes|executing|running)\s+"
-    r"(a |an |the |any |arbitrary )?(shell |system |terminal |bash |git )?(command|script|program)s?\b",
+    r"\bshell\b|\bcommand[- ]line\b|\b(run|runs|execute|executes|executing|running)\s+"
+    r"(a |an |the |any |arbitrary )?(shell |system |terminal |bash |git |python |javascript |node )?"
+    r"(command|script|program|code)s?\b",
     re.IGNORECASE,
 )
 _CONTENT = re.compile(r"content|text|data|body|new_?text|old_?text|value|source_code|message", re.IGNORECASE)

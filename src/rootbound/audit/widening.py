@@ -28,6 +28,7 @@ _PARAM = re.compile(
 _PATH_NOUN = frozenset({"path", "paths"})
 MAX_TOOLS = 5  # widening tools probed per mode
 MAX_READERS = 4  # read tools re-run after each widening call
+_RANK = {"write": 4, "read": 3, "list": 2, "meta": 1}
 
 
 def widens(tool: dict[str, Any]) -> bool:
@@ -108,7 +109,8 @@ async def probe_widening(
                 allowed = frozenset(ctx.allowed)
                 seen = judge(trap, out.request, out.result, out.is_error, allowed)
                 seen += kernel_evidence(trap, events, allowed)
-                for ev in seen[:1]:
+                # the worst it shows (a read of the canary, not only the listing of its directory)
+                for ev in sorted(seen, key=lambda e: _RANK.get(e.kind, 0), reverse=True)[:1]:
                     host.finding(
                         ctx,
                         "self-widening",
