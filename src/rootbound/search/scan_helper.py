@@ -217,10 +217,12 @@ class ScanHelper:
     """One helper process and the socket to it; :meth:`take` lends it to one call at a time.
 
     ``command``: the module to run (``python -m``) and its arguments after the two fds; the default runs this
-    module, unsandboxed (a library caller's own process is not sandboxed either).
+    module, unsandboxed (a library caller's own process is not sandboxed either). ``holds``: fds the child is
+    given as they are (the same numbers), their numbers appended to its arguments: ``serve`` passes its held DIRs,
+    from which the helper builds its wall (``workspace/scan_process.py``).
     """
 
-    def __init__(self, command: Sequence[str] = ("rootbound.search.scan_helper",)) -> None:
+    def __init__(self, command: Sequence[str] = ("rootbound.search.scan_helper",), holds: Sequence[int] = ()) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         flag_fd = os.memfd_create("rootbound-scan-stop", os.MFD_CLOEXEC)
         try:
@@ -228,8 +230,8 @@ class ScanHelper:
             self._flag = mmap.mmap(flag_fd, _FLAG_SIZE)
             module, *rest = command
             self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
-                child_argv(module, [str(theirs.fileno()), str(flag_fd), *rest]),
-                pass_fds=(theirs.fileno(), flag_fd),
+                child_argv(module, [str(theirs.fileno()), str(flag_fd), *rest, *(str(fd) for fd in holds)]),
+                pass_fds=(theirs.fileno(), flag_fd, *holds),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
             )
