@@ -89,8 +89,9 @@ def _serve_with_helper_caught(work: Path) -> Iterator[tuple[str, subprocess.Pope
             stderr=subprocess.PIPE,
             text=True,
         )
+        helper: int | None = None
         try:
-            helper, ends = None, time.monotonic() + 60
+            ends = time.monotonic() + 60
             while helper is None and process.poll() is None and time.monotonic() < ends:
                 helper = _helper_child(process.pid)
             assert helper is not None, "serve started no scan helper"
@@ -112,6 +113,8 @@ def _serve_with_helper_caught(work: Path) -> Iterator[tuple[str, subprocess.Pope
             yield match.group(1), process, helper
             return
         finally:
+            if helper is not None and _helper_child(process.pid) == helper:  # a failure left it stopped: let it go
+                os.kill(helper, signal.SIGCONT)
             process.terminate()
             try:
                 process.wait(10)
