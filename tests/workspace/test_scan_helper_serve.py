@@ -100,7 +100,11 @@ def test_the_helper_s_own_sandbox_opens_nothing_outside_the_dirs(tmp_path: Path)
     for place in (inside, outside):
         place.mkdir()
         (place / "f.txt").write_text("needle\n")
-    helper = ScanHelper(helper_command([inside], sandbox=True))
+    held = os.open(inside, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)  # as serve passes its held DIRs
+    try:
+        helper = ScanHelper(helper_command(sandbox=True), holds=[held])
+    finally:
+        os.close(held)
     try:
         ends = time.monotonic() + 60
         while time.monotonic() < ends:

@@ -430,6 +430,11 @@ class Boundary:
         """``with boundary.use():`` keeps the root fds open for the block (:meth:`close` waits for it)."""
         return _Holding(self)
 
+    def root_fds(self) -> tuple[int, ...]:
+        """The held roots' fds, in order (``O_PATH``); valid only inside :meth:`use`. What a Landlock rule is
+        built from, so a wall is the held roots whatever their names now say (issue 48 row 11)."""
+        return tuple(held.fd for held in self._held)
+
     def without(self, stale: Iterable[EffectiveRoot]) -> Boundary:
         """A new boundary holding this one's roots except ``stale`` (their fds duplicated; nothing is resolved by
         name)."""

@@ -45,9 +45,18 @@ MAX_MESSAGE: Final = 64 << 20
 """The largest message either side accepts (a chunk's answer holds at most its caps' lines)."""
 STOP_WAIT: Final = 10.0
 """Seconds a call waits for the helper to give up its chunks once told to stop; past that it is killed."""
+STALL_WINDOW: Final = 2.0
+"""Seconds a helper holding a call's chunks may make no progress at all (no chunk taken, no file begun, no search
+window, no answer) before it is taken for stopped (SIGSTOP) or wedged: it is retired and the call searches the chunks
+it held itself (issue 48 row 10). A working helper moves its counter every file and every search window (about a
+millisecond apart), so only a helper the kernel does not run for two seconds is mistaken for one, and that costs
+its server the second core from then on, never an answer."""
 START_WAIT: Final = 30.0
 """Seconds a helper has to say it is ready before it is taken for dead (an interpreter's start, imports)."""
 _MAX_FDS: Final = 253  # SCM_MAX_FD
+_FLAG_SIZE: Final = 8
+"""The shared page's bytes: the stop flag (byte 0), and the helper's progress counter (:data:`_PROGRESS`, at 4)."""
+_PROGRESS: Final = struct.Struct("<I")
 
 
 class HelperGone(Exception):
@@ -110,7 +119,7 @@ def serve(sock_fd: int, flag_fd: int) -> int:
     socket."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=sock_fd)
-    flag = mmap.mmap(flag_fd, 1)
+    flag = mmap.mmap(flag_fd, _FLAG_SIZE)
     os.close(flag_fd)
     try:
         _send(sock, ("ready", os.getpid()))
@@ -130,6 +139,7 @@ def _loop(sock: socket.socket, flag: mmap.mmap) -> int:
             for fd in fds:
                 os.close(fd)
             return 0
+        _moved(flag)
         try:
             if searcher is None or searcher.job != job:
                 searcher = Searcher(job)
@@ -151,6 +161,7 @@ def _checks(flag: mmap.mmap, deadline: float | None) -> tuple[Callable[[], bool]
     the server raised the stop flag, or the call's deadline passed."""
 
     def stopped() -> bool:
+        _moved(flag)
         return flag[0] != 0 or (deadline is not None and time.monotonic() > deadline)
 
     def check(steps: int) -> None:
@@ -158,6 +169,11 @@ def _checks(flag: mmap.mmap, deadline: float | None) -> tuple[Callable[[], bool]
             raise ChunkStopped("stop" if flag[0] else "late")
 
     return stopped, check
+
+
+def _moved(flag: mmap.mmap) -> None:
+    """One step of progress, for the server to see (:data:`STALL_WINDOW`)."""
+    _PROGRESS.pack_into(flag, 4, (_PROGRESS.unpack_from(flag, 4)[0] + 1) & 0xFFFFFFFF)
 
 
 # -- the server's side -------------------------------------------------------------------------------------------
@@ -201,19 +217,21 @@ class ScanHelper:
     """One helper process and the socket to it; :meth:`take` lends it to one call at a time.
 
     ``command``: the module to run (``python -m``) and its arguments after the two fds; the default runs this
-    module, unsandboxed (a library caller's own process is not sandboxed either).
+    module, unsandboxed (a library caller's own process is not sandboxed either). ``holds``: fds the child is
+    given as they are (the same numbers), their numbers appended to its arguments: ``serve`` passes its held DIRs,
+    from which the helper builds its wall (``workspace/scan_process.py``).
     """
 
-    def __init__(self, command: Sequence[str] = ("rootbound.search.scan_helper",)) -> None:
+    def __init__(self, command: Sequence[str] = ("rootbound.search.scan_helper",), holds: Sequence[int] = ()) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         flag_fd = os.memfd_create("rootbound-scan-stop", os.MFD_CLOEXEC)
         try:
-            os.ftruncate(flag_fd, 1)
-            self._flag = mmap.mmap(flag_fd, 1)
+            os.ftruncate(flag_fd, _FLAG_SIZE)
+            self._flag = mmap.mmap(flag_fd, _FLAG_SIZE)
             module, *rest = command
             self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
-                child_argv(module, [str(theirs.fileno()), str(flag_fd), *rest]),
-                pass_fds=(theirs.fileno(), flag_fd),
+                child_argv(module, [str(theirs.fileno()), str(flag_fd), *rest, *(str(fd) for fd in holds)]),
+                pass_fds=(theirs.fileno(), flag_fd, *holds),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
             )
@@ -232,6 +250,8 @@ class ScanHelper:
     def take(self) -> Iterator[_Lease | None]:
         """The helper for this call, or ``None`` (busy with another call, not ready yet, or gone): never waits."""
         if not self.alive or not self._lock.acquire(blocking=False):
+            if not self.alive:
+                self._reap()
             yield None
             return
         try:
@@ -262,17 +282,35 @@ class ScanHelper:
         return False
 
     def kill(self) -> None:
-        """Stop using the helper for good (calls scan alone from here), without waiting: its socket closed and the
-        stop flag raised, it ends at its next file or send. It is also sent SIGKILL, which a sandboxed server may
-        not be allowed to send (Landlock's signal scope: the helper restricted itself, in a domain of its own);
-        :meth:`close` reaps it."""
+        """Retire the helper: calls scan alone from here (it is not replaced: a sandboxed server may not start an
+        interpreter). Without waiting: its socket closed and the stop flag raised (then unmapped here, so nothing
+        lowers it again), it ends at its next file or send, or when it is let go if it was stopped. It is also sent
+        SIGKILL, which a sandboxed server may not be allowed to send (Landlock's signal scope: the helper restricted
+        itself, in a domain of its own). The next :meth:`take` after it ended reaps it, as does :meth:`close`."""
         self.alive = False
         self.set_stop(True)
         with contextlib.suppress(OSError):
             self._sock.close()
-        if self._process is not None:
+        process = self._process
+        if process is not None:
             with contextlib.suppress(OSError):
-                self._process.kill()
+                process.kill()
+        self._flag.close()
+        self._reap()
+
+    def _reap(self) -> None:
+        """Collect a retired helper's exit status once it has ended (no zombie is left for the process's life)."""
+        process = self._process
+        if process is not None and process.poll() is not None:
+            self._process = None
+            _LIVE.discard(self)
+
+    def progress(self) -> int:
+        """The helper's progress counter (moves every chunk taken, file begun and search window); 0 once retired."""
+        try:
+            return int(_PROGRESS.unpack_from(self._flag, 4)[0])
+        except ValueError:  # unmapped: retired or closed
+            return 0
 
     def close(self) -> None:
         """End the helper: its socket closed, it exits (at once when idle, after its chunk when busy); waited for
@@ -304,6 +342,8 @@ class _Lease:
     def __init__(self, helper: ScanHelper) -> None:
         self.helper = helper
         self.out: set[int] = set()  # tickets sent and not answered
+        self._mark = 0  # the helper's progress counter when last seen moving (or when chunks went out)
+        self._since = 0.0  # when that was
 
     @property
     def alive(self) -> bool:
@@ -315,6 +355,8 @@ class _Lease:
     def send(self, ticket: int, job: Job, items: list[Item], fds: list[int]) -> bool:
         if not self.helper.alive:
             return False
+        if not self.out:  # its clock starts with the first chunk it holds
+            self._mark, self._since = self.helper.progress(), time.monotonic()
         try:
             _send(self.helper._sock, (ticket, job, items), fds)
         except (OSError, ValueError):
@@ -337,7 +379,18 @@ class _Lease:
                 timeout = 0.0
         except (HelperGone, OSError, ValueError):
             helper.kill()
+        if self.out and helper.alive:
+            self._watch(bool(got))
         return got
+
+    def _watch(self, answered: bool) -> None:
+        """Retire a helper that holds chunks and made no progress for :data:`STALL_WINDOW` (stopped or wedged):
+        the caller then searches what it held (:meth:`~chunk_scan.Driver._collect`)."""
+        mark, now = self.helper.progress(), time.monotonic()
+        if answered or mark != self._mark:
+            self._mark, self._since = mark, now
+        elif now - self._since > STALL_WINDOW:
+            self.helper.kill()
 
     def fail(self) -> None:
         self.helper.kill()

@@ -255,7 +255,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     return serve
 
 
-def _scan_helper_command(args: argparse.Namespace, dirs: list[Path], sandbox: Sandbox) -> tuple[str, ...] | None:
+def _scan_helper_command(args: argparse.Namespace, sandbox: Sandbox) -> tuple[str, ...] | None:
     """The scan helper's command, or ``None``: turned off, one CPU to run on (a second process would only take
     turns with this one), or no ``memfd_create`` for its stop flag (not Linux)."""
     affinity = getattr(os, "sched_getaffinity", None)
@@ -264,7 +264,7 @@ def _scan_helper_command(args: argparse.Namespace, dirs: list[Path], sandbox: Sa
         return None
     from rootbound.workspace.scan_process import helper_command
 
-    return helper_command(dirs, sandbox=sandbox.active)
+    return helper_command(sandbox=sandbox.active)
 
 
 def describe_policy(args: argparse.Namespace, dirs: list[Path]) -> str:
@@ -444,7 +444,7 @@ def run(args: argparse.Namespace) -> int:
         index_at_start=args.index_at_start,
         index_cache=index_cache,
         after_sandbox=sandbox.then,
-        scan_helper=_scan_helper_command(args, dirs, sandbox),
+        scan_helper=_scan_helper_command(args, sandbox),
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )

@@ -71,14 +71,14 @@ class Sandbox:
 
     def __init__(
         self,
-        dirs: Sequence[Path],
+        dirs: Sequence[Path | int],
         *,
         writable: bool,
         listens: bool = False,
         enabled: bool = True,
         cache: Path | None = None,
     ) -> None:
-        self.dirs = tuple(dirs)
+        self.dirs = tuple(dirs)  # paths, or fds held open (the scan helper's: its wall is what the server holds)
         self.cache = cache  # the search index's folder for this process, read-write
         self.then: list[Callable[[], None]] = []  # run once the process is restricted (or known not to be)
         self.listens = listens  # serving over TCP: its port stays bindable
@@ -148,7 +148,12 @@ class Sandbox:
             call()
 
 
-def _allow(ruleset: ll.Ruleset, path: Path, access: int, *, missing_ok: bool = False) -> None:
+def _allow(ruleset: ll.Ruleset, path: Path | int, access: int, *, missing_ok: bool = False) -> None:
+    """Grant ``access`` beneath ``path``, or beneath the object the fd ``path`` holds (never resolved again: a
+    name renamed, removed or swapped for a link since it was opened changes nothing; the fd stays open)."""
+    if isinstance(path, int):
+        _allow_fd(ruleset, path, access)
+        return
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -156,11 +161,15 @@ def _allow(ruleset: ll.Ruleset, path: Path, access: int, *, missing_ok: bool = F
             return
         raise
     try:
-        if not stat.S_ISDIR(os.fstat(fd).st_mode):
-            access &= ll.FILE_RIGHTS  # a rule on a file may only grant what applies to a file
-        ruleset.allow_path(fd, access)
+        _allow_fd(ruleset, fd, access)
     finally:
         os.close(fd)
+
+
+def _allow_fd(ruleset: ll.Ruleset, fd: int, access: int) -> None:
+    if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        access &= ll.FILE_RIGHTS  # a rule on a file may only grant what applies to a file
+    ruleset.allow_path(fd, access)
 
 
 def _runtime_paths() -> list[Path]:

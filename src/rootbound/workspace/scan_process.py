@@ -6,20 +6,26 @@ helper is spawned before the server restricts itself (a restricted process may n
 must restrict itself: to reading the DIRs and the interpreter's own files, no write, no TCP. It holds no root: it
 opens only names beneath the directory fds a chunk brings.
 
-Run as ``python -m rootbound.workspace.scan_process SOCKET_FD FLAG_FD (--sandbox | --no-sandbox) DIR...``.
+The DIRs come as the server's held fds (passed as they are, ``ScanHelper(holds=...)``), never as names: the wall
+is built from them (Landlock's rules take an ``O_PATH`` fd), then they are closed. A DIR renamed, removed or
+swapped for a link between the server's start and the helper's (an interpreter's start takes seconds under load)
+changes nothing: the helper walls exactly the directories the server holds (issue 48 row 11).
+
+Run as ``python -m rootbound.workspace.scan_process SOCKET_FD FLAG_FD (--sandbox | --no-sandbox) DIR_FD...``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
 __all__ = ["helper_command", "main"]
 
 
-def helper_command(dirs: list[Path], *, sandbox: bool) -> tuple[str, ...]:
-    """What :class:`~rootbound.search.scan_helper.ScanHelper` runs for a server of ``dirs``."""
-    return (__name__, "--sandbox" if sandbox else "--no-sandbox", *(str(d) for d in dirs))
+def helper_command(*, sandbox: bool) -> tuple[str, ...]:
+    """What :class:`~rootbound.search.scan_helper.ScanHelper` runs for ``serve`` (the DIRs' fds follow, its
+    ``holds``)."""
+    return (__name__, "--sandbox" if sandbox else "--no-sandbox")
 
 
 def main(argv: list[str]) -> int:
@@ -31,13 +37,17 @@ def main(argv: list[str]) -> int:
     from rootbound.search.scan_helper import serve
     from rootbound.workspace.sandbox import Sandbox, SandboxError
 
-    sock_fd, flag_fd, mode, *dirs = argv
-    sandbox = Sandbox([Path(d) for d in dirs], writable=False, listens=False, enabled=mode == "--sandbox")
+    sock_fd, flag_fd, mode, *held = argv
+    dirs = [int(fd) for fd in held]
+    sandbox = Sandbox(dirs, writable=False, listens=False, enabled=mode == "--sandbox")
     try:
         sandbox.apply()
     except SandboxError as error:  # the server scans alone: its grep is slower, never less walled
         print(f"rootbound serve: scan helper not started: cannot sandbox it: {error}", file=sys.stderr, flush=True)
         return 1
+    finally:
+        for fd in dirs:  # the rules hold what they were built from: the helper holds no root
+            os.close(fd)
     return serve(int(sock_fd), int(flag_fd))
 
 

@@ -115,7 +115,8 @@ class WorkspaceConfig:
     """Where what must wait for the kernel sandbox goes (its threads would escape it): the CLI's ``Sandbox.then``."""
     scan_helper: tuple[str, ...] | None = None
     """The scan helper's command (``workspace/scan_process.helper_command``): grep's scans use a second process
-    (``search/scan_helper.py``); ``None``: one process (``--no-scan-helper``, one CPU, or a library caller)."""
+    (``search/scan_helper.py``), given the held DIRs' fds to wall itself to; ``None``: one process
+    (``--no-scan-helper``, one CPU, or a library caller)."""
     inline_quick_calls: bool = False
     """Try each quick read-only call (``ToolSpec.quick``) on the event loop for up to :data:`INLINE_SLICE`, when the
     roots are on local disks (``Boundary.on_local_disks``), and hand it to a worker thread only if it runs longer.
@@ -189,13 +190,18 @@ def _indexes(config: WorkspaceConfig) -> IndexRegistry | None:
     return registry
 
 
-def _scan_helper(config: WorkspaceConfig) -> ScanHelper | None:
-    """The scan helper process, spawned now (before the sandbox: it applies its own) and ended with the process;
-    ``None`` when the config asks for none or it cannot be spawned (grep then scans in one process)."""
+def _scan_helper(config: WorkspaceConfig, held: HeldBoundaries) -> ScanHelper | None:
+    """The scan helper process, spawned now (before the sandbox: it applies its own, built from the held DIRs'
+    fds, never their names) and ended with the process; ``None`` when the config asks for none or it cannot be
+    spawned (grep then scans in one process)."""
     if config.scan_helper is None:
         return None
     try:
-        helper = ScanHelper(config.scan_helper)
+        if held.allowlist is None:
+            helper = ScanHelper(config.scan_helper)
+        else:
+            with held.allowlist.use():
+                helper = ScanHelper(config.scan_helper, holds=held.allowlist.root_fds())
     except OSError as error:
         print(f"rootbound serve: scan helper not started ({error.strerror}): grep scans on one core", file=sys.stderr)
         return None
@@ -209,7 +215,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         keep_mountinfo_open()  # before the CLI applies its sandbox, which refuses the open (Boundary.on_local_disks)
     held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots))
     indexes = _indexes(config)
-    helper = _scan_helper(config)
+    helper = _scan_helper(config, held)
     service = RootsService(
         fallback=allow,
         warm=not config.ignore_client_roots,  # issue 33 #5: "listed" from the first answer, cached for first calls
