@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from rootbound.confine.cache_folder import make_private, open_secure, remove_matching
-from rootbound.search.index.tree_index import IndexLimits, TreeIndex
+from rootbound.search.index.tree_index import UNAVAILABLE, IndexLimits, TreeIndex
 
 __all__ = ["IndexRegistry", "cache_root", "clear_all", "close_all", "own_folder", "remove_stale"]
 
@@ -183,8 +183,8 @@ class IndexRegistry:
                 and time.monotonic() - slot.failed_at > RETRY_AFTER
                 and not self.closed
             ):
-                if current.state == "failed" and current.why.startswith("over "):
-                    return current  # too large for the walk's cap: rebuilding cannot help
+                if current.state == "failed" and (current.why.startswith("over ") or current.why == UNAVAILABLE):
+                    return current  # too large for the walk's cap, or numpy cannot load: rebuilding cannot help
                 slot.next = self._new(current.path)
                 slot.next.start()
             return slot.current

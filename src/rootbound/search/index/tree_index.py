@@ -17,6 +17,7 @@ gains one inside the tree, is searched directly on every query.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import threading
@@ -68,7 +69,7 @@ if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its i
 
     from rootbound.search.index.postings import Segment, SegmentBuilder
 
-__all__ = ["THREAD_NAME", "IndexLimits", "TreeIndex"]
+__all__ = ["THREAD_NAME", "UNAVAILABLE", "IndexLimits", "TreeIndex"]
 
 THREAD_NAME: Final = "rootbound-index"
 """The build thread's name, in Python and in the kernel (``/proc/PID/task/TID/comm``)."""
@@ -180,10 +181,16 @@ class TreeIndex:
             self._fail(f"over {self.limits.max_entries} entries or {self.limits.max_bytes >> 20} MiB of postings")
         except _Stopped:
             return
+        except ImportError as exc:  # numpy cannot load (a missing BLAS library, a wheel for another CPU)
+            self._fail(UNAVAILABLE)
+            _say_once(f"search index off, grep and search_files scan every file: {_import_failure(exc)}")
         except (OSError, RootsError, MemoryError) as exc:
             # A fixed reason, never the exception's text (it may name paths): errno's name, or the failure's kind.
             code = exc.errno if isinstance(exc, OSError) else None
             self._fail(os.strerror(code) if code else "the index could not be built")
+        except Exception as exc:  # a bug: the index is off until its retry, queries scan, one line, no traceback
+            self._fail("the index could not be built")
+            _say_once(f"search index build failed ({type(exc).__name__}); grep and search_files scan meanwhile")
         else:
             with self.lock:
                 if self.state == "building":
@@ -510,6 +517,27 @@ class TreeIndex:
 
     def needs_rebuild(self) -> bool:
         return self.state == "failed" or len(self.dirty) >= self.limits.rebuild_dirty
+
+
+UNAVAILABLE: Final = "its modules could not be imported"
+"""Why an index failed when its own modules (numpy) cannot be imported: never retried in this process."""
+_SAID: set[str] = set()
+_log = logging.getLogger(__name__)
+
+
+def _say_once(line: str) -> None:
+    """One line on stderr (the log's warning) the first time this process meets ``line``'s failure."""
+    if line not in _SAID:
+        _SAID.add(line)
+        _log.warning("%s", line)
+
+
+def _import_failure(exc: ImportError) -> str:
+    """What could not be imported, in one short line: the module's name and the message's last line (numpy's
+    own message is many lines of advice, its cause last)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    detail = lines[-1][:160] if lines else type(exc).__name__
+    return f"cannot import {exc.name or 'numpy'} ({detail})"
 
 
 class _Stopped(Exception):
