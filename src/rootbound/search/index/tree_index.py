@@ -46,6 +46,7 @@ from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.grep_scan import LineScanner
 from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
+from rootbound.search.index.kept_files import kept, load_known, save_index
 from rootbound.search.index.literals import required_literals
 from rootbound.search.index.pattern_memo import PatternMemo
 from rootbound.search.index.view import (
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its i
     import numpy.typing as npt
 
     from rootbound.search.index.postings import Segment, SegmentBuilder
+    from rootbound.search.index.saved import SavedStore
 
 __all__ = ["THREAD_NAME", "UNAVAILABLE", "IndexLimits", "TreeIndex"]
 
@@ -101,8 +103,20 @@ class IndexLimits:
 class TreeIndex:
     """The index of one directory (``path``, canonical), built in a background thread, fresh by inotify."""
 
-    def __init__(self, path: Path, *, cache: Path | None, limits: IndexLimits = IndexLimits()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        cache: Path | None,
+        limits: IndexLimits = IndexLimits(),
+        saved: SavedStore | None = None,
+    ) -> None:
         self.path = path
+        self.saved = saved
+        self.stats: dict[str, tuple[int, ...]] = {}  # per file read or kept: its stat as read (until saved)
+        self.count = 0  # file numbers given (a saved index's numbers of files changed since stay unused)
+        self.reused = 0  # files kept from the saved index without a read
+        self.loaded = False
         self.prefix = str(path).rstrip("/") + "/"
         self.cache = cache
         self.limits = limits
@@ -197,6 +211,10 @@ class TreeIndex:
                     self.state = "ready"
                     self.built_at = time.monotonic()
                     self.build_seconds = self.built_at - began
+            try:
+                save_index(self)
+            except (OSError, ValueError, MemoryError):
+                self.stats = {}  # not kept: the next server builds afresh
 
     def _fail(self, why: str) -> None:
         with self.lock:
@@ -204,6 +222,8 @@ class TreeIndex:
                 self.state, self.why = "failed", why
 
     def _build_inner(self) -> None:
+        from rootbound.search.index.postings import SegmentBuilder, file_grams  # numpy first: fail before walking
+
         if self.cache is not None:
             self.cache.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.boundary = boundary = Boundary([self.path])
@@ -213,9 +233,8 @@ class TreeIndex:
             st = top.fstat()
             self.identity = (st.st_dev, st.st_ino)
             self.watches[notify.watch_entry(top.fd)] = ""
+        known = load_known(self)
         self.total = self._count(fs)
-        from rootbound.search.index.postings import SegmentBuilder, file_grams
-
         builder = SegmentBuilder(self.cache)
         names: list[str] = []
         reader = LineScanner(search=None, required=b"-", max_file_size=self.limits.max_file_size)
@@ -234,6 +253,10 @@ class TreeIndex:
                 if not entry.is_file(follow_symlinks=False):
                     continue
                 self.done += 1
+                if self.done % 2048 == 0:
+                    self.drain()  # keep the kernel's queue short during a long build
+                if known and kept(self, known, rel, dir_fd, entry.name):
+                    continue
                 opened = open_entry(dir_fd, entry.name, entry.inode(), READ_FILE)
                 if opened is None:
                     self.kinds[rel] = UNREADABLE
@@ -245,6 +268,7 @@ class TreeIndex:
                 finally:
                     os.close(fd)
                 self.inodes[rel] = fst.st_ino
+                self.stats[rel] = (fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns)
                 if fst.st_nlink != 1:
                     self.kinds[rel] = ALWAYS
                     continue
@@ -253,13 +277,12 @@ class TreeIndex:
                     continue
                 builder.add(file_grams(data))
                 names.append(rel)
-                self.numbers[rel] = len(self.numbers)
+                self.numbers[rel] = self.count
+                self.count += 1
                 self.kinds[rel] = TEXT
                 if builder.full():
                     self._take(builder, names)
                     names = []
-                if self.done % 2048 == 0:
-                    self.drain()  # keep the kernel's queue short during a long build
         self._take(builder, names)
 
     def _take(self, builder: SegmentBuilder, names: list[str]) -> None:
@@ -453,7 +476,7 @@ class TreeIndex:
             if pattern is None:
                 return Plan(view, None, frozenset(self.dirty))
             if view.counted is None or view.counted.version != self.kinds_version:
-                view.counted = count_view(view, self.kinds, self.numbers, self.kinds_version)
+                view.counted = count_view(view, self.kinds, self.numbers, self.count, self.kinds_version)
             return Plan(view, self._candidates(*pattern), frozenset(self.dirty), self._memo(pattern), self._locked)
         finally:
             self.lock.release()
@@ -505,7 +528,7 @@ class TreeIndex:
         is dropped past :attr:`IndexLimits.max_memos`)."""
         memo = self.memos.pop(pattern, None)
         if memo is None:
-            memo = PatternMemo(len(self.numbers))
+            memo = PatternMemo(self.count)
             if len(self.memos) >= self.limits.max_memos:
                 self.memos.pop(next(iter(self.memos)))
         self.memos[pattern] = memo
