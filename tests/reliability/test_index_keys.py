@@ -39,7 +39,7 @@ def _tree(served: Path) -> None:
 def _body(text: str) -> str:
     """The answer without its status line (``[index]``, ``[scan: ...]``): the index's own word on how it answered."""
     lines = text.splitlines()
-    if lines and lines[-1].startswith("[") and lines[-1].endswith("]"):
+    if lines and (lines[-1] == "[index]" or lines[-1].startswith("[scan")):
         lines = lines[:-1]
     return "\n".join(lines)
 
