@@ -296,3 +296,54 @@ def test_the_saved_indexes_are_bounded_least_recently_used_first(tmp_path: Path)
         registry.close()
         time.sleep(0.02)
     assert sorted(os.listdir(folder)) == sorted(saved_name(str(d)) for d in dirs[2:])
+
+
+SWAPPER = r"""
+import os, sys, time
+folder, elsewhere, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+moved = folder + ".moved"
+while not os.path.exists(stop):
+    try:
+        os.rename(folder, moved)             # the held folder moved away ...
+        os.symlink(elsewhere, folder)        # ... and a link to elsewhere in its place
+        time.sleep(0.01)
+        os.unlink(folder)
+        os.rename(moved, folder)
+    except OSError:
+        pass
+"""
+
+
+def test_a_process_swapping_the_saved_folder_for_a_link_never_gets_a_write_elsewhere(
+    tree: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A separate process keeps moving the saved folder away and planting a link to another folder in its place
+    while servers save and take up indexes: every write stays in the folder the store holds open (or, for a store
+    opened meanwhile, is refused), nothing is written or removed through the link, and answers equal a full scan."""
+    import subprocess
+    import sys
+
+    root, folder = tree
+    _store(folder).close()  # made before the swapping starts
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.rbi").write_bytes(b"keep")
+    stop = tmp_path / "stop"
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(folder), str(elsewhere), str(stop)])
+    try:
+        for _ in range(6):
+            fd = hold_secure(folder, made=1)  # a new server's start: the link is refused, never followed
+            if fd is None:
+                continue
+            registry = IndexRegistry([root], cache=None, saved=SavedStore(fd))
+            registry.start_saved()
+            registry.find(str(root) + "/")
+            _ready(registry, root)
+            assert _same_as_a_full_scan(registry, root) > 0
+            registry.close()
+            os.close(fd)
+    finally:
+        stop.touch()
+        swapper.wait(30)
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["keep.rbi"]
+    assert (elsewhere / "keep.rbi").read_bytes() == b"keep"
