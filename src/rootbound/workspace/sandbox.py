@@ -80,7 +80,7 @@ class Sandbox:
     ) -> None:
         self.dirs = tuple(dirs)
         self.cache = cache  # the search index's folder for this process, read-write
-        self.saved_fd: int | None = None  # the saved indexes' folder (held open), read-write
+        self.saved_fd: int | None = None  # the saved indexes' folder (held open), read-write: part of the cache
         self.then: list[Callable[[], None]] = []  # run once the process is restricted (or known not to be)
         self.listens = listens  # serving over TCP: its port stays bindable
         self.writable = writable
@@ -104,8 +104,7 @@ class Sandbox:
             parts.append("files: the DIRs " + ("read-write" if self.writable else "read-only"))
             if self.cache is not None:
                 parts.append("the search index's cache folder read-write")
-            if self.saved_fd is not None:
-                parts.append("the saved indexes' folder read-write")
+
         else:
             parts.append("files: not restricted (no DIRs)")
         if ll.net_rights(self.abi):
