@@ -347,3 +347,44 @@ def test_a_process_swapping_the_saved_folder_for_a_link_never_gets_a_write_elsew
         swapper.wait(30)
     assert sorted(p.name for p in elsewhere.iterdir()) == ["keep.rbi"]
     assert (elsewhere / "keep.rbi").read_bytes() == b"keep"
+
+
+def test_queries_while_a_saved_index_is_taken_up_equal_a_full_scan(
+    tree: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the take up checks files one by one (slowed here), queries use the saved postings for the files
+    already checked and open every other one; files re-read (changed while no server ran) count only once their
+    postings are searchable; changes made meanwhile by another process are seen. Every answer is a full scan's."""
+    from rootbound.search.index import kept_files, tree_index
+
+    root, folder = tree
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    registry, _ = _server(root, folder)
+    registry.close()
+    slow = kept_files.kept
+
+    def kept_slowly(*args: object) -> bool:
+        time.sleep(0.004)
+        return slow(*args)  # type: ignore[arg-type]  # the build's own call, slowed
+
+    monkeypatch.setattr(tree_index, "kept", kept_slowly)  # the name the build calls
+    during = 0
+    for step in range(6):
+        change_in_another_process(root, outside, step)  # while no server runs: re-read by the take up
+        store = _store(folder)
+        registry = IndexRegistry([root], cache=None, saved=store)
+        registry.start_saved()
+        index = _index(registry, root)
+        for round_ in range(40):
+            if index.state == "ready":
+                break
+            if index.checking:
+                during += _same_as_a_full_scan(registry, root, (step, round_)) > 0
+                change_in_another_process(root, outside, 2000 + step * 40 + round_)  # meanwhile
+            time.sleep(0.01)
+        _ready(registry, root)
+        assert _same_as_a_full_scan(registry, root, (step, "after")) > 0
+        registry.close()
+        store.close()
+    assert during >= 6  # the index answered while it was being taken up

@@ -39,6 +39,7 @@ class TreeIndex(Protocol):
     count: int
     bytes: int
     loaded: bool
+    checking: bool
     reused: int
     kinds: dict[str, str]
     inodes: dict[str, int]
@@ -76,7 +77,8 @@ def load_known(index: TreeIndex) -> Known:
     index.names = [[] for _ in snap.segments]
     index.count = snap.total
     index.bytes = sum(segment.nbytes() for segment in snap.segments)
-    index.loaded = True
+    with index.lock:  # queries may use it from now on: every file not yet checked is opened (it has no kind)
+        index.loaded = index.checking = True
     return known
 
 
@@ -94,9 +96,9 @@ def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bo
     stat_of, kind, number = record
     if now != stat_of or st.st_nlink != 1 or kind in (UNREADABLE, ALWAYS):
         return False
-    index.kinds[rel], index.inodes[rel], index.stats[rel] = kind, st.st_ino, now
-    if kind == TEXT:
+    if kind == TEXT:  # the number first: a query reading these meanwhile takes the kind as "searchable now"
         index.numbers[rel] = number
+    index.inodes[rel], index.stats[rel], index.kinds[rel] = st.st_ino, now, kind
     index.reused += 1
     return True
 

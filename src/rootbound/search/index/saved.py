@@ -4,8 +4,9 @@ Why it can be trusted at all: it never answers by itself. A new server loads it,
 would (watching every directory before listing it) and keeps a recorded file only when the kernel's
 ``(dev, ino, size, mtime_ns, ctime_ns)`` for it are those recorded, with one link; every other file is read again.
 ctime cannot be set back by a user, and a file whose ctime is within :data:`RACY_NS` of the save is recorded as
-unchecked (a write in the same clock tick as the read leaves the times alone). Until the check is done the index is
-not used: queries scan, so an answer is never less than a full scan's.
+unchecked (a write in the same clock tick as the read leaves the times alone). While the check runs, a query uses
+the saved postings for the files already checked and opens every other file, so an answer is never less than a
+full scan's (``TreeIndex.usable``).
 
 The file (:func:`encode`, :func:`decode`): ``MAGIC``, the format version, the body's length and its SHA-256, then
 the body: a JSON header (the DIR's path and identity, when it was saved, where each array is) and the arrays,

@@ -117,6 +117,7 @@ class TreeIndex:
         self.count = 0  # file numbers given (a saved index's numbers of files changed since stay unused)
         self.reused = 0  # files kept from the saved index without a read
         self.loaded = False
+        self.checking = False  # a saved index taken up: usable while its files are checked (:meth:`usable`)
         self.prefix = str(path).rstrip("/") + "/"
         self.cache = cache
         self.limits = limits
@@ -208,7 +209,7 @@ class TreeIndex:
         else:
             with self.lock:
                 if self.state == "building":
-                    self.state = "ready"
+                    self.state, self.checking = "ready", False
                     self.built_at = time.monotonic()
                     self.build_seconds = self.built_at - began
             try:
@@ -277,9 +278,7 @@ class TreeIndex:
                     continue
                 builder.add(file_grams(data))
                 names.append(rel)
-                self.numbers[rel] = self.count
-                self.count += 1
-                self.kinds[rel] = TEXT
+                self.count += 1  # its number, told with its segment (:meth:`_take`)
                 if builder.full():
                     self._take(builder, names)
                     names = []
@@ -295,6 +294,10 @@ class TreeIndex:
         with self.lock:
             self.segments.append(segment)
             self.names.append(names)
+            first = self.count - len(names)  # the numbers given since the last segment, in order
+            for at, rel in enumerate(names):  # a query may read these while a saved index is taken up:
+                self.numbers[rel] = first + at  # the number first, then the kind that says it is searchable
+                self.kinds[rel] = TEXT
 
     def _count(self, fs: RootedFiles) -> int:
         """How many files the build will read, for the progress line (one walk without opens)."""
@@ -422,7 +425,9 @@ class TreeIndex:
     # -- queries --------------------------------------------------------------------------------------------------
 
     def usable(self) -> bool:
-        return self.state == "ready"
+        """Ready, or taking up a saved index (:attr:`checking`): the files not yet checked are opened by every
+        query (no kind yet), the others answered from the saved postings."""
+        return self.state == "ready" or (self.state == "building" and self.checking)
 
     def same_directory(self, start_rel: str, identity: tuple[int, int]) -> bool:
         """Whether the directory at ``start_rel`` in the index is the one a session opened (device and inode)."""
@@ -453,7 +458,7 @@ class TreeIndex:
         if not self.lock.acquire(blocking=False):
             return None
         try:
-            if self.state != "ready" or not self._drain_locked():
+            if not self.usable() or not self._drain_locked():
                 return None
             key = (start_rel, where_key, walk_limits, fs.boundary.cross_mounts)
             view = self.views.get(key)
@@ -466,17 +471,19 @@ class TreeIndex:
                 if view is not None:
                     if self._changed_while_walked(start_rel):
                         return None  # scan this time, walk it whole next time
-                    self._keep(key, view)
+                    self._keep(key, view, self.checking)
             if view is None:
                 self.recent = []
                 view = walk_view(fs, start, start_rel, where, walk_limits, check)
                 if self._changed_while_walked(start_rel):
                     return None  # scan this time
-                self._keep(key, view)
+                self._keep(key, view, self.checking)
             if pattern is None:
                 return Plan(view, None, frozenset(self.dirty))
             if view.counted is None or view.counted.version != self.kinds_version:
                 view.counted = count_view(view, self.kinds, self.numbers, self.count, self.kinds_version)
+            if self.checking:  # numbers still being given: no memo (sized by them) until the take up is done
+                return Plan(view, self._candidates(*pattern), frozenset(self.dirty))
             return Plan(view, self._candidates(*pattern), frozenset(self.dirty), self._memo(pattern), self._locked)
         finally:
             self.lock.release()
@@ -490,11 +497,11 @@ class TreeIndex:
             or any(below(rel, start_rel) or below(start_rel, rel) for rel in self.recent)
         )
 
-    def _keep(self, key: tuple[object, ...], view: View) -> None:
+    def _keep(self, key: tuple[object, ...], view: View, checking: bool = False) -> None:
         """Keep ``view`` for the next queries, dropping the oldest views past the caps (one larger than the
         entries' cap by itself serves only the query that recorded it)."""
         size, cap = len(view.entries), self.limits.max_view_entries
-        if size > cap:
+        if size > cap or checking:  # while a saved index is taken up, directories not yet watched: walk each time
             return
         held = sum(len(kept.entries) for kept in self.views.values())
         while self.views and (len(self.views) >= self.limits.max_views or held + size > cap):
