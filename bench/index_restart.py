@@ -73,7 +73,7 @@ class Server:
             line = self.process.stdout.readline()
             if not line:
                 raise SystemExit("the server exited")
-            message = json.loads(line)
+            message: dict[str, Any] = json.loads(line)
             if message.get("id") == ident:
                 return message
 
@@ -190,7 +190,7 @@ def restart_rows(root: Path, runs: int = 3) -> None:
     _git(root, "checkout", "-q", "-f", "main")
     cache = Path(tempfile.mkdtemp(prefix="rootbound-bench-cache-"))
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONWARNINGS": "ignore"}
-    searches = [
+    searches: list[tuple[str, dict[str, Any], list[str]]] = [
         ("literal", {"pattern": LITERAL}, [*RG_IGN, "-F", LITERAL, str(root)]),
         ("regex", {"pattern": REGEX, "regex": True}, [*RG_IGN, REGEX, str(root)]),
         ("literal -uu", {"pattern": LITERAL, "include_ignored": True}, [*RG_UU, "-F", LITERAL, str(root)]),

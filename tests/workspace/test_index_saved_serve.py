@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -15,7 +16,7 @@ from rootbound.search.index.saved import RACY_NS, saved_name
 from tests.helpers.index_churn import CHURN_QUERIES, build_tree, change_in_another_process
 from tests.helpers.serve_process import serve, text_of
 
-CALLS = [
+CALLS: list[tuple[str, dict[str, Any]]] = [
     *(("grep", {"pattern": p, "regex": r, "ignore_case": i, "max_per_file": 50}) for p, r, i in CHURN_QUERIES),
     ("grep", {"pattern": "getaddrinfo", "include_ignored": True, "files_only": True}),
     ("search_files", {"pattern": "*.py"}),
