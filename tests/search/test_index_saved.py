@@ -388,3 +388,19 @@ def test_queries_while_a_saved_index_is_taken_up_equal_a_full_scan(
         registry.close()
         store.close()
     assert during >= 6  # the index answered while it was being taken up
+
+
+def test_a_save_given_up_by_a_closing_server_leaves_the_old_file_and_no_temporary(tree: tuple[Path, Path]) -> None:
+    root, folder = tree
+    good = _saved_bytes(tree)
+    store = _store(folder)
+    snap = store.load(root, (os.stat(root).st_dev, os.stat(root).st_ino))
+    assert snap is not None
+    snap.saved_ns += 1
+    store.save(snap, stop=lambda: True)  # closing: given up between pieces
+    assert os.listdir(folder) == [saved_name(str(root))]
+    assert (folder / saved_name(str(root))).read_bytes() == good
+    store.save(snap)
+    assert (folder / saved_name(str(root))).read_bytes() != good
+    assert decode((folder / saved_name(str(root))).read_bytes(), str(root), snap.identity).saved_ns == snap.saved_ns
+    store.close()

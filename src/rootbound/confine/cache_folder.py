@@ -156,7 +156,7 @@ def open_saved(dir_fd: int, name: str, max_bytes: int) -> tuple[int, int] | None
     return fd, st.st_size
 
 
-def write_saved(dir_fd: int, name: str, chunks: Iterable[bytes]) -> int:
+def write_saved(dir_fd: int, name: str, chunks: Iterable[bytes | memoryview]) -> int:
     """Write ``name`` in ``dir_fd`` atomically: a new file of its own (``O_EXCL``, 0600) filled, synced, then
     renamed over ``name`` and the folder synced, so a reader finds the old file or the whole new one, never a part
     (a server killed meanwhile leaves only its ``.tmp``, which no reader opens). Returns the bytes written;

@@ -127,4 +127,6 @@ def save_index(index: TreeIndex) -> None:
         count = index.count
     index.stats = {}
     records = np.array(rows, np.int64).reshape(len(rows), 7)
-    saved.save(Snapshot(str(index.path), identity, now, names, records, segments, count))
+    saved.save(
+        Snapshot(str(index.path), identity, now, names, records, segments, count), lambda: index.state == "closed"
+    )

@@ -29,7 +29,7 @@ import os
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -60,6 +60,10 @@ _SEGMENT_ARRAYS: Final = (("keys", "<u4"), ("starts", "<u4"), ("ids", "<u2"), ("
 _MAX_SEGMENT_FILES: Final = 65_535
 
 
+class Stopped(Exception):
+    """A save given up because the index is closing (the temporary file is removed)."""
+
+
 class Refused(Exception):
     """A saved index that is not used, and why (a fixed text, never the file's content)."""
 
@@ -78,15 +82,24 @@ class Snapshot:
     total: int
 
 
-def encode(snap: Snapshot) -> Iterator[bytes]:
-    """The file's bytes, in pieces (the head first: its checksum is over the body, computed before)."""
+def _bytes_of(array: npt.NDArray[Any], kind: str) -> memoryview:
+    """``array``'s bytes as ``kind``, without a copy when it already is (a segment's mapped pages: no memory of
+    the server's own for them while they are written)."""
+    import numpy as np
+
+    return np.ascontiguousarray(array.astype(kind, copy=False)).data.cast("B")
+
+
+def encode(snap: Snapshot, stop: Callable[[], bool] | None = None) -> Iterator[bytes | memoryview]:
+    """The file's bytes, in pieces (the head first: its checksum is over the body, computed before). ``stop``:
+    checked between pieces; raises :class:`Stopped` when it says so (the server is closing the index)."""
     blobs: list[tuple[str, bytes | memoryview]] = [
         ("names", "\0".join(snap.names).encode("utf-8", "surrogateescape")),
-        ("records", memoryview(snap.records.astype("<i8", copy=False).tobytes())),
+        ("records", _bytes_of(snap.records, "<i8")),
     ]
     for at, segment in enumerate(snap.segments):
         for name, kind in _SEGMENT_ARRAYS:
-            blobs.append((f"{at}.{name}", getattr(segment, name).astype(kind, copy=False).tobytes()))
+            blobs.append((f"{at}.{name}", _bytes_of(getattr(segment, name), kind)))
     places: dict[str, list[int]] = {}
     offset = 0
     for name, blob in blobs:
@@ -111,10 +124,14 @@ def encode(snap: Snapshot) -> Iterator[bytes]:
         pieces.append(b"\0" * (_aligned(len(blob)) - len(blob)))
     digest = hashlib.sha256()
     for piece in pieces:
+        if stop is not None and stop():
+            raise Stopped
         digest.update(piece)
     yield _HEAD.pack(MAGIC, VERSION, 0, sum(len(p) for p in pieces), digest.digest())
     for piece in pieces:
-        yield bytes(piece)
+        if stop is not None and stop():
+            raise Stopped
+        yield piece
 
 
 def _aligned(size: int) -> int:
@@ -277,15 +294,15 @@ class SavedStore:
         finally:
             os.close(fd)
 
-    def save(self, snap: Snapshot) -> None:
+    def save(self, snap: Snapshot, stop: Callable[[], bool] | None = None) -> None:
         """Write ``snap`` over the DIR's saved index (atomically), then evict past the bounds. Errors are
-        swallowed: a server that cannot save builds afresh next time."""
+        swallowed: a server that cannot save builds afresh next time. ``stop``: give up (the server is closing)."""
         name = saved_name(snap.dir)
         with self.lock:
             try:
-                write_saved(self.dir_fd, name, encode(snap))
+                write_saved(self.dir_fd, name, encode(snap, stop))
                 self._evict(keep=name)
-            except OSError:
+            except (OSError, Stopped):
                 return
 
     def _evict(self, keep: str) -> None:
