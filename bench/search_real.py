@@ -799,6 +799,12 @@ def main() -> int:
     )
     parser.add_argument("--no-index", action="store_true", help="leave out the search index's rows")
     parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="only issue 51's rows: the first grep of a new server process (never indexed, unchanged, 1%% changed, "
+        "after a git checkout), rg beside (bench/index_restart.py; makes the tree a git work tree)",
+    )
+    parser.add_argument(
         "--index-in-memory", action="store_true", help="the index's postings in memory (default: a cache folder)"
     )
     args = parser.parse_args()
@@ -809,6 +815,11 @@ def main() -> int:
     load = os.getloadavg()
     started = time.perf_counter()
     root = build_tree(args.tree or _cache_dir())
+    if args.restart:
+        from index_restart import restart_rows
+
+        restart_rows(root, args.rounds)
+        return 0
     text = str(root)
     rg_uu = ["rg", "-n", "-uu", "--no-messages"]
     rg_ign = ["rg", "-n", "--hidden", "--no-require-git", "-g", "!.git", "--no-messages"]

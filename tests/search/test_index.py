@@ -556,7 +556,7 @@ def test_a_view_s_counts_are_its_files_by_kind(shapes: list[tuple[str, bool]]) -
         if kind == "t" and numbered:
             numbers[path] = len(numbers)
     numbers["not-in-this-view"] = len(numbers)
-    counts = count_view(view, kinds, numbers, 7)
+    counts = count_view(view, kinds, numbers, len(numbers), 7)
     shown = ["l" if kind == "link" else "h" if kind == "?" else kind for kind, _ in shapes]
     for kind in ("t", "b", "L", "u", "l"):
         assert [int(n) for n in counts.before[kind]] == [shown[:i].count(kind) for i in range(len(shown) + 1)]
@@ -579,7 +579,7 @@ def test_a_change_where_the_view_never_walked_keeps_what_it_derived(tmp_path: Pa
     with Boundary([tmp_path]) as boundary:
         fs = RootedFS(boundary)
         view = walk_view(fs, str(tmp_path), "", PathFilter(), WalkLimits(), None)
-        view.counted = count_view(view, {}, {}, 1)
+        view.counted = count_view(view, {}, {}, 0, 1)
         view.globs["*.py"] = [1]
         view.stale, view.relisted = frozenset({"build"}), frozenset({"build/out", "src/ignored"})
         progress: list[int] = []

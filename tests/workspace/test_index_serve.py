@@ -37,7 +37,7 @@ async def test_index_at_start_on_disk_under_the_sandbox_and_removed_at_exit(tmp_
                 assert not error and "needle 0" in text, text
                 await anyio.sleep(0.05)
             assert text.count("needle") == 10
-            own = [folder for folder in index_root.iterdir()]
+            own = [folder for folder in index_root.iterdir() if folder.name != "saved"]
             assert len(own) == 1 and own[0].name != NEVER_A_PID  # the dead server's folder was removed at start
             assert any(own[0].rglob("*.npy"))  # the postings are on disk, mapped
             error, text = await text_of(client, "list_roots")
@@ -51,6 +51,8 @@ def test_clear_index_removes_the_folders_of_servers_not_running(tmp_path: Path) 
     (index_root / NEVER_A_PID / "1" / "seg00000-keys.npy").write_bytes(b"x")
     running = index_root / str(os.getpid())  # this process is alive: its folder stays
     running.mkdir()
+    (index_root / "saved").mkdir(mode=0o700)
+    (index_root / "saved" / "0123.rbi").write_bytes(b"x")  # a saved index (issue 51): removed too
     done = subprocess.run(
         [sys.executable, "-m", "rootbound", "serve", "--clear-index"],
         env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
@@ -60,6 +62,8 @@ def test_clear_index_removes_the_folders_of_servers_not_running(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
-        f"rootbound serve: removed 1 search index folder(s) of servers not running from {index_root}\n"
+        f"rootbound serve: removed 1 search index folder(s) of servers not running and 1 saved index(es) from "
+        f"{index_root}\n"
     )
-    assert sorted(p.name for p in index_root.iterdir()) == [str(os.getpid())]
+    assert sorted(p.name for p in index_root.iterdir()) == [str(os.getpid()), "saved"]
+    assert list((index_root / "saved").iterdir()) == []

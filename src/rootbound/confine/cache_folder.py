@@ -16,10 +16,22 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["make_private", "open_secure", "remove_matching", "remove_under"]
+__all__ = [
+    "SavedEntry",
+    "hold_secure",
+    "make_private",
+    "open_saved",
+    "open_secure",
+    "remove_matching",
+    "remove_under",
+    "saved_entries",
+    "touch",
+    "write_saved",
+]
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -105,3 +117,93 @@ def make_private(dir_fd: int, name: str) -> bool:
     os.mkdir(name, 0o700, dir_fd=dir_fd)
     st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+
+
+# -- the saved indexes (issue 51): one file per DIR in a folder of this user's, held open from start -------------
+
+
+def hold_secure(path: Path, *, made: int) -> int | None:
+    """:func:`open_secure`'s fd, kept (the caller closes it): the saved indexes' folder, opened before the kernel
+    sandbox (which would refuse the walk down from ``/``) and used beneath this fd alone afterwards. ``None``
+    when it cannot be opened safely."""
+    try:
+        with open_secure(path, made=made) as fd:
+            return os.dup(fd)
+    except OSError:
+        return None
+
+
+_SAVED_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def open_saved(dir_fd: int, name: str, max_bytes: int) -> tuple[int, int] | None:
+    """A saved file of ``dir_fd`` for reading, with its size: ``None`` unless it is a regular file (not a link,
+    never followed), this user's, readable by no one else, and at most ``max_bytes``."""
+    try:
+        fd = os.open(name, _SAVED_READ, dir_fd=dir_fd)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if (
+        not stat.S_ISREG(st.st_mode)
+        or st.st_uid != os.getuid()
+        or st.st_mode & 0o077
+        or st.st_nlink != 1
+        or st.st_size > max_bytes
+    ):
+        os.close(fd)
+        return None
+    return fd, st.st_size
+
+
+def write_saved(dir_fd: int, name: str, chunks: Iterable[bytes | memoryview]) -> int:
+    """Write ``name`` in ``dir_fd`` atomically: a new file of its own (``O_EXCL``, 0600) filled, synced, then
+    renamed over ``name`` and the folder synced, so a reader finds the old file or the whole new one, never a part
+    (a server killed meanwhile leaves only its ``.tmp``, which no reader opens). Returns the bytes written;
+    raises :class:`OSError` (the temporary file removed)."""
+    tmp = f".{name}.{os.getpid()}.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp, dir_fd=dir_fd)  # this process's own leftover
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    written = 0
+    try:
+        try:
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    done = os.write(fd, view)
+                    view, written = view[done:], written + done
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    with contextlib.suppress(OSError):
+        os.fsync(dir_fd)
+    return written
+
+
+class SavedEntry(NamedTuple):
+    name: str
+    size: int
+    used_ns: int
+    """Its modification time: when it was written or last used (:func:`touch`)."""
+
+
+def saved_entries(dir_fd: int) -> list[SavedEntry]:
+    """The entries of ``dir_fd`` (links not followed), for the bound on disk and its eviction."""
+    found = []
+    for name in os.listdir(dir_fd):
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            found.append(SavedEntry(name, st.st_size, st.st_mtime_ns))
+    return found
+
+
+def touch(fd: int) -> None:
+    """Mark an opened saved file as used now (its modification time: least recently used goes first)."""
+    with contextlib.suppress(OSError):
+        os.utime(fd)

@@ -193,7 +193,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     serve.add_argument(
         "--clear-index",
         action="store_true",
-        help="remove the search index folders of servers not running from the user's cache directory "
+        help="remove the search index folders of servers not running and every saved index from the user's cache "
+        "directory "
         "($XDG_CACHE_HOME/rootbound/index), say how many, and exit (a running server removes its own at exit)",
     )
     serve.add_argument(
@@ -375,8 +376,11 @@ def run(args: argparse.Namespace) -> int:
     if args.clear_index:
         from rootbound.search.index.registry import cache_root, clear_all
 
-        removed = clear_all(cache_root())
-        print(f"rootbound serve: removed {removed} search index folder(s) of servers not running from {cache_root()}")
+        removed, saved = clear_all(cache_root())
+        print(
+            f"rootbound serve: removed {removed} search index folder(s) of servers not running and {saved} saved "
+            f"index(es) from {cache_root()}"
+        )
         return 0
     dirs: list[Path] = []
     for raw in args.dirs:
@@ -407,14 +411,16 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(walls, str):
         return _fail(walls)
     sandbox, verifier = walls
-    index_cache, index_note = None, ""
+    index_cache, index_note, index_saved = None, "", None
     if not args.no_index and dirs and not confine_only:  # only once nothing refuses to start (it would be left)
-        from rootbound.search.index.registry import cache_root, own_folder
+        from rootbound.search.index.registry import cache_root, own_folder, saved_store
 
         index_cache = own_folder(cache_root())
         if index_cache is None:  # said in the startup line
             index_note = f"; search index postings in memory ({cache_root()} is not writable)"
-        sandbox.cache = index_cache  # the one folder outside the DIRs it may write
+        sandbox.cache = index_cache  # the one folder outside the DIRs it may write (and the saved indexes')
+        index_saved = saved_store(cache_root()) if index_cache is not None else None
+        sandbox.saved_fd = None if index_saved is None else index_saved.dir_fd
 
     from rootbound.mcp.server import SILENCE_ENV
     from rootbound.workspace.limits.answer_budget import HTTP_MAX_ANSWER, HTTP_MAX_MEDIA
@@ -443,6 +449,7 @@ def run(args: argparse.Namespace) -> int:
         index=not args.no_index,
         index_at_start=args.index_at_start,
         index_cache=index_cache,
+        index_saved=index_saved,
         after_sandbox=sandbox.then,
         scan_helper=_scan_helper_command(args, sandbox),
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop

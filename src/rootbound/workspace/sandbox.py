@@ -80,6 +80,7 @@ class Sandbox:
     ) -> None:
         self.dirs = tuple(dirs)  # paths, or fds held open (the scan helper's: its wall is what the server holds)
         self.cache = cache  # the search index's folder for this process, read-write
+        self.saved_fd: int | None = None  # the saved indexes' folder (held open), read-write: part of the cache
         self.then: list[Callable[[], None]] = []  # run once the process is restricted (or known not to be)
         self.listens = listens  # serving over TCP: its port stays bindable
         self.writable = writable
@@ -103,6 +104,7 @@ class Sandbox:
             parts.append("files: the DIRs " + ("read-write" if self.writable else "read-only"))
             if self.cache is not None:
                 parts.append("the search index's cache folder read-write")
+
         else:
             parts.append("files: not restricted (no DIRs)")
         if ll.net_rights(self.abi):
@@ -132,6 +134,8 @@ class Sandbox:
                         _allow(ruleset, path, _READ, missing_ok=True)
                     if self.cache is not None:
                         _allow(ruleset, self.cache, _CACHE & handled_fs)
+                    if self.saved_fd is not None:  # by its held fd: no name resolved again
+                        ruleset.allow_path(self.saved_fd, _CACHE & handled_fs)
                     _allow(ruleset, Path("/dev/null"), ll.ACCESS_FS_READ_FILE | ll.ACCESS_FS_WRITE_FILE)
                 if ruleset.handled_net and self.listens and port is not None:
                     ruleset.allow_port(port, ll.ACCESS_NET_BIND_TCP)

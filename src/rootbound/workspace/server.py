@@ -40,6 +40,7 @@ from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
 from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR
 from rootbound.search.index.registry import IndexRegistry
+from rootbound.search.index.saved import SavedStore
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.effective_roots import (
@@ -110,6 +111,8 @@ class WorkspaceConfig:
     first search (or at start with ``index_at_start``)."""
     index_at_start: bool = False
     index_cache: Path | None = None
+    index_saved: SavedStore | None = None
+    """The saved indexes' folder (issue 51): each DIR's index is taken up at start from there and saved back."""
     """This process's folder for the index's postings (``registry.own_folder``; ``None``: in memory)."""
     after_sandbox: list[Callable[[], None]] | None = None
     """Where what must wait for the kernel sandbox goes (its threads would escape it): the CLI's ``Sandbox.then``."""
@@ -184,9 +187,15 @@ def _indexes(config: WorkspaceConfig) -> IndexRegistry | None:
         [d.resolve() for d in config.dirs],
         cache=config.index_cache,
         at_start=config.index_at_start and later is None,
+        saved=config.index_saved,
     )
     if config.index_at_start and later is not None:
         later.append(registry.start_all)
+    elif config.index_saved is not None:  # a DIR with a saved index is taken up at start, in the background
+        if later is None:
+            registry.start_saved()
+        else:
+            later.append(registry.start_saved)
     return registry
 
 

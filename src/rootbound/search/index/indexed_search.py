@@ -325,9 +325,15 @@ def _view_for(
     no plan when the index cannot answer (the caller scans). A start that is a file: no plan, no status."""
     try:
         with fs.boundary.open(start, LIST, resolver=fs.resolver) as handle:
-            prefix, st = handle.prefix, handle.fstat()
+            prefix, st, root = handle.prefix, handle.fstat(), handle.root
     except NotADirectory:
         return None, ""
+    top = str(root.path).rstrip("/") + "/"
+    if where.gitignore and prefix != top:
+        # The walk applies the ignore files between the session's root and the start (``ignore_walk._rules_above``):
+        # which ones is the root's to say, so the recorded walk is the root's own (issue 48 #6). Their contents
+        # are the index's to watch: a change there drops the walks below (``TreeIndex._structure``).
+        where_key = (*where_key, ("root", top, root.dev, root.ino))
     index, start_rel, status = registry.find(prefix)
     if index is None:
         return None, status

@@ -8,8 +8,9 @@ The cache: ``$XDG_CACHE_HOME/rootbound/index`` (else ``~/.cache/...``), one fold
 (:func:`own_folder`, ``PID``: the only place the kernel sandbox lets ``serve`` write besides ``--writable`` DIRs)
 and in it one per index build (``N``), removed when that index closes; a process's folder whose process is gone is
 stale and removed when the next server starts (:func:`remove_stale`), and ``rootbound serve --clear-index``
-removes every folder of servers not running. Never reused across restarts: what changed while no server watched
-cannot be known without reading every file again.
+removes every folder of servers not running and every saved index. Between servers, each DIR's index is kept in
+``saved/`` (:func:`saved_store`, :mod:`~rootbound.search.index.saved`): a new server takes it up at start, in the
+background, and trusts only the files the kernel's times say are unchanged.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from rootbound.confine.cache_folder import make_private, open_secure, remove_matching
-from rootbound.search.index.tree_index import IndexLimits, TreeIndex
+from rootbound.confine.cache_folder import hold_secure, make_private, open_secure, remove_matching
+from rootbound.search.index.saved import SavedStore
+from rootbound.search.index.tree_index import UNAVAILABLE, IndexLimits, TreeIndex
 
-__all__ = ["IndexRegistry", "cache_root", "clear_all", "close_all", "own_folder", "remove_stale"]
+__all__ = ["IndexRegistry", "cache_root", "clear_all", "close_all", "own_folder", "remove_stale", "saved_store"]
 
 RETRY_AFTER: Final = 60.0
 """Seconds after a failed build (events lost, watch limit) before another is tried."""
@@ -81,9 +83,28 @@ def own_folder(root: Path) -> Path | None:
     return root / name if made else None
 
 
-def clear_all(root: Path) -> int:
-    """``--clear-index``: every cache folder of servers not running (a running one keeps its own)."""
-    return remove_stale(root)
+SAVED: Final = "saved"
+"""The folder of saved indexes in the cache root (:mod:`~rootbound.search.index.saved`): one file per DIR."""
+
+
+def saved_store(root: Path) -> SavedStore | None:
+    """The saved indexes' folder, held open (before the kernel sandbox), or ``None`` when it cannot be made safe
+    (then nothing is kept between servers)."""
+    fd = hold_secure(root / SAVED, made=_MADE + 1)
+    return None if fd is None else SavedStore(fd)
+
+
+def clear_all(root: Path) -> tuple[int, int]:
+    """``--clear-index``: every cache folder of servers not running (a running one keeps its own), and every
+    saved index; how many of each."""
+    removed = remove_stale(root)
+    store = saved_store(root)
+    if store is None:
+        return removed, 0
+    try:
+        return removed, store.clear()
+    finally:
+        store.close()
 
 
 _OPEN: Final[weakref.WeakSet[IndexRegistry]] = weakref.WeakSet()
@@ -122,8 +143,10 @@ class IndexRegistry:
         cache: Path | None = None,
         limits: IndexLimits = IndexLimits(),  # noqa: B008 - frozen
         at_start: bool = False,
+        saved: SavedStore | None = None,
     ) -> None:
         self.cache = cache
+        self.saved = saved
         self.limits = limits
         self.lock = threading.Lock()
         self.closed = False
@@ -138,10 +161,17 @@ class IndexRegistry:
         for slot in self.slots.values():
             slot.current.start()
 
+    def start_saved(self) -> None:
+        """Start taking up every DIR's saved index now, in the background (at start, once the sandbox is applied):
+        a DIR with none waits for its first query (or ``--index-at-start``)."""
+        for path, slot in self.slots.items():
+            if self.saved is not None and self.saved.has(path):
+                slot.current.start()
+
     def _new(self, path: Path) -> TreeIndex:
         self._serial += 1
         folder = None if self.cache is None else self.cache / str(self._serial)
-        return TreeIndex(path, cache=folder, limits=self.limits)
+        return TreeIndex(path, cache=folder, limits=self.limits, saved=self.saved)
 
     def find(self, prefix: str) -> tuple[TreeIndex | None, str, str]:
         """The index for a start directory whose display path is ``prefix`` (ending in ``/``): the index (``None``
@@ -183,8 +213,8 @@ class IndexRegistry:
                 and time.monotonic() - slot.failed_at > RETRY_AFTER
                 and not self.closed
             ):
-                if current.state == "failed" and current.why.startswith("over "):
-                    return current  # too large for the walk's cap: rebuilding cannot help
+                if current.state == "failed" and (current.why.startswith("over ") or current.why == UNAVAILABLE):
+                    return current  # too large for the walk's cap, or numpy cannot load: rebuilding cannot help
                 slot.next = self._new(current.path)
                 slot.next.start()
             return slot.current

@@ -17,6 +17,7 @@ gains one inside the tree, is searched directly on every query.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import threading
@@ -45,6 +46,7 @@ from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.grep_scan import LineScanner
 from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
+from rootbound.search.index.kept_files import kept, load_known, save_index
 from rootbound.search.index.literals import required_literals
 from rootbound.search.index.pattern_memo import PatternMemo
 from rootbound.search.index.view import (
@@ -67,8 +69,9 @@ if TYPE_CHECKING:  # numpy is imported by the first build, never at start: its i
     import numpy.typing as npt
 
     from rootbound.search.index.postings import Segment, SegmentBuilder
+    from rootbound.search.index.saved import SavedStore
 
-__all__ = ["THREAD_NAME", "IndexLimits", "TreeIndex"]
+__all__ = ["THREAD_NAME", "UNAVAILABLE", "IndexLimits", "TreeIndex"]
 
 THREAD_NAME: Final = "rootbound-index"
 """The build thread's name, in Python and in the kernel (``/proc/PID/task/TID/comm``)."""
@@ -100,8 +103,21 @@ class IndexLimits:
 class TreeIndex:
     """The index of one directory (``path``, canonical), built in a background thread, fresh by inotify."""
 
-    def __init__(self, path: Path, *, cache: Path | None, limits: IndexLimits = IndexLimits()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        cache: Path | None,
+        limits: IndexLimits = IndexLimits(),
+        saved: SavedStore | None = None,
+    ) -> None:
         self.path = path
+        self.saved = saved
+        self.stats: dict[str, tuple[int, ...]] = {}  # per file read or kept: its stat as read (until saved)
+        self.count = 0  # file numbers given (a saved index's numbers of files changed since stay unused)
+        self.reused = 0  # files kept from the saved index without a read
+        self.loaded = False
+        self.checking = False  # a saved index taken up: usable while its files are checked (:meth:`usable`)
         self.prefix = str(path).rstrip("/") + "/"
         self.cache = cache
         self.limits = limits
@@ -180,16 +196,26 @@ class TreeIndex:
             self._fail(f"over {self.limits.max_entries} entries or {self.limits.max_bytes >> 20} MiB of postings")
         except _Stopped:
             return
+        except ImportError as exc:  # numpy cannot load (a missing BLAS library, a wheel for another CPU)
+            self._fail(UNAVAILABLE)
+            _say_once(f"search index off, grep and search_files scan every file: {_import_failure(exc)}")
         except (OSError, RootsError, MemoryError) as exc:
             # A fixed reason, never the exception's text (it may name paths): errno's name, or the failure's kind.
             code = exc.errno if isinstance(exc, OSError) else None
             self._fail(os.strerror(code) if code else "the index could not be built")
+        except Exception as exc:  # a bug: the index is off until its retry, queries scan, one line, no traceback
+            self._fail("the index could not be built")
+            _say_once(f"search index build failed ({type(exc).__name__}); grep and search_files scan meanwhile")
         else:
             with self.lock:
                 if self.state == "building":
-                    self.state = "ready"
+                    self.state, self.checking = "ready", False
                     self.built_at = time.monotonic()
                     self.build_seconds = self.built_at - began
+            try:
+                save_index(self)
+            except (OSError, ValueError, MemoryError):
+                self.stats = {}  # not kept: the next server builds afresh
 
     def _fail(self, why: str) -> None:
         with self.lock:
@@ -197,6 +223,8 @@ class TreeIndex:
                 self.state, self.why = "failed", why
 
     def _build_inner(self) -> None:
+        from rootbound.search.index.postings import SegmentBuilder, file_grams  # numpy first: fail before walking
+
         if self.cache is not None:
             self.cache.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.boundary = boundary = Boundary([self.path])
@@ -206,9 +234,8 @@ class TreeIndex:
             st = top.fstat()
             self.identity = (st.st_dev, st.st_ino)
             self.watches[notify.watch_entry(top.fd)] = ""
+        known = load_known(self)
         self.total = self._count(fs)
-        from rootbound.search.index.postings import SegmentBuilder, file_grams
-
         builder = SegmentBuilder(self.cache)
         names: list[str] = []
         reader = LineScanner(search=None, required=b"-", max_file_size=self.limits.max_file_size)
@@ -227,6 +254,10 @@ class TreeIndex:
                 if not entry.is_file(follow_symlinks=False):
                     continue
                 self.done += 1
+                if self.done % 2048 == 0:
+                    self.drain()  # keep the kernel's queue short during a long build
+                if known and kept(self, known, rel, dir_fd, entry.name):
+                    continue
                 opened = open_entry(dir_fd, entry.name, entry.inode(), READ_FILE)
                 if opened is None:
                     self.kinds[rel] = UNREADABLE
@@ -238,6 +269,7 @@ class TreeIndex:
                 finally:
                     os.close(fd)
                 self.inodes[rel] = fst.st_ino
+                self.stats[rel] = (fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns)
                 if fst.st_nlink != 1:
                     self.kinds[rel] = ALWAYS
                     continue
@@ -246,13 +278,10 @@ class TreeIndex:
                     continue
                 builder.add(file_grams(data))
                 names.append(rel)
-                self.numbers[rel] = len(self.numbers)
-                self.kinds[rel] = TEXT
+                self.count += 1  # its number, told with its segment (:meth:`_take`)
                 if builder.full():
                     self._take(builder, names)
                     names = []
-                if self.done % 2048 == 0:
-                    self.drain()  # keep the kernel's queue short during a long build
         self._take(builder, names)
 
     def _take(self, builder: SegmentBuilder, names: list[str]) -> None:
@@ -265,6 +294,10 @@ class TreeIndex:
         with self.lock:
             self.segments.append(segment)
             self.names.append(names)
+            first = self.count - len(names)  # the numbers given since the last segment, in order
+            for at, rel in enumerate(names):  # a query may read these while a saved index is taken up:
+                self.numbers[rel] = first + at  # the number first, then the kind that says it is searchable
+                self.kinds[rel] = TEXT
 
     def _count(self, fs: RootedFiles) -> int:
         """How many files the build will read, for the progress line (one walk without opens)."""
@@ -392,7 +425,9 @@ class TreeIndex:
     # -- queries --------------------------------------------------------------------------------------------------
 
     def usable(self) -> bool:
-        return self.state == "ready"
+        """Ready, or taking up a saved index (:attr:`checking`): the files not yet checked are opened by every
+        query (no kind yet), the others answered from the saved postings."""
+        return self.state == "ready" or (self.state == "building" and self.checking)
 
     def same_directory(self, start_rel: str, identity: tuple[int, int]) -> bool:
         """Whether the directory at ``start_rel`` in the index is the one a session opened (device and inode)."""
@@ -423,7 +458,7 @@ class TreeIndex:
         if not self.lock.acquire(blocking=False):
             return None
         try:
-            if self.state != "ready" or not self._drain_locked():
+            if not self.usable() or not self._drain_locked():
                 return None
             key = (start_rel, where_key, walk_limits, fs.boundary.cross_mounts)
             view = self.views.get(key)
@@ -436,17 +471,19 @@ class TreeIndex:
                 if view is not None:
                     if self._changed_while_walked(start_rel):
                         return None  # scan this time, walk it whole next time
-                    self._keep(key, view)
+                    self._keep(key, view, self.checking)
             if view is None:
                 self.recent = []
                 view = walk_view(fs, start, start_rel, where, walk_limits, check)
                 if self._changed_while_walked(start_rel):
                     return None  # scan this time
-                self._keep(key, view)
+                self._keep(key, view, self.checking)
             if pattern is None:
                 return Plan(view, None, frozenset(self.dirty))
             if view.counted is None or view.counted.version != self.kinds_version:
-                view.counted = count_view(view, self.kinds, self.numbers, self.kinds_version)
+                view.counted = count_view(view, self.kinds, self.numbers, self.count, self.kinds_version)
+            if self.checking:  # numbers still being given: no memo (sized by them) until the take up is done
+                return Plan(view, self._candidates(*pattern), frozenset(self.dirty))
             return Plan(view, self._candidates(*pattern), frozenset(self.dirty), self._memo(pattern), self._locked)
         finally:
             self.lock.release()
@@ -460,11 +497,11 @@ class TreeIndex:
             or any(below(rel, start_rel) or below(start_rel, rel) for rel in self.recent)
         )
 
-    def _keep(self, key: tuple[object, ...], view: View) -> None:
+    def _keep(self, key: tuple[object, ...], view: View, checking: bool = False) -> None:
         """Keep ``view`` for the next queries, dropping the oldest views past the caps (one larger than the
         entries' cap by itself serves only the query that recorded it)."""
         size, cap = len(view.entries), self.limits.max_view_entries
-        if size > cap:
+        if size > cap or checking:  # while a saved index is taken up, directories not yet watched: walk each time
             return
         held = sum(len(kept.entries) for kept in self.views.values())
         while self.views and (len(self.views) >= self.limits.max_views or held + size > cap):
@@ -498,7 +535,7 @@ class TreeIndex:
         is dropped past :attr:`IndexLimits.max_memos`)."""
         memo = self.memos.pop(pattern, None)
         if memo is None:
-            memo = PatternMemo(len(self.numbers))
+            memo = PatternMemo(self.count)
             if len(self.memos) >= self.limits.max_memos:
                 self.memos.pop(next(iter(self.memos)))
         self.memos[pattern] = memo
@@ -510,6 +547,27 @@ class TreeIndex:
 
     def needs_rebuild(self) -> bool:
         return self.state == "failed" or len(self.dirty) >= self.limits.rebuild_dirty
+
+
+UNAVAILABLE: Final = "its modules could not be imported"
+"""Why an index failed when its own modules (numpy) cannot be imported: never retried in this process."""
+_SAID: set[str] = set()
+_log = logging.getLogger(__name__)
+
+
+def _say_once(line: str) -> None:
+    """One line on stderr (the log's warning) the first time this process meets ``line``'s failure."""
+    if line not in _SAID:
+        _SAID.add(line)
+        _log.warning("%s", line)
+
+
+def _import_failure(exc: ImportError) -> str:
+    """What could not be imported, in one short line: the module's name and the message's last line (numpy's
+    own message is many lines of advice, its cause last)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    detail = lines[-1][:160] if lines else type(exc).__name__
+    return f"cannot import {exc.name or 'numpy'} ({detail})"
 
 
 class _Stopped(Exception):

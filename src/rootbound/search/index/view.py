@@ -108,7 +108,7 @@ _COUNTED: Final = (TEXT, BINARY, TOO_LARGE, UNREADABLE, "l")
 """The kinds :attr:`Counts.before` counts (``l``: a symlink); their codes are their places here, ``ALWAYS`` next."""
 
 
-def count_view(view: View, kinds: dict[str, str], numbers: dict[str, int], version: int) -> Counts:
+def count_view(view: View, kinds: dict[str, str], numbers: dict[str, int], total: int, version: int) -> Counts:
     """:class:`Counts` of ``view`` for the index's ``kinds`` and file ``numbers`` (recomputed when the kinds'
     version changes, and for each new view): one pass in Python for each file's kind, the running counts by numpy
     (a per-file loop of appends was most of a grep right after a file was created in a large tree)."""
@@ -128,7 +128,7 @@ def count_view(view: View, kinds: dict[str, str], numbers: dict[str, int], versi
     number = np.full(len(files), -1, np.int32)
     text = np.flatnonzero(codes == code[TEXT])
     number[text] = [numbers.get(files[here][1], -1) for here in text.tolist()]
-    position = np.full(len(numbers), -1, np.int32)
+    position = np.full(total, -1, np.int32)  # numbers up to ``total``: a saved index's may leave some unused
     listed = np.flatnonzero(number >= 0)
     position[number[listed]] = listed
     at = {indexed: here for here, (_, indexed, _, _) in enumerate(files)}

@@ -1,0 +1,132 @@
+"""A saved index taken up by a new server (issue 51): which of its records still hold, and the index saved again.
+
+Kept apart from :mod:`tree_index` (the build calls these three): :func:`load_known` takes a saved index's segments
+and records, :func:`kept` checks one walked file against its record by the kernel's times, :func:`save_index` writes
+the index for the next server once a build ends ready. See :mod:`saved` for why this can be trusted.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Protocol
+
+from rootbound.confine.fd_access import lstat_entry
+from rootbound.search.index.saved import KINDS, RACY_NS, Snapshot
+from rootbound.search.index.view import ALWAYS, TEXT, UNREADABLE
+
+if TYPE_CHECKING:
+    from rootbound.search.index.postings import Segment
+    from rootbound.search.index.saved import SavedStore
+
+__all__ = ["Known", "TreeIndex", "kept", "load_known", "save_index"]
+
+Known = dict[str, tuple[tuple[int, ...], str, int]]
+"""A saved index's records by path: ``(dev, ino, size, mtime_ns, ctime_ns)``, the kind, the file number."""
+
+
+class TreeIndex(Protocol):
+    """What these take of :class:`~rootbound.search.index.tree_index.TreeIndex` (the module above this one)."""
+
+    path: Path
+    saved: SavedStore | None
+    identity: tuple[int, int] | None
+    lock: threading.Lock
+    state: str
+    segments: list[Segment]
+    names: list[list[str]]
+    count: int
+    bytes: int
+    loaded: bool
+    checking: bool
+    reused: int
+    kinds: dict[str, str]
+    inodes: dict[str, int]
+    numbers: dict[str, int]
+    stats: dict[str, tuple[int, ...]]
+    dirty: set[str]
+
+    def _drain_locked(self) -> bool: ...
+
+
+_UNCHECKED: Final = (-1, -1, -1, -1, -1)
+"""The record of a file changed since it was read: it matches no stat, so the next server reads it again."""
+
+
+def load_known(index: TreeIndex) -> Known:
+    """The saved index of this DIR, if one is kept and passes :func:`~saved.decode`: its segments taken as
+    this index's first ones, and its records by path (``(stat, kind, number)``), each to be checked against
+    the kernel's before it is kept (:func:`kept`). Empty when there is none, or when it holds more numbers
+    of files gone or changed than of files (it is then built afresh, to stay compact)."""
+    saved, identity = index.saved, index.identity
+    if saved is None or identity is None:
+        return {}
+    snap = saved.load(index.path, identity)
+    if snap is None:
+        return {}
+    racy = snap.saved_ns - RACY_NS
+    known: Known = {}
+    for name, row in zip(snap.names, snap.records.tolist(), strict=True):
+        stat_of = tuple(row[:5])
+        if row[4] < racy:  # else changed too close to the save to vouch for it: read again
+            known[name] = (stat_of, KINDS[row[5]], row[6])
+    if snap.total > 2 * max(1, sum(1 for _, kind, _ in known.values() if kind == TEXT)):
+        return {}
+    index.segments = list(snap.segments)
+    index.names = [[] for _ in snap.segments]
+    index.count = snap.total
+    index.bytes = sum(segment.nbytes() for segment in snap.segments)
+    with index.lock:  # queries may use it from now on: every file not yet checked is opened (it has no kind)
+        index.loaded = index.checking = True
+    return known
+
+
+def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bool:
+    """Whether the file ``rel`` (``name`` in ``dir_fd``) is as the saved index recorded it, by the kernel's
+    ``(dev, ino, size, mtime_ns, ctime_ns)`` and one link: then kept as recorded, without a read."""
+    record = known.get(rel)
+    if record is None:
+        return False
+    try:
+        st = lstat_entry(dir_fd, name)
+    except OSError:
+        return False
+    now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    stat_of, kind, number = record
+    if now != stat_of or st.st_nlink != 1 or kind in (UNREADABLE, ALWAYS):
+        return False
+    if kind == TEXT:  # the number first: a query reading these meanwhile takes the kind as "searchable now"
+        index.numbers[rel] = number
+    index.inodes[rel], index.stats[rel], index.kinds[rel] = st.st_ino, now, kind
+    index.reused += 1
+    return True
+
+
+def save_index(index: TreeIndex) -> None:
+    """Keep this index for the next server (a build that ended ready, with nothing lost): every file as read,
+    those changed since (dirty) or too close to now recorded as unchecked."""
+    saved, identity = index.saved, index.identity
+    if saved is None or identity is None or (index.loaded and index.reused == len(index.stats) and not index.dirty):
+        index.stats = {}
+        return
+    import numpy as np
+
+    with index.lock:
+        if index.state != "ready" or not index._drain_locked():
+            return
+        now = time.time_ns()
+        names = list(index.stats)
+        code = {kind: at for at, kind in enumerate(KINDS)}
+        dirty = index.dirty
+        rows = [
+            (*(_UNCHECKED if rel in dirty else index.stats[rel]), code[index.kinds[rel]], index.numbers.get(rel, -1))
+            for rel in names
+        ]
+        segments = list(index.segments)
+        count = index.count
+    index.stats = {}
+    records = np.array(rows, np.int64).reshape(len(rows), 7)
+    saved.save(
+        Snapshot(str(index.path), identity, now, names, records, segments, count), lambda: index.state == "closed"
+    )
