@@ -34,7 +34,8 @@ from mcp.shared.exceptions import MCPError
 from rootbound import __version__
 from rootbound.confine.boundary import Boundary
 from rootbound.confine.local_disks import keep_mountinfo_open
-from rootbound.core.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
+from rootbound.core.call_budget import checking
+from rootbound.core.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
 from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootSet
 from rootbound.mcp import RootsService
@@ -56,6 +57,7 @@ from rootbound.workspace.limits.answer_budget import ANSWERS, too_big
 from rootbound.workspace.limits.call_slots import CallSlots, client_of, run_to_end
 from rootbound.workspace.limits.fairness import default_max_walks
 from rootbound.workspace.limits.fd_budget import RootBudget
+from rootbound.workspace.resources.contents import ANSWER_ENVELOPE
 from rootbound.workspace.resources.handlers import ResourceHost, install_resources
 from rootbound.workspace.tool_guard import ToolGuard
 from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs, unknown_tool
@@ -348,14 +350,31 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         if not modern and roots is not service.fallback:
             SessionSnapshot.serve(ctx, held, roots)
 
+        budget = Budget(config.limits.deadline)
+
         def job() -> Any:
-            with held.for_roots(roots, recurring=modern) as boundary:
-                return work(RootedFS(boundary, read_only=True, max_read=config.limits.max_read))
+            try:
+                with held.for_roots(roots, recurring=modern) as boundary, checking(budget.check):
+                    return work(RootedFS(boundary, read_only=True, max_read=config.limits.max_read))
+            except ToolError as error:  # the deadline (the budget's check) or busy (the answers' budget)
+                return MCPError(INTERNAL_ERROR, str(error))
+            except MCPError as error:
+                return error  # returned, not raised: it would reach run_to_end's task group as an exception group
 
-        with anyio.fail_after(config.limits.deadline + DEADLINE_GRACE):
-            return await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+        # Issue 48's accounting, as for a tool call: the client's fair share of the workers, held until the work has
+        # ended (cancelled or past the deadline: told to stop, then awaited), never abandoned on a thread.
+        with anyio.move_on_after(config.limits.deadline + DEADLINE_GRACE):
+            async with slots.hold(client_of(ctx), walks=False, writes=False):
+                outcome = await run_to_end(job, budget.cancel, slots.threads)
+            if isinstance(outcome, MCPError):
+                raise outcome
+            return outcome
+        budget.cancel()
+        raise MCPError(INTERNAL_ERROR, f"stopped after {config.limits.deadline:g} s (the per-call deadline); ask less")
 
-    install_resources(server, ResourceHost(in_roots, config.limits.max_read, config.limits.max_media))
+    answer = config.limits.max_answer  # over HTTP one answer must fit in one message the SDK's client accepts
+    text_cap = config.limits.max_read if answer is None else min(config.limits.max_read, answer - ANSWER_ENVELOPE)
+    install_resources(server, ResourceHost(in_roots, text_cap, config.limits.max_media, max_answer=answer))
     schemas = {tool.name: tool.input_schema for tool in tools}
     server.middleware.append(ToolGuard(schemas, server_info=lambda: server.server_info_stamp))  # issue 16: #3, #9
     return server, service

@@ -26,8 +26,9 @@ from mcp.server.models import InitializationOptions
 from rootbound.core.mrtr import era_of
 from rootbound.mcp._sdk_server import connection_of
 from rootbound.search.rooted_fs import RootedFS
+from rootbound.workspace.limits.answer_budget import ANSWERS
 from rootbound.workspace.resources.addresses import EXTENSION, TEMPLATE, not_found
-from rootbound.workspace.resources.contents import ReadRequest, read_resource
+from rootbound.workspace.resources.contents import ReadRequest, fits, read_resource
 from rootbound.workspace.resources.listening import WatchedListen
 from rootbound.workspace.resources.listings import Listing, complete_path, directory_page, list_page
 from rootbound.workspace.resources.subscribing import SubscribeRequest
@@ -62,6 +63,8 @@ class ResourceHost:
     max_read: int
     max_media: int
     watches: Watches = field(default_factory=Watches)
+    max_answer: int | None = None
+    """The bytes one answer may take (over HTTP, what the SDK's client accepts in one message), or no bound."""
 
 
 def _show_ignored(params: types.RequestParams) -> bool:
@@ -107,8 +110,13 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
         return _cacheable(ctx, {"resourceTemplates": [_template()]})
 
     async def read(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
-        request = ReadRequest(params.uri, host.max_read, host.max_media, _show_ignored(params))
-        return _cacheable(ctx, await run(ctx, params.uri, lambda fs: read_resource(fs, request)))
+        answers = ANSWERS.ledger()  # room for a large answer, given back once it is handed to the SDK
+        request = ReadRequest(params.uri, host.max_read, host.max_media, _show_ignored(params), answers)
+        try:
+            result = await run(ctx, params.uri, lambda fs: fits(read_resource(fs, request), host.max_answer))
+            return _cacheable(ctx, result)
+        finally:
+            answers.release()
 
     async def read_directory(ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> Any:
         listing = Listing(params.uri, params.cursor, _show_ignored(params))
