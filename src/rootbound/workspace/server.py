@@ -340,8 +340,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)  # typed to take wire dicts
     service.install(server)
 
-    async def in_roots(ctx: ServerRequestContext[Any, Any], work: Callable[[RootedFS], Any]) -> Any:
-        """``work`` on this request's roots, held as a tool call holds them (workspace/resources, issue 49)."""
+    async def in_roots(ctx: ServerRequestContext[Any, Any], work: Callable[[RootedFS], Any], quick: bool) -> Any:
+        """``work`` on this request's roots, held as a tool call holds them (workspace/resources, issue 49); a
+        ``quick`` one tried on the event loop first where a quick tool would be."""
         modern = era_of(ctx.protocol_version) == "2026-07-28"
         situation = await situation_of(ctx, "resources", modern)
         if isinstance(situation, str):
@@ -360,6 +361,18 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                 return MCPError(INTERNAL_ERROR, str(error))
             except MCPError as error:
                 return error  # returned, not raised: it would reach run_to_end's task group as an exception group
+
+        if inline and quick:
+            with held.held_for(roots, recurring=modern) as boundary:
+                if boundary is not None and boundary.on_local_disks:
+                    budget.slice(INLINE_SLICE)
+                    try:
+                        with checking(budget.check):
+                            return work(RootedFS(boundary, read_only=True, max_read=config.limits.max_read))
+                    except SliceOver:
+                        budget.unslice()  # it kept nothing: start again on a thread, with the whole deadline
+                    except ToolError as error:
+                        raise MCPError(INTERNAL_ERROR, str(error)) from None
 
         # Issue 48's accounting, as for a tool call: the client's fair share of the workers, held until the work has
         # ended (cancelled or past the deadline: told to stop, then awaited), never abandoned on a thread.

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from rootbound.confine.fd_access import READ_FLAGS
 from rootbound.confine.regular_files import check_file
+from rootbound.core.call_budget import checkpoint
 from rootbound.core.errors import RootsError
 from rootbound.core.uri import path_to_uri
 from rootbound.search.rooted_fs import RootedFS
@@ -64,6 +65,7 @@ def digest_of(fd: int, size: int) -> str | None:
     hasher = hashlib.sha256()
     offset = 0
     while True:
+        checkpoint()  # the deadline, and a read tried on the event loop going on to a thread past its slice
         chunk = os.pread(fd, PREAD_CHUNK, offset)
         if not chunk:
             break

@@ -57,9 +57,11 @@ class DirectoryReadParams(types.PaginatedRequestParams):
 @dataclass(frozen=True)
 class ResourceHost:
     """What the server lends the resources methods: ``in_roots(ctx, work)`` runs ``work`` on a worker thread on a
-    read-only :class:`RootedFS` over the request's roots (``None`` when the request has none), and the read caps."""
+    read-only :class:`RootedFS` over the request's roots (``None`` when the request has none), and the read caps.
+    Its third argument, ``quick``: ``work`` changes nothing and may be tried on the event loop first (as quick tools
+    are), starting again on a thread if it runs past its slice."""
 
-    in_roots: Callable[[ServerRequestContext[Any, Any], Callable[[RootedFS], Any]], Awaitable[Any]]
+    in_roots: Callable[[ServerRequestContext[Any, Any], Callable[[RootedFS], Any], bool], Awaitable[Any]]
     max_read: int
     max_media: int
     watches: Watches = field(default_factory=Watches)
@@ -94,16 +96,18 @@ def _template() -> dict[str, Any]:
 def install_resources(server: Server[Any], host: ResourceHost) -> None:
     """Register the resources methods and declare them (``resources`` and our extension's ``directoryRead``)."""
 
-    async def run(ctx: ServerRequestContext[Any, Any], uri: object, work: Callable[[RootedFS], Any]) -> Any:
+    async def run(
+        ctx: ServerRequestContext[Any, Any], uri: object, work: Callable[[RootedFS], Any], quick: bool = False
+    ) -> Any:
         """``work`` on the request's roots; no roots: nothing is served, so nothing is found."""
-        result = await host.in_roots(ctx, work)
+        result = await host.in_roots(ctx, work, quick)
         if result is None:
             not_found(uri)
         return result
 
     async def list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
         listing = Listing(None, params.cursor, _show_ignored(params))
-        result = await host.in_roots(ctx, lambda fs: list_page(fs, listing))
+        result = await host.in_roots(ctx, lambda fs: list_page(fs, listing), True)
         return _cacheable(ctx, result if result is not None else {"resources": []})
 
     async def list_templates(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
@@ -113,14 +117,14 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
         answers = ANSWERS.ledger()  # room for a large answer, given back once it is handed to the SDK
         request = ReadRequest(params.uri, host.max_read, host.max_media, _show_ignored(params), answers)
         try:
-            result = await run(ctx, params.uri, lambda fs: fits(read_resource(fs, request), host.max_answer))
+            result = await run(ctx, params.uri, lambda fs: fits(read_resource(fs, request), host.max_answer), True)
             return _cacheable(ctx, result)
         finally:
             answers.release()
 
     async def read_directory(ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> Any:
         listing = Listing(params.uri, params.cursor, _show_ignored(params))
-        result = await run(ctx, params.uri, lambda fs: directory_page(fs, listing))
+        result = await run(ctx, params.uri, lambda fs: directory_page(fs, listing), True)
         return result | {"ttlMs": 0, "cacheScope": "private"}  # SEP-2640's result is cacheable in every era
 
     async def complete(ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> Any:
@@ -131,7 +135,7 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
         if params.argument.name != "path":
             return _cacheable(ctx, empty)
         listing = Listing(params.argument.value[:4096], None, _show_ignored(params))
-        found = await host.in_roots(ctx, lambda fs: complete_path(fs, listing))
+        found = await host.in_roots(ctx, lambda fs: complete_path(fs, listing), True)
         return _cacheable(ctx, {"completion": found} if found is not None else empty)
 
     server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
