@@ -37,7 +37,7 @@ from rootbound.confine.local_disks import keep_mountinfo_open
 from rootbound.core.call_budget import checking
 from rootbound.core.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
 from rootbound.core.mrtr import era_of
-from rootbound.core.roots import RootSet
+from rootbound.core.roots import RootsChange, RootSet
 from rootbound.mcp import RootsService
 from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR
 from rootbound.search.index.registry import IndexRegistry
@@ -58,7 +58,8 @@ from rootbound.workspace.limits.call_slots import CallSlots, client_of, run_to_e
 from rootbound.workspace.limits.fairness import default_max_walks
 from rootbound.workspace.limits.fd_budget import RootBudget
 from rootbound.workspace.resources.contents import ANSWER_ENVELOPE
-from rootbound.workspace.resources.handlers import ResourceHost, install_resources
+from rootbound.workspace.resources.handlers import ResourceHost, install_resources, narrow_subscriptions
+from rootbound.workspace.resources.subscribing import still_served
 from rootbound.workspace.tool_guard import ToolGuard
 from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs, unknown_tool
 from rootbound.workspace.tools import call_tool as call_tool_in
@@ -387,7 +388,22 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
 
     answer = config.limits.max_answer  # over HTTP one answer must fit in one message the SDK's client accepts
     text_cap = config.limits.max_read if answer is None else min(config.limits.max_read, answer - ANSWER_ENVELOPE)
-    install_resources(server, ResourceHost(in_roots, text_cap, config.limits.max_media, max_answer=answer))
+    host = ResourceHost(in_roots, text_cap, config.limits.max_media, max_answer=answer)
+    install_resources(server, host)
+
+    @service.on_change
+    async def roots_changed(change: RootsChange) -> None:
+        """Roots narrowing applies to subscriptions at once: those the new roots do not serve end (issue 49)."""
+
+        def kept(uris: list[str]) -> set[str]:
+            if not change.new or config.ignore_client_roots:
+                return set(uris) if config.ignore_client_roots else set()  # none left: nothing is served
+            with held.for_roots(change.new) as boundary:
+                fs = RootedFS(boundary, read_only=True, max_read=config.limits.max_read)
+                return {uri for uri in uris if still_served(fs, uri)}
+
+        await narrow_subscriptions(host, change.connection, kept)
+
     schemas = {tool.name: tool.input_schema for tool in tools}
     server.middleware.append(ToolGuard(schemas, server_info=lambda: server.server_info_stamp))  # issue 16: #3, #9
     return server, service

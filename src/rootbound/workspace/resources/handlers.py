@@ -35,7 +35,15 @@ from rootbound.workspace.resources.subscribing import SubscribeRequest
 from rootbound.workspace.resources.subscribing import subscribe as subscribe_to
 from rootbound.workspace.resources.watches import Notify, Watches
 
-__all__ = ["DIRECTORY_READ", "SHOW_IGNORED", "DirectoryReadParams", "ResourceHost", "install_resources"]
+__all__ = [
+    "DIRECTORY_READ",
+    "SHOW_IGNORED",
+    "WATCHED",
+    "DirectoryReadParams",
+    "ResourceHost",
+    "install_resources",
+    "narrow_subscriptions",
+]
 
 DIRECTORY_READ: Final = "resources/directory/read"
 SETTINGS: Final = {"directoryRead": True, "contentIdentity": "sha256"}
@@ -187,6 +195,26 @@ def _no_list_changed(server: Server[Any]) -> None:
     setattr(server, "get_capabilities", capabilities)  # noqa: B010 (an instance's own, not the class's)
 
 
+async def narrow_subscriptions(
+    host: ResourceHost, connection: dict[str, Any] | None, kept: Callable[[list[str]], set[str]]
+) -> None:
+    """A handshake-era session's roots changed: the subscriptions its new roots no longer serve end, each told by a
+    last ``updated`` (a read of it then answers not found). ``connection`` is the session's store (from the
+    :class:`~rootbound.RootsChange`); ``kept(uris)``, run on a worker thread, gives those still served."""
+    session = (connection or {}).get(WATCHED)
+    if session is None:
+        return  # it never subscribed to anything
+    watches = host.watches
+
+    def narrow() -> None:
+        subscribed = watches.subscribed(session)
+        if subscribed:
+            still = kept(subscribed)
+            watches.end(session, [uri for uri in subscribed if uri not in still])
+
+    await anyio.to_thread.run_sync(narrow)
+
+
 async def _send(connection: Connection, uri: str) -> None:
     with anyio.move_on_after(SEND_GRACE):  # a client that does not read loses this one, not the others
         await connection.send_resource_updated(uri)
@@ -211,8 +239,8 @@ def _install_subscriptions(server: Server[Any], host: ResourceHost, run: Run) ->
 
     async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> Any:
         connection = connection_of(ctx)
-        if connection.state.get(WATCHED) is not True:
-            connection.state[WATCHED] = True
+        if connection.state.get(WATCHED) is not connection:
+            connection.state[WATCHED] = connection  # where a roots change finds the session's subscriptions
             connection.exit_stack.callback(watches.drop_session, connection)
         request = SubscribeRequest(params.uri, connection, _notifier(connection), watches, _show_ignored(params))
         return await run(ctx, params.uri, lambda fs: subscribe_to(fs, request))
