@@ -7,7 +7,8 @@
 // a custom request), subscribes to --file, then waits for N notifications/resources/updated for it, printing one
 // JSON object per line on stdout:
 //   {"step":"read","text":...,"digest":...}   {"step":"pages","pages":P,"names":[...]}   {"step":"subscribed"}
-//   {"step":"updated","uri":...} (N times; the test writes the file once after each)   {"step":"done"}
+//   {"step":"updated","uri":...,"t":...} (N times; the test writes the file once after each; t: when it arrived,
+//   CLOCK_MONOTONIC seconds)   {"step":"done"}
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
@@ -43,8 +44,10 @@ async function main() {
     );
     let waiting = [];
     const updates = [];
+    const seenAt = []; // CLOCK_MONOTONIC seconds (the clock Python's time.monotonic reads): for bench/resource_updates.py
     client.setNotificationHandler('notifications/resources/updated', notification => {
         updates.push(notification.params.uri);
+        seenAt.push(Number(process.hrtime.bigint()) / 1e9);
         const wake = waiting;
         waiting = [];
         wake.forEach(resolve => resolve());
@@ -74,7 +77,8 @@ async function main() {
     emit({ step: 'subscribed' });
     for (let seen = 0; seen < options.updates; seen++) {
         while (updates.length === 0) await new Promise(resolve => waiting.push(resolve));
-        emit({ step: 'updated', uri: updates.shift() });
+        emit({ step: 'updated', uri: updates.shift(), t: seenAt.shift() });
+        seenAt.length = 0;
         updates.length = 0; // one write is several events: the next write's update is the next one counted
     }
     emit({ step: 'done' });
