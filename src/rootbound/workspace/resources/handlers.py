@@ -23,7 +23,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
+from rootbound.confine.boundary import LIST
+from rootbound.core.errors import RootsError
 from rootbound.core.mrtr import era_of
+from rootbound.core.uri import path_to_uri
 from rootbound.mcp._sdk_server import connection_of
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.limits.answer_budget import ANSWERS
@@ -33,7 +36,7 @@ from rootbound.workspace.resources.listening import WatchedListen
 from rootbound.workspace.resources.listings import Listing, complete_path, directory_page, list_page
 from rootbound.workspace.resources.subscribing import SubscribeRequest
 from rootbound.workspace.resources.subscribing import subscribe as subscribe_to
-from rootbound.workspace.resources.watches import Notify, Watches
+from rootbound.workspace.resources.watches import Notify, Subscription, Watches, WatchesFull
 
 __all__ = [
     "DIRECTORY_READ",
@@ -115,7 +118,14 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
 
     async def list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
         listing = Listing(None, params.cursor, _show_ignored(params))
-        result = await host.in_roots(ctx, lambda fs: list_page(fs, listing), True)
+        lister = _lister(ctx, host.watches) if era_of(ctx.protocol_version) != "2026-07-28" else None
+
+        def page(fs: RootedFS) -> Any:
+            if lister is not None:
+                watch_top_levels(fs, lister, host.watches)
+            return list_page(fs, listing)
+
+        result = await host.in_roots(ctx, page, True)
         return _cacheable(ctx, result if result is not None else {"resources": []})
 
     async def list_templates(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
@@ -174,7 +184,9 @@ def _declare_in_handshake(server: Server[Any]) -> None:
 
 def _no_list_changed(server: Server[Any]) -> None:
     """Serving ``subscriptions/listen`` makes the SDK declare ``listChanged: true`` for tools, prompts and resources
-    in 2026-07-28; this server sends no ``list_changed``, so its capabilities say so (``subscribe`` stays)."""
+    in 2026-07-28; this server sends no tools or prompts ``list_changed``, so its capabilities say so
+    (``subscribe`` stays). Resources' is declared in the handshake era, where a session that listed resources is
+    told when its roots change or a root's top level does (:func:`watch_top_levels`); not in 2026-07-28."""
     base = server.get_capabilities
 
     def capabilities(
@@ -186,13 +198,63 @@ def _no_list_changed(server: Server[Any]) -> None:
     ) -> types.ServerCapabilities:
         found = base(notification_options, experimental_capabilities, extensions, protocol_version=protocol_version)
         quiet: dict[str, Any] = {}
-        for name in ("tools", "prompts", "resources"):
+        modern = protocol_version is not None and era_of(protocol_version) == "2026-07-28"
+        for name in ("tools", "prompts", "resources") if modern else ("tools", "prompts"):
             part = getattr(found, name)
             if part is not None and part.list_changed:
                 quiet[name] = part.model_copy(update={"list_changed": False})
+        if not modern and found.resources is not None and not found.resources.list_changed:
+            quiet["resources"] = found.resources.model_copy(update={"list_changed": True})
         return found.model_copy(update=quiet) if quiet else found
 
     setattr(server, "get_capabilities", capabilities)  # noqa: B010 (an instance's own, not the class's)
+
+
+class _Lister:
+    """A handshake-era session that asked for ``resources/list``: a subscriber of its roots' top levels whose
+    every event (or an inotify overflow) is told as ``notifications/resources/list_changed``."""
+
+    __slots__ = ("connection", "notify")
+
+    def __init__(self, connection: Connection, notify: Notify) -> None:
+        self.connection = connection
+        self.notify = notify
+
+
+LISTER: Final = "rootbound.serve.resources_lister"
+
+
+def _lister(ctx: ServerRequestContext[Any, Any], watches: Watches) -> _Lister:
+    """The session's lister (made on its first ``resources/list``; its watches end with the session)."""
+    connection = connection_of(ctx)
+    found = connection.state.get(LISTER)
+    if isinstance(found, _Lister):
+        return found
+    token = anyio.lowlevel.current_token()
+
+    def notify(uri: str) -> None:
+        with contextlib.suppress(Exception):  # the session or its loop has gone: nobody to tell
+            anyio.from_thread.run(_send_list_changed, connection, token=token)
+
+    lister = connection.state[LISTER] = _Lister(connection, notify)
+    connection.exit_stack.callback(watches.drop_session, lister)
+    return lister
+
+
+def watch_top_levels(fs: RootedFS, lister: _Lister, watches: Watches) -> None:
+    """Watch each directory root's top level for ``lister`` (what ``resources/list`` shows); over a bound, or
+    refused by the kernel, that root is not watched (its entries are still listed)."""
+    for root in fs.boundary:
+        if root.kind != "dir":
+            continue
+        uri = path_to_uri(str(root.path))
+        with contextlib.suppress(RootsError, OSError, WatchesFull), fs.boundary.open(str(root.path), LIST) as handle:
+            watches.subscribe(lister, lister.notify, handle.fd, Subscription(lister, uri, ""))
+
+
+async def _send_list_changed(connection: Connection) -> None:
+    with anyio.move_on_after(SEND_GRACE):
+        await connection.send_resource_list_changed()
 
 
 async def narrow_subscriptions(
@@ -201,18 +263,21 @@ async def narrow_subscriptions(
     """A handshake-era session's roots changed: the subscriptions its new roots no longer serve end, each told by a
     last ``updated`` (a read of it then answers not found). ``connection`` is the session's store (from the
     :class:`~rootbound.RootsChange`); ``kept(uris)``, run on a worker thread, gives those still served."""
-    session = (connection or {}).get(WATCHED)
-    if session is None:
-        return  # it never subscribed to anything
+    store = connection or {}
+    session, lister = store.get(WATCHED), store.get(LISTER)
     watches = host.watches
 
     def narrow() -> None:
-        subscribed = watches.subscribed(session)
+        subscribed = watches.subscribed(session) if session is not None else []
         if subscribed:
             still = kept(subscribed)
             watches.end(session, [uri for uri in subscribed if uri not in still])
+        if isinstance(lister, _Lister):  # what resources/list returns changed with the roots: say so
+            watches.drop_session(lister)  # its next resources/list watches the new roots' top levels
+            lister.notify("")
 
-    await anyio.to_thread.run_sync(narrow)
+    if session is not None or isinstance(lister, _Lister):
+        await anyio.to_thread.run_sync(narrow)
 
 
 async def _send(connection: Connection, uri: str) -> None:
