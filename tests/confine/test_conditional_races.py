@@ -34,8 +34,7 @@ def operations(rooted: RootedFS) -> Callable[[], object]:
         if kind == 0:
             return rooted.move("d/m", "d/sub/m", expected_hash=MOVED) if i % 2 else rooted.move("d/sub/m", "d/m")
         if kind == 1:
-            new = i % 5
-            return patch(rooted, f"*** Add File: d/new{new}", "+created", create_only=True)
+            return patch(rooted, f"*** Add File: d/new{i % 5}", "+created", create_only=True)
         if kind == 2:
             return patch(rooted, f"*** Delete File: d/new{(i - 1) % 5}", if_match={f"d/new{(i - 1) % 5}": CREATED})
         if kind == 3:

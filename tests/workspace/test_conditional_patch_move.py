@@ -184,6 +184,7 @@ def test_another_writer_between_read_and_patch_or_move_never_loses_an_update(fs:
                 child.stdin.flush()
                 k = int(child.stdout.readline())
             kind = round_ % 6 // 2
+            args: dict[str, Any]
             if kind == 0:
                 tool, args = apply_patch, {"patch": patch("*** Update File: f.txt", "@@", f"+ours-{round_}")}
             elif kind == 1:
