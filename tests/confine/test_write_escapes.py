@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from rootbound import EditOutcome, RootedFS, RootsError
-from rootbound.text.edit import Edit
+from rootbound.text.edit import Edit, content_hash
 from rootbound.text.patch_grammar import parse_patch
-from tests.confine.test_escapes import CASES, RESOLVERS, Case, Env, build, leaks, make_env, snapshot
+from tests.confine.test_escapes import CASES, RESOLVERS, SECRET, Case, Env, build, leaks, make_env, snapshot
 
 
 def patched(fs: RootedFS, *body: str, dry_run: bool = False) -> Path:
@@ -27,6 +27,24 @@ def patched(fs: RootedFS, *body: str, dry_run: bool = False) -> Path:
     (file,) = outcome.files
     assert not leaks((file.before, file.after)), "apply_patch returned outside data"
     return file.destination or file.path
+
+
+OUTSIDE_SHA = content_hash(SECRET)
+NOTES_SHA = content_hash(b"notes\n")
+
+
+def if_match(fs: RootedFS, candidate: object, *body: str) -> Path:
+    """``apply_patch`` of one operation on ``candidate``, on condition that it is the outside file."""
+    text = "\n".join(["*** Begin Patch", *body, "*** End Patch"])
+    (file,) = fs.apply_patch(parse_patch(text), if_match={name(candidate): OUTSIDE_SHA}).files
+    assert not leaks((file.before, file.after)), "apply_patch returned outside data"
+    return file.destination or file.path
+
+
+def patched_create_only(fs: RootedFS, *body: str) -> Path:
+    text = "\n".join(["*** Begin Patch", *body, "*** End Patch"])
+    (file,) = fs.apply_patch(parse_patch(text), create_only=True).files
+    return file.path
 
 
 def name(candidate: object) -> str:
@@ -47,6 +65,13 @@ WRITE_OPS: dict[str, Callable[[RootedFS, object], object]] = {
     "move_to": lambda fs, c: fs.move("notes.txt", c),
     "move_to_overwrite": lambda fs, c: fs.move("notes.txt", c, overwrite=True),
     "delete": lambda fs, c: fs.delete_file(c),
+    # if_match (issue 49) naming the outside file's own digest: were it read, it would match
+    "move_from_if_match": lambda fs, c: fs.move(c, "moved-here", expected_hash=OUTSIDE_SHA),
+    "move_to_if_match": lambda fs, c: fs.move("notes.txt", c, overwrite=True, expected_hash=NOTES_SHA),
+    "patch_update_if_match": lambda fs, c: if_match(fs, c, f"*** Update File: {name(c)}", "@@", "+pwned"),
+    "patch_delete_if_match": lambda fs, c: if_match(fs, c, f"*** Delete File: {name(c)}"),
+    "patch_move_if_match": lambda fs, c: if_match(fs, c, f"*** Update File: {name(c)}", "*** Move to: m", "@@", "+p"),
+    "patch_add_create_only": lambda fs, c: patched_create_only(fs, f"*** Add File: {name(c)}", "+pwned"),
 }
 
 

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rootbound import InvalidPath, InvalidRootURI, RootsError, canonical_uri, path_to_uri, uri_to_path
-from rootbound.core.uri import MAX_COMPONENT_BYTES
+from rootbound.core.uri import MAX_COMPONENT_BYTES, child_uri
 
 ACCEPTED: list[tuple[str, PurePath]] = [
     ("file:///srv/work", PurePosixPath("/srv/work")),
@@ -301,3 +301,26 @@ def test_path_to_uri_raises_only_invalid_path(text: str) -> None:
             assert isinstance(exc, ValueError)
             continue
         assert uri_to_path(uri) == (candidate if isinstance(candidate, PurePath) else PurePath(candidate))
+
+
+@pytest.mark.parametrize(
+    ("parent", "name"),
+    [
+        ("/", "C:"),
+        ("/", "etc"),
+        ("/srv/work", "a b.txt"),
+        ("/srv/work", "é%#?.md"),
+        ("/srv/wörk", "[x]@:;=+,$&'()*!~"),
+        ("/srv/work", "c:"),
+    ],
+)
+def test_child_uri_is_path_to_uri_of_the_joined_path(parent: str, name: str) -> None:
+    """A directory listing makes each entry's URI from its parent's: the same text as the whole path's."""
+    joined = parent.rstrip("/") + "/" + name
+    assert child_uri(path_to_uri(parent), name) == path_to_uri(joined)
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "a\x00b", "a\nb", "x" * 256])
+def test_child_uri_refuses_what_path_to_uri_refuses(name: str) -> None:
+    with pytest.raises(InvalidPath):
+        child_uri("file:///srv", name)

@@ -25,7 +25,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
@@ -59,7 +59,7 @@ from rootbound.core.errors import (
     RootsError,
     translate_error,
 )
-from rootbound.text.edit import FileChanged
+from rootbound.text.edit import FileChanged, content_hash
 from rootbound.text.line_match import Tolerance
 from rootbound.text.patch_apply import patch_text
 from rootbound.text.patch_grammar import FileOp, Patch
@@ -135,22 +135,36 @@ class _Plan:
     temp_ino: int = 0
     created: list[tuple[str, Path]] = field(default_factory=list)  # candidate, canonical path
     found: bool = False  # the source file exists: its path may be named in an error
+    expected: str | None = None  # if_match: the SHA-256 the source file must have (update, move, delete)
 
 
 class PatchOps(WriteOps):
     """:meth:`apply_patch` for :class:`~rootbound.RootedFS` (mixed in, over the same entry point)."""
 
-    def apply_patch(self, patch: Patch, *, dry_run: bool = False, encoding: str = "utf-8") -> PatchOutcome:
-        """Apply every operation of ``patch`` or none (:class:`PatchOpFailed` naming the one that failed)."""
+    def apply_patch(
+        self,
+        patch: Patch,
+        *,
+        dry_run: bool = False,
+        encoding: str = "utf-8",
+        if_match: Mapping[str, str] | None = None,
+        create_only: bool = False,
+    ) -> PatchOutcome:
+        """Apply every operation of ``patch`` or none (:class:`PatchOpFailed` naming the one that failed).
+
+        ``if_match`` maps a path as the patch writes it (an Update or Delete File's) to the SHA-256 hex its file
+        must have: checked on what was read, and again on the very object each rename displaces, else
+        ``FileChanged`` (and nothing changed). ``create_only``: no Add File or Move to replaces an existing file."""
         if not dry_run and self.read_only:
             raise ReadOnly()
+        conditions = _Conditions(dict(if_match or {}), create_only)
         if self.read_only:
-            return self._apply_patch(patch, dry_run, encoding)
-        return self.boundary.write_domain().run(lambda: self._apply_patch(patch, dry_run, encoding))
+            return self._apply_patch(patch, dry_run, encoding, conditions)
+        return self.boundary.write_domain().run(lambda: self._apply_patch(patch, dry_run, encoding, conditions))
 
-    def _apply_patch(self, patch: Patch, dry_run: bool, encoding: str) -> PatchOutcome:
+    def _apply_patch(self, patch: Patch, dry_run: bool, encoding: str, conditions: _Conditions) -> PatchOutcome:
         with contextlib.ExitStack() as stack:
-            plans = [self._plan(stack, op, encoding) for op in patch.ops]
+            plans = [self._plan(stack, op, encoding, conditions) for op in patch.ops]
             _refuse_repeats(plans)
             files = tuple(plan.result for plan in plans if plan.result is not None)
             if dry_run:
@@ -171,11 +185,13 @@ class PatchOps(WriteOps):
 
     # -- plan -----------------------------------------------------------------------------------------------
 
-    def _plan(self, stack: contextlib.ExitStack[bool | None], op: FileOp, encoding: str) -> _Plan:
-        plan = _Plan(op)
+    def _plan(
+        self, stack: contextlib.ExitStack[bool | None], op: FileOp, encoding: str, conditions: _Conditions
+    ) -> _Plan:
+        plan = _Plan(op, expected=conditions.if_match.get(op.path) if op.kind != "add" else None)
         with _blame(plan):
             if op.kind == "add":
-                plan.target = self._target(stack, op.path)
+                plan.target = self._target(stack, op.path, conditions.create_only)
                 plan.content = op.content.encode(encoding, "surrogatepass")
                 shown = _shown(plan.target)
                 plan.result = PatchFile(
@@ -196,7 +212,13 @@ class PatchOps(WriteOps):
                     raise NotAFile()
                 plan.source_st = st
                 before = ""
-                if stat.S_ISREG(st.st_mode):
+                if plan.expected is not None:  # the content it must have: read, never suppressed
+                    if not stat.S_ISREG(st.st_mode):
+                        raise NotAFile()
+                    plan.data, plan.source_st = self._read_name(source.fd, name)
+                    _matches(plan, plan.data)
+                    before = plan.data.decode(encoding, "replace")
+                elif stat.S_ISREG(st.st_mode):
                     with contextlib.suppress(RootsError, OSError):  # only for the diff and the count
                         before = self._read_name(source.fd, name)[0].decode(encoding)
                 plan.result = PatchFile("deleted", source.path, 0, before.count("\n"), before, "")
@@ -204,6 +226,7 @@ class PatchOps(WriteOps):
             if op.move_to is not None and stat.S_ISLNK(st.st_mode):
                 raise NotAFile()  # a symlink is not moved by rewriting its target's content elsewhere
             plan.data, plan.source_st = self._read_name(source.fd, name)
+            _matches(plan, plan.data)
             try:
                 text = plan.data.decode(encoding)
             except UnicodeDecodeError:
@@ -214,7 +237,7 @@ class PatchOps(WriteOps):
                 plan.target = _Target(op.path, source, existing=plan.source_st, display=source.path)
                 action: Action = "updated"
             else:
-                plan.target = self._target(stack, op.move_to)
+                plan.target = self._target(stack, op.move_to, conditions.create_only)
                 action = "moved"
             plan.result = PatchFile(
                 action,
@@ -235,7 +258,7 @@ class PatchOps(WriteOps):
         except (IsADirectory, ReadOnly):  # what the entry point answers for a directory root / a file root
             raise InvalidPath("a root cannot be moved or replaced") from None
 
-    def _target(self, stack: contextlib.ExitStack[bool | None], path: str) -> _Target:
+    def _target(self, stack: contextlib.ExitStack[bool | None], path: str, create_only: bool) -> _Target:
         """A destination: its parent opened (``CREATE``: the final name never followed) and what is there, or,
         if its parent does not exist yet, the directories to create (nothing is created while planning)."""
         try:
@@ -244,6 +267,8 @@ class PatchOps(WriteOps):
             return self._missing_parents(stack, path)
         existing = handle.lstat()
         if existing is not None:
+            if create_only:
+                raise PathExists()
             check_file(existing, self.hardlinks, writing=True)  # a regular file (replaced), or refused
         return _Target(path, handle, existing=existing, display=handle.path)
 
@@ -320,7 +345,7 @@ class PatchOps(WriteOps):
                             self._create(plan, target.handle, undo)
                     if source is not None and (plan.op.kind == "delete" or plan.op.move_to is not None):
                         assert plan.source_st is not None
-                        self._remove(source, plan.source_st, undo, commit)
+                        self._remove(plan, source, plan.source_st, undo, commit)
         except BaseException as failure:
             kept = tuple(path for back, path in reversed(undo) if not _quietly(back))
             if kept and isinstance(failure, PatchOpFailed):
@@ -380,6 +405,8 @@ class PatchOps(WriteOps):
         old = os.stat(temp, dir_fd=fd, follow_symlinks=False)
         if not same_file(old, expect):
             raise FileChanged()  # replaced or written since it was read: traded back by the undo
+        if plan.expected is not None and plan.op.move_to is None:
+            _matches(plan, self._read_name(fd, temp)[0])  # the very object displaced has the digest
         undo_if_outside(fd, root, lambda: None, enabled=self._undo())
         commit.append((fd, temp))
 
@@ -411,6 +438,7 @@ class PatchOps(WriteOps):
 
     def _remove(
         self,
+        plan: _Plan,
         handle: Handle,
         expect: os.stat_result,
         undo: list[tuple[Callable[[], bool], Path]],
@@ -431,6 +459,8 @@ class PatchOps(WriteOps):
         undo.append((back, handle.path))
         if not same_file(os.stat(hidden, dir_fd=fd, follow_symlinks=False), expect):
             raise FileChanged()
+        if plan.expected is not None:
+            _matches(plan, self._read_name(fd, hidden)[0])  # the very object taken has the digest
         undo_if_outside(fd, root, lambda: None, enabled=self._undo())
         commit.append((fd, hidden))
 
@@ -446,6 +476,17 @@ class PatchOps(WriteOps):
                 if beneath(handle.fd, _root_id(handle)):
                     os.rmdir(handle.name, dir_fd=handle.fd)  # only if empty: anything else is left alone
         plan.created.clear()
+
+
+@dataclass(frozen=True)
+class _Conditions:
+    if_match: dict[str, str]
+    create_only: bool
+
+
+def _matches(plan: _Plan, data: bytes) -> None:
+    if plan.expected is not None and content_hash(data) != plan.expected.lower():
+        raise FileChanged()
 
 
 def _with_created(plan: _Plan) -> PatchFile:

@@ -29,7 +29,6 @@ import contextlib
 import errno
 import functools
 import os
-import secrets
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,8 +36,6 @@ from pathlib import Path
 from typing import Concatenate, Final, ParamSpec, TypeVar
 
 from rootbound.confine.atomic_write import (
-    TEMP_PREFIX,
-    TEMP_SUFFIX,
     beneath,
     discard,
     exchange,
@@ -51,11 +48,11 @@ from rootbound.confine.atomic_write import (
 )
 from rootbound.confine.boundary import CREATE, DIRECTORY, WRITE, Boundary, Handle, Intent
 from rootbound.confine.candidate import parse_candidate
-from rootbound.confine.conditional_delete import delete_matching
 from rootbound.confine.proc_fd import has_procfs, proc_open
 from rootbound.confine.regular_files import HardlinkPolicy, check_file, read_fd
 from rootbound.confine.resolvers import DIR_READ, O_CLOEXEC, O_NOFOLLOW, O_PATH
 from rootbound.confine.resolvers import READ as _READ_FLAGS
+from rootbound.confine.taken_files import delete_matching, taken_matching, unlink_checked
 from rootbound.core.call_budget import checkpoint
 from rootbound.core.errors import (
     FileOperationFailed,
@@ -284,6 +281,9 @@ class WriteOps:
         finally:
             os.close(target)
 
+    def _read_bytes_of(self, dir_fd: int, name: str) -> bytes:
+        return self._read_name(dir_fd, name)[0]
+
     def _read_checked(
         self, path_fd: int, reopen: Callable[[int], int], *, writing: bool
     ) -> tuple[bytes, os.stat_result]:
@@ -370,13 +370,16 @@ class WriteOps:
     # -- moves and deletes ---------------------------------------------------------------------------------------
 
     @_in_write_domain
-    def move(self, source: object, destination: object, *, overwrite: bool = False) -> Path:
+    def move(
+        self, source: object, destination: object, *, overwrite: bool = False, expected_hash: str | None = None
+    ) -> Path:
         """Rename ``source`` to ``destination`` (both beneath roots of this boundary); returns the new path.
 
         A symlink is moved as itself. Refused: a root, a directory holding a root, a directory into itself, and
         an existing destination unless ``overwrite`` (which replaces only a regular file the hard-link policy
         allows, never a directory, link or special file). Across file systems the kernel refuses
-        (:class:`~rootbound.FileOperationFailed`); nothing is copied.
+        (:class:`~rootbound.FileOperationFailed`); nothing is copied. ``expected_hash``: only a regular file with
+        that SHA-256 moves (taken first, as a conditional delete takes it), else ``FileChanged`` and nothing moved.
         """
         if self.read_only:
             raise ReadOnly()
@@ -389,6 +392,8 @@ class WriteOps:
             if moving is None:
                 raise PathNotFound()
             is_dir = stat.S_ISDIR(moving.st_mode)
+            if expected_hash is not None and not stat.S_ISREG(moving.st_mode):
+                raise NotAFile()  # only a file's content has a digest
             if is_dir:
                 if beneath(dst.fd, (moving.st_dev, moving.st_ino)):
                     raise InvalidPath("a directory cannot be moved into itself")
@@ -404,8 +409,12 @@ class WriteOps:
                     raise NotADirectory()
             if not beneath(src.fd, _root_id(src)) or not beneath(dst.fd, _root_id(dst)):
                 raise OutsideRoots("moved outside roots")
+            taking: contextlib.AbstractContextManager[str] = contextlib.nullcontext(src.name)
+            if expected_hash is not None:
+                taking = taken_matching(src.fd, src.name, _root_id(src), expected_hash, self._read_bytes_of)
             try:
-                _rename_checked(src, dst, overwrite=overwrite, directory=is_dir, undo=self._undo())
+                with taking as name:
+                    _rename_checked(src, name, dst, overwrite=overwrite, directory=is_dir, undo=self._undo())
             except FileExistsError:
                 raise PathExists() from None
             except OSError as exc:
@@ -448,9 +457,9 @@ class WriteOps:
             if not beneath(handle.fd, _root_id(handle)):
                 raise OutsideRoots("moved outside roots")
             if expected_hash is not None:
-                delete_matching(handle.fd, name, _root_id(handle), expected_hash, lambda d, n: self._read_name(d, n)[0])
+                delete_matching(handle.fd, name, _root_id(handle), expected_hash, self._read_bytes_of)
             else:
-                _unlink_checked(handle.fd, name, _root_id(handle), undo=self._undo())
+                unlink_checked(handle.fd, name, _root_id(handle), undo=self._undo())
             fsync_dir(handle.fd)
             return handle.path
 
@@ -551,13 +560,12 @@ def _rename_new(src_fd: int, src: str, dst_fd: int, dst: str, *, directory: bool
     os.unlink(src, dir_fd=src_fd)
 
 
-def _rename_checked(src: Handle, dst: Handle, *, overwrite: bool, directory: bool, undo: bool) -> None:
+def _rename_checked(src: Handle, src_name: str, dst: Handle, *, overwrite: bool, directory: bool, undo: bool) -> None:
     """The move's rename; with ``undo`` (no kernel wall), both directories are checked after it and a move that
     took something from or put something into a directory outside is renamed back. An ``overwrite`` is then a
     ``RENAME_EXCHANGE``, so the replaced file is kept (under the source name) until the check passes."""
-    assert src.name is not None
     assert dst.name is not None
-    src_fd, src_name, dst_fd, dst_name = src.fd, src.name, dst.fd, dst.name
+    src_fd, dst_fd, dst_name = src.fd, dst.fd, dst.name
 
     def check(back: Callable[[], object]) -> None:
         undo_if_outside(dst_fd, _root_id(dst), back, enabled=undo)
@@ -578,20 +586,3 @@ def _rename_checked(src: Handle, dst: Handle, *, overwrite: bool, directory: boo
     else:
         _rename_new(src_fd, src_name, dst_fd, dst_name, directory=directory)
     check(lambda: rename_noreplace(dst_fd, dst_name, src_fd, src_name))
-
-
-def _unlink_checked(dir_fd: int, name: str, root: tuple[int, int], *, undo: bool) -> None:
-    """Remove ``name``; with ``undo`` (no kernel wall) it is first renamed to a fresh hidden name and removed only
-    once its directory is proven beneath the root again (else renamed back): what is removed is the entry that
-    was inside when the rename ran, never a file in a directory outside."""
-    if not undo:
-        os.unlink(name, dir_fd=dir_fd)  # a directory swapped in meanwhile fails (EISDIR)
-        return
-    hidden = f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
-    os.rename(name, hidden, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # a fresh random name: nothing to replace
-    undo_if_outside(dir_fd, root, lambda: rename_noreplace(dir_fd, hidden, dir_fd, name))
-    try:
-        os.unlink(hidden, dir_fd=dir_fd)
-    except IsADirectoryError:
-        rename_noreplace(dir_fd, hidden, dir_fd, name)  # a directory swapped in meanwhile: put back, refuse
-        raise

@@ -304,6 +304,9 @@ class RootsChange:
     new: RootSet
     added: tuple[Root, ...]
     removed: tuple[Root, ...]
+    connection: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    """The per-connection store of the connection whose roots changed (what lives as long as it), where the
+    service knows it: a server keeping per-connection state (subscriptions) finds it there."""
 
     @classmethod
     def between(cls, old: RootSet | None, new: RootSet) -> RootsChange | None:

@@ -33,7 +33,14 @@ from typing import Final
 
 from rootbound.core.errors import InvalidPath, InvalidRootURI
 
-__all__ = ["DEFAULT_MAX_URI_LENGTH", "MAX_COMPONENT_BYTES", "canonical_uri", "path_to_uri", "uri_to_path"]
+__all__ = [
+    "DEFAULT_MAX_URI_LENGTH",
+    "MAX_COMPONENT_BYTES",
+    "canonical_uri",
+    "child_uri",
+    "path_to_uri",
+    "uri_to_path",
+]
 
 DEFAULT_MAX_URI_LENGTH: Final = 8 * 1024
 MAX_COMPONENT_BYTES: Final = 255
@@ -209,6 +216,18 @@ def path_to_uri(path: PurePath | str) -> str:
             quoted = quoted[0] + "%3A"  # keep a POSIX '/C:' from reading back as a Windows drive
         encoded.append(quoted)
     return "file:///" + "/".join(encoded)
+
+
+def child_uri(parent_uri: str, name: str) -> str:
+    """``path_to_uri`` of the entry ``name`` in the POSIX directory whose URI :func:`path_to_uri` gave as
+    ``parent_uri``, without parsing the parent again (a directory listing makes one per entry)."""
+    _check_component(name, windows=False, error=InvalidPath)
+    quoted = _quote(name)
+    if parent_uri == "file:///":
+        if _DRIVE.match(name):
+            quoted = quoted[0] + "%3A"  # as path_to_uri: a POSIX '/C:' never reads back as a Windows drive
+        return parent_uri + quoted
+    return parent_uri + "/" + quoted
 
 
 def canonical_uri(uri: str, *, max_length: int = DEFAULT_MAX_URI_LENGTH) -> str:

@@ -16,6 +16,7 @@ larger than its parallel calls (``docs/reliability.md``).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -188,7 +189,7 @@ class HandshakeRoots:
         finally:
             entry.events.pop(flight).set()
         if change is not None:
-            await self.on_change(change)
+            await self.on_change(dataclasses.replace(change, connection=link.state))
         return roots
 
     async def _fetch(self, link: Link, *, related: bool, wait: float | None = None) -> RootSet:

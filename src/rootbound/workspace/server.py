@@ -34,9 +34,10 @@ from mcp.shared.exceptions import MCPError
 from rootbound import __version__
 from rootbound.confine.boundary import Boundary
 from rootbound.confine.local_disks import keep_mountinfo_open
-from rootbound.core.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
+from rootbound.core.call_budget import checking
+from rootbound.core.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, RootsUnavailable
 from rootbound.core.mrtr import era_of
-from rootbound.core.roots import RootSet
+from rootbound.core.roots import RootsChange, RootSet
 from rootbound.mcp import RootsService
 from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR
 from rootbound.search.index.registry import IndexRegistry
@@ -57,7 +58,9 @@ from rootbound.workspace.limits.answer_budget import ANSWERS, too_big
 from rootbound.workspace.limits.call_slots import CallSlots, client_of, run_to_end
 from rootbound.workspace.limits.fairness import default_max_walks
 from rootbound.workspace.limits.fd_budget import RootBudget
-from rootbound.workspace.resources.handlers import ResourceHost, install_resources
+from rootbound.workspace.resources.contents import ANSWER_ENVELOPE
+from rootbound.workspace.resources.handlers import ResourceHost, install_resources, narrow_subscriptions
+from rootbound.workspace.resources.subscribing import still_served
 from rootbound.workspace.tool_guard import ToolGuard
 from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs, unknown_tool
 from rootbound.workspace.tools import call_tool as call_tool_in
@@ -353,8 +356,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)  # typed to take wire dicts
     service.install(server)
 
-    async def in_roots(ctx: ServerRequestContext[Any, Any], work: Callable[[RootedFS], Any]) -> Any:
-        """``work`` on this request's roots, held as a tool call holds them (workspace/resources, issue 49)."""
+    async def in_roots(ctx: ServerRequestContext[Any, Any], work: Callable[[RootedFS], Any], quick: bool) -> Any:
+        """``work`` on this request's roots, held as a tool call holds them (workspace/resources, issue 49); a
+        ``quick`` one tried on the event loop first where a quick tool would be."""
         modern = era_of(ctx.protocol_version) == "2026-07-28"
         situation = await situation_of(ctx, "resources", modern)
         if isinstance(situation, str):
@@ -363,14 +367,58 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         if not modern and roots is not service.fallback:
             SessionSnapshot.serve(ctx, held, roots)
 
+        budget = Budget(config.limits.deadline)
+
         def job() -> Any:
-            with held.for_roots(roots, recurring=modern) as boundary:
-                return work(RootedFS(boundary, read_only=True, max_read=config.limits.max_read))
+            try:
+                with held.for_roots(roots, recurring=modern) as boundary, checking(budget.check):
+                    return work(RootedFS(boundary, read_only=True, max_read=config.limits.max_read))
+            except ToolError as error:  # the deadline (the budget's check) or busy (the answers' budget)
+                return MCPError(INTERNAL_ERROR, str(error))
+            except MCPError as error:
+                return error  # returned, not raised: it would reach run_to_end's task group as an exception group
 
-        with anyio.fail_after(config.limits.deadline + DEADLINE_GRACE):
-            return await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+        if inline and quick:
+            with held.held_for(roots, recurring=modern) as boundary:
+                if boundary is not None and boundary.on_local_disks:
+                    budget.slice(INLINE_SLICE)
+                    try:
+                        with checking(budget.check):
+                            return work(RootedFS(boundary, read_only=True, max_read=config.limits.max_read))
+                    except SliceOver:
+                        budget.unslice()  # it kept nothing: start again on a thread, with the whole deadline
+                    except ToolError as error:
+                        raise MCPError(INTERNAL_ERROR, str(error)) from None
 
-    install_resources(server, ResourceHost(in_roots, config.limits.max_read, config.limits.max_media))
+        # Issue 48's accounting, as for a tool call: the client's fair share of the workers, held until the work has
+        # ended (cancelled or past the deadline: told to stop, then awaited), never abandoned on a thread.
+        with anyio.move_on_after(config.limits.deadline + DEADLINE_GRACE):
+            async with slots.hold(client_of(ctx), walks=False, writes=False):
+                outcome = await run_to_end(job, budget.cancel, slots.threads)
+            if isinstance(outcome, MCPError):
+                raise outcome
+            return outcome
+        budget.cancel()
+        raise MCPError(INTERNAL_ERROR, f"stopped after {config.limits.deadline:g} s (the per-call deadline); ask less")
+
+    answer = config.limits.max_answer  # over HTTP one answer must fit in one message the SDK's client accepts
+    text_cap = config.limits.max_read if answer is None else min(config.limits.max_read, answer - ANSWER_ENVELOPE)
+    host = ResourceHost(in_roots, text_cap, config.limits.max_media, max_answer=answer)
+    install_resources(server, host)
+
+    @service.on_change
+    async def roots_changed(change: RootsChange) -> None:
+        """Roots narrowing applies to subscriptions at once: those the new roots do not serve end (issue 49)."""
+
+        def kept(uris: list[str]) -> set[str]:
+            if not change.new or config.ignore_client_roots:
+                return set(uris) if config.ignore_client_roots else set()  # none left: nothing is served
+            with held.for_roots(change.new) as boundary:
+                fs = RootedFS(boundary, read_only=True, max_read=config.limits.max_read)
+                return {uri for uri in uris if still_served(fs, uri)}
+
+        await narrow_subscriptions(host, change.connection, kept)
+
     schemas = {tool.name: tool.input_schema for tool in tools}
     server.middleware.append(ToolGuard(schemas, server_info=lambda: server.server_info_stamp))  # issue 16: #3, #9
     return server, service

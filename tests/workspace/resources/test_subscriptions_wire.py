@@ -24,6 +24,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 
 from mcp import Client
 from rootbound.core.uri import path_to_uri
+from rootbound.mcp import RootsProvider
 from tests.helpers.serve_process import http_serve_process
 
 pytestmark = pytest.mark.anyio
@@ -134,3 +135,93 @@ async def test_a_listen_stream_gets_updates_and_its_watches_end_with_it(tmp_path
                         break
                 while watch_threads(process.pid):
                     await anyio.sleep(0.1)  # the stream's end reaches the server as its request is cancelled
+
+
+async def test_roots_narrowing_ends_the_subscriptions_it_leaves_out_and_says_so(tmp_path: Path) -> None:
+    """Handshake era, stdio: the client drops one of its two roots (``roots/list_changed``). Its subscription
+    there ends at once: it gets a last ``updated`` (a read then answers not found), and a later write there is
+    never reported; the subscription in the root it kept goes on."""
+    root = tmp_path.resolve() / "work"
+    for name in ("kept", "left"):
+        (root / name).mkdir(parents=True)
+        (root / name / "f.txt").write_text("one\n")
+    kept, left = path_to_uri(root / "kept" / "f.txt"), path_to_uri(root / "left" / "f.txt")
+    provider = RootsProvider([root / "kept", root / "left"])
+    updates = Updates()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "rootbound", "serve", str(root)],
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    with anyio.fail_after(DEADLINE):
+        async with Client(params, mode="legacy", message_handler=updates, **provider.client_kwargs()) as client:
+            await client.subscribe_resource(kept)
+            await client.subscribe_resource(left)
+            await provider.remove(root / "left")
+            while True:  # the roots take effect by the next request at the latest (it fetches them again)
+                try:
+                    await client.read_resource(left)
+                except MCPError as error:
+                    assert error.error.message == "Resource not found"
+                    break
+            assert await updates.receive.receive() == left  # its subscription's last word
+            write_in_another_process(root / "left" / "f.txt", "two\n")
+            write_in_another_process(root / "kept" / "f.txt", "two\n")
+            assert await updates.receive.receive() == kept  # and never left's again
+            await client.unsubscribe_resource(kept)
+            write_in_another_process(root / "left" / "f.txt", "three\n")
+            await client.subscribe_resource(kept)  # a round trip: anything sent for left before it has arrived
+            with anyio.move_on_after(0.5):
+                while True:
+                    assert await updates.receive.receive() == kept, "an update for a root the client dropped"
+
+
+def remove_in_another_process(path: Path) -> None:
+    subprocess.run([sys.executable, "-c", f"import os; os.unlink({str(path)!r})"], check=True, timeout=60)
+
+
+class ListChanges:
+    def __init__(self) -> None:
+        self.send, self.receive = anyio.create_memory_object_stream[str](100)
+
+    async def __call__(self, message: IncomingMessage) -> None:
+        notification = getattr(message, "root", message)
+        if isinstance(notification, types.ResourceListChangedNotification):
+            await self.send.send("list_changed")
+
+
+async def test_list_changed_when_a_top_level_entry_comes_or_goes_and_when_roots_change(tmp_path: Path) -> None:
+    """Handshake era, stdio: ``listChanged`` is declared; a session that listed resources is told
+    ``notifications/resources/list_changed`` when another process creates or removes an entry at a root's top
+    level, and when the client drops a root."""
+    root = tmp_path.resolve() / "work"
+    for name in ("a", "b"):
+        (root / name).mkdir(parents=True)
+    provider = RootsProvider([root / "a", root / "b"])
+    changes = ListChanges()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "rootbound", "serve", str(root)],
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    with anyio.fail_after(DEADLINE):
+        async with Client(params, mode="legacy", message_handler=changes, **provider.client_kwargs()) as client:
+            assert client.server_capabilities.resources is not None
+            assert client.server_capabilities.resources.list_changed is True
+            listed = await client.list_resources()
+            assert {r.name for r in listed.resources} == {"a", "b"}
+            write_in_another_process(root / "b" / "new.txt", "n\n")
+            assert await changes.receive.receive() == "list_changed"
+            names = {r.name for r in (await client.list_resources()).resources}
+            assert "new.txt" in names
+            remove_in_another_process(root / "b" / "new.txt")
+            assert await changes.receive.receive() == "list_changed"
+            while True:  # drain the rest of those events' notifications
+                with anyio.move_on_after(0.5):
+                    await changes.receive.receive()
+                    continue
+                break
+            await provider.remove(root / "b")
+            await client.list_resources()  # fetches the roots again at the latest: the change is seen by then
+            assert await changes.receive.receive() == "list_changed"
+            assert {r.name for r in (await client.list_resources()).resources} == {"a"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import stat
 from dataclasses import dataclass
@@ -19,21 +20,26 @@ from typing import Any, Final
 
 from rootbound.confine.fd_access import READ_FLAGS
 from rootbound.confine.regular_files import check_file
+from rootbound.core.call_budget import checkpoint
 from rootbound.core.errors import RootsError
 from rootbound.core.uri import path_to_uri
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.text.media_types import SNIFF_BYTES, sniff
 from rootbound.text.read_windows import BINARY_SNIFF, TextSlice, looks_binary, read_byte_range, read_lines
+from rootbound.workspace.limits.answer_budget import Ledger, base64_size
 from rootbound.workspace.resources.addresses import EXTENSION, Window, bad_request, not_found, split_uri
 from rootbound.workspace.resources.listings import served
 from rootbound.workspace.resources.name_types import mime_of_name
 from rootbound.workspace.tools.reading import PREAD_CHUNK, pread_all
 
-__all__ = ["HASH_CAP", "ReadRequest", "digest_of", "read_resource"]
+__all__ = ["ANSWER_ENVELOPE", "HASH_CAP", "ReadRequest", "digest_of", "fits", "read_resource"]
 
 HASH_CAP: Final = 16 * 1024 * 1024
 """Files up to this size carry a digest on every read, windows included (the whole file is hashed through the
 same fd); a larger one carries its size and says why it has no digest. 16 MiB: SEP-2640's per-skill size bound."""
+
+ANSWER_ENVELOPE: Final = 4096
+"""Room in one answer for what surrounds a read's text or blob (the URI, the MIME type, the identity, JSON-RPC)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,12 @@ class ReadRequest:
     max_read: int
     max_media: int
     show_ignored: bool = False
+    answers: Ledger | None = None
+    """Where a large answer reserves its room before anything is read (issue 24 #4's budget, as ``read_file``)."""
+
+    def reserve(self, answer_bytes: int) -> None:
+        if self.answers is not None:
+            self.answers.reserve(answer_bytes)  # AnswersFull: busy, before anything is read
 
 
 def digest_of(fd: int, size: int) -> str | None:
@@ -53,6 +65,7 @@ def digest_of(fd: int, size: int) -> str | None:
     hasher = hashlib.sha256()
     offset = 0
     while True:
+        checkpoint()  # the deadline, and a read tried on the event loop going on to a thread past its slice
         chunk = os.pread(fd, PREAD_CHUNK, offset)
         if not chunk:
             break
@@ -101,6 +114,7 @@ def _content(fd: int, st: os.stat_result, name: str, request: ReadRequest, windo
                 f"the file is over the {cap}-byte limit for a whole read: read it in parts, "
                 "?offset=N&length=M (bytes) or ?start_line=N&end_line=M (lines)"
             )
+        request.reserve(base64_size(st.st_size) if binary else st.st_size)
         data = pread_all(fd)(0, st.st_size)  # a file that grows meanwhile: its identity says it changed
         if not binary:
             try:
@@ -112,12 +126,14 @@ def _content(fd: int, st: os.stat_result, name: str, request: ReadRequest, windo
     if binary:
         if not window.bytes:
             bad_request("a binary file has no lines: read a window of it with ?offset=N&length=M")
-        length = min(window.length or request.max_read, request.max_read)
+        length = min(window.length or request.max_read, request.max_read, request.max_media)
+        request.reserve(base64_size(length))
         data = pread_all(fd)(window.offset or 0, length)
         span: dict[str, Any] = {"offset": window.offset or 0, "length": len(data)}
         return {"mimeType": sniff(head[:SNIFF_BYTES]).mime, "blob": base64.b64encode(data).decode("ascii")} | _meta(
             fd, st, None, span
         )
+    request.reserve(min(st.st_size, request.max_read))
     piece = _window_slice(fd, st.st_size, window, request.max_read)
     span = {"offset": piece.start, "length": piece.end - piece.start}
     if piece.first_line is not None:
@@ -134,6 +150,24 @@ def _meta(fd: int, st: os.stat_result, data: bytes | None, span: dict[str, Any] 
     if span is not None:
         identity["range"] = span
     return {"_meta": {EXTENSION: identity}}
+
+
+def fits(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """``-32602`` saying how to read in parts when a read's answer would not fit in one message of ``limit`` bytes
+    (its text JSON-escaped; measured exactly only when it could be over)."""
+    if limit is None:
+        return result
+    content = result["contents"][0]
+    text = content.get("text")
+    size = len(content.get("blob", "")) + (6 * len(text) if text is not None else 0)
+    if size + ANSWER_ENVELOPE > limit and text is not None:
+        size = len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if size + ANSWER_ENVELOPE > limit:
+        bad_request(
+            f"the answer would be over the {limit} bytes one message to this client may hold: read it in parts, "
+            "?offset=N&length=M (bytes) or ?start_line=N&end_line=M (lines)"
+        )
+    return result
 
 
 def read_resource(fs: RootedFS, request: ReadRequest) -> dict[str, Any]:

@@ -23,18 +23,30 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
+from rootbound.confine.boundary import LIST
+from rootbound.core.errors import RootsError
 from rootbound.core.mrtr import era_of
+from rootbound.core.uri import path_to_uri
 from rootbound.mcp._sdk_server import connection_of
 from rootbound.search.rooted_fs import RootedFS
+from rootbound.workspace.limits.answer_budget import ANSWERS
 from rootbound.workspace.resources.addresses import EXTENSION, TEMPLATE, not_found
-from rootbound.workspace.resources.contents import ReadRequest, read_resource
+from rootbound.workspace.resources.contents import ReadRequest, fits, read_resource
 from rootbound.workspace.resources.listening import WatchedListen
 from rootbound.workspace.resources.listings import Listing, complete_path, directory_page, list_page
 from rootbound.workspace.resources.subscribing import SubscribeRequest
 from rootbound.workspace.resources.subscribing import subscribe as subscribe_to
-from rootbound.workspace.resources.watches import Notify, Watches
+from rootbound.workspace.resources.watches import Notify, Subscription, Watches, WatchesFull
 
-__all__ = ["DIRECTORY_READ", "SHOW_IGNORED", "DirectoryReadParams", "ResourceHost", "install_resources"]
+__all__ = [
+    "DIRECTORY_READ",
+    "SHOW_IGNORED",
+    "WATCHED",
+    "DirectoryReadParams",
+    "ResourceHost",
+    "install_resources",
+    "narrow_subscriptions",
+]
 
 DIRECTORY_READ: Final = "resources/directory/read"
 SETTINGS: Final = {"directoryRead": True, "contentIdentity": "sha256"}
@@ -56,12 +68,16 @@ class DirectoryReadParams(types.PaginatedRequestParams):
 @dataclass(frozen=True)
 class ResourceHost:
     """What the server lends the resources methods: ``in_roots(ctx, work)`` runs ``work`` on a worker thread on a
-    read-only :class:`RootedFS` over the request's roots (``None`` when the request has none), and the read caps."""
+    read-only :class:`RootedFS` over the request's roots (``None`` when the request has none), and the read caps.
+    Its third argument, ``quick``: ``work`` changes nothing and may be tried on the event loop first (as quick tools
+    are), starting again on a thread if it runs past its slice."""
 
-    in_roots: Callable[[ServerRequestContext[Any, Any], Callable[[RootedFS], Any]], Awaitable[Any]]
+    in_roots: Callable[[ServerRequestContext[Any, Any], Callable[[RootedFS], Any], bool], Awaitable[Any]]
     max_read: int
     max_media: int
     watches: Watches = field(default_factory=Watches)
+    max_answer: int | None = None
+    """The bytes one answer may take (over HTTP, what the SDK's client accepts in one message), or no bound."""
 
 
 def _show_ignored(params: types.RequestParams) -> bool:
@@ -91,28 +107,42 @@ def _template() -> dict[str, Any]:
 def install_resources(server: Server[Any], host: ResourceHost) -> None:
     """Register the resources methods and declare them (``resources`` and our extension's ``directoryRead``)."""
 
-    async def run(ctx: ServerRequestContext[Any, Any], uri: object, work: Callable[[RootedFS], Any]) -> Any:
+    async def run(
+        ctx: ServerRequestContext[Any, Any], uri: object, work: Callable[[RootedFS], Any], quick: bool = False
+    ) -> Any:
         """``work`` on the request's roots; no roots: nothing is served, so nothing is found."""
-        result = await host.in_roots(ctx, work)
+        result = await host.in_roots(ctx, work, quick)
         if result is None:
             not_found(uri)
         return result
 
     async def list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
         listing = Listing(None, params.cursor, _show_ignored(params))
-        result = await host.in_roots(ctx, lambda fs: list_page(fs, listing))
+        lister = _lister(ctx, host.watches) if era_of(ctx.protocol_version) != "2026-07-28" else None
+
+        def page(fs: RootedFS) -> Any:
+            if lister is not None:
+                watch_top_levels(fs, lister, host.watches)
+            return list_page(fs, listing)
+
+        result = await host.in_roots(ctx, page, True)
         return _cacheable(ctx, result if result is not None else {"resources": []})
 
     async def list_templates(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> Any:
         return _cacheable(ctx, {"resourceTemplates": [_template()]})
 
     async def read(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
-        request = ReadRequest(params.uri, host.max_read, host.max_media, _show_ignored(params))
-        return _cacheable(ctx, await run(ctx, params.uri, lambda fs: read_resource(fs, request)))
+        answers = ANSWERS.ledger()  # room for a large answer, given back once it is handed to the SDK
+        request = ReadRequest(params.uri, host.max_read, host.max_media, _show_ignored(params), answers)
+        try:
+            result = await run(ctx, params.uri, lambda fs: fits(read_resource(fs, request), host.max_answer), True)
+            return _cacheable(ctx, result)
+        finally:
+            answers.release()
 
     async def read_directory(ctx: ServerRequestContext[Any, Any], params: DirectoryReadParams) -> Any:
         listing = Listing(params.uri, params.cursor, _show_ignored(params))
-        result = await run(ctx, params.uri, lambda fs: directory_page(fs, listing))
+        result = await run(ctx, params.uri, lambda fs: directory_page(fs, listing), True)
         return result | {"ttlMs": 0, "cacheScope": "private"}  # SEP-2640's result is cacheable in every era
 
     async def complete(ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> Any:
@@ -123,7 +153,7 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
         if params.argument.name != "path":
             return _cacheable(ctx, empty)
         listing = Listing(params.argument.value[:4096], None, _show_ignored(params))
-        found = await host.in_roots(ctx, lambda fs: complete_path(fs, listing))
+        found = await host.in_roots(ctx, lambda fs: complete_path(fs, listing), True)
         return _cacheable(ctx, {"completion": found} if found is not None else empty)
 
     server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
@@ -154,7 +184,9 @@ def _declare_in_handshake(server: Server[Any]) -> None:
 
 def _no_list_changed(server: Server[Any]) -> None:
     """Serving ``subscriptions/listen`` makes the SDK declare ``listChanged: true`` for tools, prompts and resources
-    in 2026-07-28; this server sends no ``list_changed``, so its capabilities say so (``subscribe`` stays)."""
+    in 2026-07-28; this server sends no tools or prompts ``list_changed``, so its capabilities say so
+    (``subscribe`` stays). Resources' is declared in the handshake era, where a session that listed resources is
+    told when its roots change or a root's top level does (:func:`watch_top_levels`); not in 2026-07-28."""
     base = server.get_capabilities
 
     def capabilities(
@@ -166,13 +198,86 @@ def _no_list_changed(server: Server[Any]) -> None:
     ) -> types.ServerCapabilities:
         found = base(notification_options, experimental_capabilities, extensions, protocol_version=protocol_version)
         quiet: dict[str, Any] = {}
-        for name in ("tools", "prompts", "resources"):
+        modern = protocol_version is not None and era_of(protocol_version) == "2026-07-28"
+        for name in ("tools", "prompts", "resources") if modern else ("tools", "prompts"):
             part = getattr(found, name)
             if part is not None and part.list_changed:
                 quiet[name] = part.model_copy(update={"list_changed": False})
+        if not modern and found.resources is not None and not found.resources.list_changed:
+            quiet["resources"] = found.resources.model_copy(update={"list_changed": True})
         return found.model_copy(update=quiet) if quiet else found
 
     setattr(server, "get_capabilities", capabilities)  # noqa: B010 (an instance's own, not the class's)
+
+
+class _Lister:
+    """A handshake-era session that asked for ``resources/list``: a subscriber of its roots' top levels whose
+    every event (or an inotify overflow) is told as ``notifications/resources/list_changed``."""
+
+    __slots__ = ("connection", "notify")
+
+    def __init__(self, connection: Connection, notify: Notify) -> None:
+        self.connection = connection
+        self.notify = notify
+
+
+LISTER: Final = "rootbound.serve.resources_lister"
+
+
+def _lister(ctx: ServerRequestContext[Any, Any], watches: Watches) -> _Lister:
+    """The session's lister (made on its first ``resources/list``; its watches end with the session)."""
+    connection = connection_of(ctx)
+    found = connection.state.get(LISTER)
+    if isinstance(found, _Lister):
+        return found
+    token = anyio.lowlevel.current_token()
+
+    def notify(uri: str) -> None:
+        with contextlib.suppress(Exception):  # the session or its loop has gone: nobody to tell
+            anyio.from_thread.run(_send_list_changed, connection, token=token)
+
+    lister = connection.state[LISTER] = _Lister(connection, notify)
+    connection.exit_stack.callback(watches.drop_session, lister)
+    return lister
+
+
+def watch_top_levels(fs: RootedFS, lister: _Lister, watches: Watches) -> None:
+    """Watch each directory root's top level for ``lister`` (what ``resources/list`` shows); over a bound, or
+    refused by the kernel, that root is not watched (its entries are still listed)."""
+    for root in fs.boundary:
+        if root.kind != "dir":
+            continue
+        uri = path_to_uri(str(root.path))
+        with contextlib.suppress(RootsError, OSError, WatchesFull), fs.boundary.open(str(root.path), LIST) as handle:
+            watches.subscribe(lister, lister.notify, handle.fd, Subscription(lister, uri, ""))
+
+
+async def _send_list_changed(connection: Connection) -> None:
+    with anyio.move_on_after(SEND_GRACE):
+        await connection.send_resource_list_changed()
+
+
+async def narrow_subscriptions(
+    host: ResourceHost, connection: dict[str, Any] | None, kept: Callable[[list[str]], set[str]]
+) -> None:
+    """A handshake-era session's roots changed: the subscriptions its new roots no longer serve end, each told by a
+    last ``updated`` (a read of it then answers not found). ``connection`` is the session's store (from the
+    :class:`~rootbound.RootsChange`); ``kept(uris)``, run on a worker thread, gives those still served."""
+    store = connection or {}
+    session, lister = store.get(WATCHED), store.get(LISTER)
+    watches = host.watches
+
+    def narrow() -> None:
+        subscribed = watches.subscribed(session) if session is not None else []
+        if subscribed:
+            still = kept(subscribed)
+            watches.end(session, [uri for uri in subscribed if uri not in still])
+        if isinstance(lister, _Lister):  # what resources/list returns changed with the roots: say so
+            watches.drop_session(lister)  # its next resources/list watches the new roots' top levels
+            lister.notify("")
+
+    if session is not None or isinstance(lister, _Lister):
+        await anyio.to_thread.run_sync(narrow)
 
 
 async def _send(connection: Connection, uri: str) -> None:
@@ -199,8 +304,8 @@ def _install_subscriptions(server: Server[Any], host: ResourceHost, run: Run) ->
 
     async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> Any:
         connection = connection_of(ctx)
-        if connection.state.get(WATCHED) is not True:
-            connection.state[WATCHED] = True
+        if connection.state.get(WATCHED) is not connection:
+            connection.state[WATCHED] = connection  # where a roots change finds the session's subscriptions
             connection.exit_stack.callback(watches.drop_session, connection)
         request = SubscribeRequest(params.uri, connection, _notifier(connection), watches, _show_ignored(params))
         return await run(ctx, params.uri, lambda fs: subscribe_to(fs, request))

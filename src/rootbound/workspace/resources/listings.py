@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from rootbound.confine.boundary import Handle, Intent
 from rootbound.confine.fd_access import O_PATH
 from rootbound.core.errors import LimitExceeded, RootsError
-from rootbound.core.uri import path_to_uri, uri_to_path
+from rootbound.core.uri import child_uri, path_to_uri, uri_to_path
 from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.ignore_walk import Found, WalkLimits, walk
 from rootbound.search.rooted_fs import RootedFS
@@ -73,11 +73,12 @@ def _filter(show_ignored: bool) -> PathFilter:
     return PathFilter(gitignore=not show_ignored)
 
 
-def resource_of(path: str, *, is_dir: bool, size: int | None) -> dict[str, Any]:
+def resource_of(path: str, *, is_dir: bool, size: int | None, parent_uri: str | None = None) -> dict[str, Any]:
     """A metadata-only ``Resource`` for a canonical path (nothing read: the MIME type of a file is guessed from
-    its name; a directory's is ``inode/directory``)."""
+    its name; a directory's is ``inode/directory``); ``parent_uri``, its directory's URI when known."""
     name = path.rstrip("/").rpartition("/")[2] or "/"
-    resource: dict[str, Any] = {"uri": path_to_uri(path), "name": name}
+    uri = child_uri(parent_uri, name) if parent_uri is not None else path_to_uri(path)
+    resource: dict[str, Any] = {"uri": uri, "name": name}
     if is_dir:
         resource["mimeType"] = DIRECTORY_MIME
         return resource
@@ -92,19 +93,22 @@ def resource_of(path: str, *, is_dir: bool, size: int | None) -> dict[str, Any]:
 def _entries(fs: RootedFS, path: object, show_ignored: bool, after: str | None) -> Iterator[dict[str, Any]]:
     """The directory's shown entries after the name ``after`` (name order), as resources."""
     found: Found
+    parent: str | None = None  # the directory's URI, made once: each entry's is it plus its name
     try:
-        for found in walk(fs, path, _filter(show_ignored), limits=WalkLimits(max_depth=1, max_entries=MAX_LISTED)):
-            if after is not None and found.name <= after:
-                continue
+        keep = None if after is None else lambda rel, name, is_dir: name > after  # no Found made for earlier ones
+        limits = WalkLimits(max_depth=1, max_entries=MAX_LISTED)
+        for found in walk(fs, path, _filter(show_ignored), limits=limits, keep=keep):
+            if parent is None:
+                parent = path_to_uri(found.display.rpartition("/")[0] or "/")
             entry = found.entry
             if found.is_dir:
-                yield resource_of(found.display, is_dir=True, size=None)
+                yield resource_of(found.display, is_dir=True, size=None, parent_uri=parent)
             elif entry.is_file(follow_symlinks=False):
                 try:
                     size: int | None = entry.stat(follow_symlinks=False).st_size
                 except OSError:
                     continue  # gone meanwhile
-                yield resource_of(found.display, is_dir=False, size=size)
+                yield resource_of(found.display, is_dir=False, size=size, parent_uri=parent)
     except LimitExceeded:
         bad_request(_TOO_LARGE)
 

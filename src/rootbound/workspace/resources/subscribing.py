@@ -9,6 +9,8 @@ from __future__ import annotations
 import stat
 from dataclasses import dataclass
 
+from mcp.shared.exceptions import MCPError
+
 from rootbound.confine.boundary import LIST
 from rootbound.core.errors import RootsError
 from rootbound.search.rooted_fs import RootedFS
@@ -16,7 +18,7 @@ from rootbound.workspace.resources.addresses import bad_request, not_found, spli
 from rootbound.workspace.resources.listings import served
 from rootbound.workspace.resources.watches import Notify, Subscription, Watches, WatchesFull
 
-__all__ = ["SubscribeRequest", "subscribe"]
+__all__ = ["SubscribeRequest", "still_served", "subscribe"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,17 @@ def subscribe(fs: RootedFS, request: SubscribeRequest) -> dict[str, object]:
     except (RootsError, OSError, ValueError, UnicodeError):
         not_found(request.uri)
     return {}
+
+
+def still_served(fs: RootedFS, uri: str) -> bool:
+    """Whether the subscribed ``uri`` is still served by ``fs``'s roots (after they changed): opened as a read
+    opens it; the ignore files are not asked again (they did not change with the roots)."""
+    try:
+        base, _ = split_uri(uri)
+        with served(fs, uri, base, True):
+            return True
+    except (MCPError, RootsError, OSError, ValueError, UnicodeError):
+        return False
 
 
 def _watch(request: SubscribeRequest, dir_fd: int, name: str) -> None:

@@ -106,6 +106,25 @@ class Watches:
         finally:
             self._finish()
 
+    def subscribed(self, session: object) -> list[str]:
+        """The URIs ``session`` is subscribed to now."""
+        with self._lock:
+            return [uri for who, uri in self._by_key if who == session]
+
+    def end(self, session: object, uris: list[str]) -> None:
+        """End these subscriptions of ``session`` and say so: each gets a last ``updated`` (a read of it now answers
+        what it is, not found once it has left the roots), then it is gone."""
+        try:
+            with self._lock:
+                notify = self._notify.get(session)
+                ended = [uri for uri in uris if self._remove((session, uri))]
+                self._stop_if_idle()
+        finally:
+            self._finish()
+        if notify is not None:
+            for uri in ended:
+                notify(uri)
+
     def counts(self) -> tuple[int, int, bool]:
         """``(subscriptions, watches, reader thread running)`` now: what a test counts back to zero."""
         with self._lock:

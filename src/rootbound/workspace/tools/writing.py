@@ -17,7 +17,16 @@ from rootbound.search.rooted_fs import RootedFS
 from rootbound.text.edit import Edit, FileChanged, content_hash
 from rootbound.text.patch_grammar import MAX_FILES, MAX_HUNKS, MAX_PATCH_CHARS, parse_patch
 from rootbound.workspace.tools.calls import Limits, ToolError, ToolOutput, bool_arg, path_arg
-from rootbound.workspace.tools.conditions import IF_MATCH, IF_NONE_MATCH, changed, create_only, expected_digest
+from rootbound.workspace.tools.conditions import (
+    IF_MATCH,
+    IF_NONE_MATCH,
+    PATCH_IF_MATCH,
+    changed,
+    changed_since_read,
+    create_only,
+    expected_digest,
+    patch_digests,
+)
 from rootbound.workspace.tools.error_fixes import explain
 from rootbound.workspace.tools.patching import render_patch
 from rootbound.workspace.tools.render import bounded, escape, fitting
@@ -164,6 +173,11 @@ WRITE_TOOLS: Final = (
                     "type": "boolean",
                     "description": "Show what would change without writing (default false).",
                 },
+                "if_match": PATCH_IF_MATCH,
+                "if_none_match": {
+                    **IF_NONE_MATCH,
+                    "description": 'With "*": no Add File or Move to replaces an existing file.',
+                },
             },
             ["patch"],
         ),
@@ -240,6 +254,8 @@ WRITE_TOOLS: Final = (
                 "source": _PATH,
                 "destination": _PATH,
                 "overwrite": {"type": "boolean", "description": "Replace an existing file (default false)."},
+                "if_match": {**IF_MATCH, "description": f"The source file's digest: {IF_MATCH['description']}"},
+                "if_none_match": {**IF_NONE_MATCH, "description": 'With "*": refuse if the destination exists.'},
             },
             ["source", "destination"],
         ),
@@ -392,7 +408,16 @@ def create_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, cont
 
 def move_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     source, destination = path_arg(args, "source"), path_arg(args, "destination")
-    moved = fs.move(source, destination, overwrite=bool_arg(args, "overwrite"))
+    only_new = create_only(args, one_file=False)
+    try:
+        moved = fs.move(
+            source,
+            destination,
+            overwrite=bool_arg(args, "overwrite") and not only_new,
+            expected_hash=expected_digest(args),
+        )
+    except FileChanged:
+        raise changed(fs, source) from None
     return ToolOutput(f"moved to {escape(str(moved))}", {"destination": str(moved)})
 
 
@@ -411,11 +436,16 @@ def apply_patch(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: 
         raise ToolError("argument 'patch' must be a non-empty string")
     dry_run = bool_arg(args, "dry_run")
     patch = parse_patch(text)
+    digests = patch_digests(args, patch)
     try:
-        outcome = fs.apply_patch(patch, dry_run=dry_run)
+        outcome = fs.apply_patch(
+            patch, dry_run=dry_run, if_match=digests, create_only=create_only(args, one_file=False)
+        )
     except PatchOpFailed as failure:
         where = failure.op.label + (f" ({escape(str(failure.path))})" if failure.path is not None else "")
         why = explain("apply_patch", failure.error)
+        if isinstance(failure.error, FileChanged) and failure.op.path in digests and not failure.kept:
+            why = changed_since_read(fs, failure.op.path)
         if failure.kept:
             raise ToolError(
                 f"failed, and {len(failure.kept)} files could not be put back (another writer changed them, or their "
