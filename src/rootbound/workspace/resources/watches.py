@@ -183,10 +183,12 @@ class Watches:
         if self._inotify is None:
             self._inotify = Inotify()
             self._wake = os.pipe()
+            named = threading.Event()
             self._thread = threading.Thread(
-                target=self._read, args=(self._inotify, self._wake[0]), name=THREAD_NAME, daemon=True
+                target=self._read, args=(self._inotify, self._wake[0], named), name=THREAD_NAME, daemon=True
             )
             self._thread.start()
+            named.wait()  # named in the kernel too before the first subscription is answered: what ps shows is true
         return self._inotify
 
     def _stop_if_idle(self) -> None:
@@ -214,8 +216,11 @@ class Watches:
             os.close(wake[0])
             os.close(wake[1])
 
-    def _read(self, inotify: Inotify, wake: int) -> None:
-        name_thread(THREAD_NAME)  # the kernel's name too: what /proc/PID/task/TID/comm shows (and a test counts)
+    def _read(self, inotify: Inotify, wake: int, named: threading.Event) -> None:
+        try:
+            name_thread(THREAD_NAME)  # the kernel's name too: what /proc/PID/task/TID/comm shows (and a test counts)
+        finally:
+            named.set()
         poller = select.poll()
         poller.register(inotify.fd, select.POLLIN)
         poller.register(wake, select.POLLIN)
