@@ -25,6 +25,7 @@ from rootbound.audit.shown import shown
 from rootbound.audit.tool_errors import extra_required, learn_params, plan_learnt, validation_error
 from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import CLEAN, Change, Trap
+from rootbound.audit.values import learn_value
 
 __all__ = ["control_leaf", "learn"]
 
@@ -57,12 +58,14 @@ async def control_leaf(
     host: AuditorView, ctx: ModeContext, plan: ToolPlan, param: str, status: ParamStatus
 ) -> Learnt | None:
     """Try W's file, W or a new file in W at ``param``, in each style; record why nothing worked. A refusal that
-    names a flag (``confirm=True``) sets it, and one that names a file type (or quotes an example of one) plants
+    names a flag (``confirm=True``) sets it, one that lists the values a filler takes ("must be one of: code,
+    markdown") sends the first of them, and one that names a file type (or quotes an example of one) plants
     canaries of that type: the control runs again once for each."""
     errors: list[str] = []
     answered = [0]
     sent: dict[str, CallOutcome] = {}  # calls already made that showed nothing: not sent twice
     learnt: set[str] = set()
+    valued: set[tuple[str, ...]] = set()  # fillers set from what a refusal listed: each once, three at most
     while True:
         got, done = await _shapes(host, ctx, plan, param, status, errors, answered, sent)
         if got is not None and got.kind == NO_PATH:
@@ -75,6 +78,14 @@ async def control_leaf(
         if flag and "flag" not in learnt and set_flag(plan, flag):
             learnt.add("flag")
             host.say(f"{ctx.name}: {plan.label}: the server asks for {flag}=true; trying again with it")
+            continue
+        asked = next((v for v in (learn_value(plan.roles, e, valued) for e in errors) if v), None)
+        if asked is not None and len(valued) < 3:
+            pointer, value = asked
+            valued.add(pointer)
+            plan.roles[pointer] = ("filler", plan.roles[pointer][1], value)
+            where = shown(".".join(pointer), 60)
+            host.say(f"{ctx.name}: {plan.label}: the server names the values {where} takes; trying {shown(value, 40)}")
             continue
         ext = next((t for t in map(named_type, errors) if t), None)
         if ext and "type" not in learnt and ext != plan.wants:
