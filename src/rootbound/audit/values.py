@@ -99,13 +99,13 @@ def learn_value(
     candidates = [
         (pointer, current)
         for pointer, (role, _, current) in roles.items()
-        if role in ("filler", "new") and isinstance(current, str) and pointer not in tried
+        if role in ("filler", "new") and isinstance(current, str)
     ]
     scored = sorted(((_score(p[-1], cur, text), i, p, cur) for i, (p, cur) in enumerate(candidates)), reverse=True)
     if not scored:
         return None
     best, _, pointer, current = scored[0]
-    if best < (1 if len(scored) == 1 else 2) or (len(scored) > 1 and scored[1][0] == best):
-        return None
+    if best < (1 if len(scored) == 1 else 2) or (len(scored) > 1 and scored[1][0] == best) or pointer in tried:
+        return None  # not plainly about one filler, or about one already set from what the server listed
     value = next((v for v in values if v != current), None)
     return (pointer, value) if value is not None else None
