@@ -538,8 +538,10 @@ def test_values_a_refusal_lists_or_a_description_shows() -> None:
     assert allowed_values("Must be one of: $(rm -rf x), `y`") == []  # a list that is not plain is not taken
     assert example_value('Range of cells (e.g., "A1:C10")') == "A1:A1"
     assert example_value("Output format, for example 'html'") == "html" and example_value("a name") is None
-    roles = {("fmt",): ("filler", (True,), "rbt"), ("kind",): ("filler", (True,), "rbt")}
+    Roles = dict[tuple[str, ...], tuple[str, tuple[bool, ...], object]]
+    roles: Roles = {("fmt",): ("filler", (True,), "rbt"), ("kind",): ("filler", (True,), "rbt")}
+    one: Roles = {("kind",): ("filler", (True,), "a")}
     assert learn_value(roles, "Invalid kind 'rbt'. Must be one of: a, b", set()) == (("kind",), "a")
     assert learn_value(roles, "Invalid value 'rbt'. Must be one of: a, b", set()) is None  # which one: not said
     assert learn_value(roles, "Invalid kind 'rbt'. Must be one of: a, b", {("kind",)}) is None  # learnt once
-    assert learn_value({("kind",): ("filler", (True,), "a")}, "kind: must be one of: a", set()) is None
+    assert learn_value(one, "kind: must be one of: a", set()) is None
