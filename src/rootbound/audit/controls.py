@@ -62,12 +62,11 @@ async def control_leaf(
     markdown") sends the first of them, and one that names a file type (or quotes an example of one) plants
     canaries of that type: the control runs again once for each."""
     errors: list[str] = []
-    answered = [0]
+    tally = _Tally()
     sent: dict[str, CallOutcome] = {}  # calls already made that showed nothing: not sent twice
     learnt: set[str] = set()
-    valued: set[tuple[str, ...]] = set()  # fillers set from what a refusal listed: each once, three at most
     while True:
-        got, done = await _shapes(host, ctx, plan, param, status, errors, answered, sent)
+        got, done = await _shapes(host, ctx, plan, param, status, errors, tally, sent)
         if got is not None and got.kind == NO_PATH:
             status.status = NO_PATH
             status.detail = "not a path: the call did the same with a path naming nothing here (its other paths held W)"
@@ -79,13 +78,7 @@ async def control_leaf(
             learnt.add("flag")
             host.say(f"{ctx.name}: {plan.label}: the server asks for {flag}=true; trying again with it")
             continue
-        asked = next((v for v in (learn_value(plan.roles, e, valued) for e in errors) if v), None)
-        if asked is not None and len(valued) < 3:
-            pointer, value = asked
-            valued.add(pointer)
-            plan.roles[pointer] = ("filler", plan.roles[pointer][1], value)
-            where = shown(".".join(pointer), 60)
-            host.say(f"{ctx.name}: {plan.label}: the server names the values {where} takes; trying {shown(value, 40)}")
+        if any(_asked_value(host, ctx, (plan, plan), error, tally) for error in errors):
             continue
         ext = next((t for t in map(named_type, errors) if t), None)
         if ext and "type" not in learnt and ext != plan.wants:
@@ -93,7 +86,7 @@ async def control_leaf(
             plan.wants = ext
             continue
         break
-    if errors and not answered[0]:
+    if errors and not tally.answered:
         status.status = "blocked"
         status.detail = f"the server refused every spelling of W: {errors[0]}"
     else:
@@ -103,6 +96,33 @@ async def control_leaf(
     return None
 
 
+@dataclasses.dataclass
+class _Tally:
+    """What one parameter's control has seen so far: calls that answered, fillers set from a refusal's list."""
+
+    answered: int = 0
+    valued: set[tuple[str, ...]] = dataclasses.field(default_factory=set)
+
+
+def _asked_value(
+    host: AuditorView, ctx: ModeContext, plans: tuple[ToolPlan, ToolPlan], error: str, tally: _Tally
+) -> bool:
+    """A refusal that lists the values a filler takes: set the first (on the plan and on the pass's copy of it),
+    each filler once and three at most; True if one was set."""
+    plan, tried = plans
+    asked = learn_value(tried.roles, error, tally.valued) if len(tally.valued) < 3 else None
+    if asked is None:
+        return False
+    pointer, value = asked
+    tally.valued.add(pointer)
+    for each in (plan, tried):
+        if pointer in each.roles:
+            each.roles[pointer] = ("filler", each.roles[pointer][1], value)
+    where = shown(".".join(pointer), 60)
+    host.say(f"{ctx.name}: {plan.label}: the server names the values {where} takes; trying {shown(value, 40)}")
+    return True
+
+
 async def _shapes(
     host: AuditorView,
     ctx: ModeContext,
@@ -110,7 +130,7 @@ async def _shapes(
     param: str,
     status: ParamStatus,
     errors: list[str],
-    answered: list[int],
+    tally: _Tally,
     sent: dict[str, CallOutcome],
 ) -> tuple[Learnt | None, bool]:
     """One round of control shapes: (what it proved, whether to stop)."""
@@ -147,6 +167,16 @@ async def _shapes(
                         return got, True
                     if out.is_error or out.timed_out:
                         errors.append("timed out" if out.timed_out else _message(out))
+                        if out.is_error and _asked_value(host, ctx, (plan, tried), errors[-1], tally):
+                            # the value the refusal lists, at once: the same spelling again with it
+                            got, again = await _attempt(host, ctx, tried, param, attempt, sent)
+                            if got is not None:
+                                return got, True
+                            if again is None:
+                                status.detail = "it modified W during its control (the audit writes only with --write)"
+                                return None, True
+                            out = again
+                            tally.answered += not (out.is_error or out.timed_out)
                         text = (out.error or "") + "\n" + result_text(out.result)
                         if not learnt_extra and out.is_error and validation_error(text):
                             learnt_extra = True
@@ -155,7 +185,7 @@ async def _shapes(
                                 if got is not None:
                                     return got, True
                     else:
-                        answered[0] += 1
+                        tally.answered += 1
     return None, False
 
 
