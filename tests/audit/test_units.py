@@ -545,3 +545,5 @@ def test_values_a_refusal_lists_or_a_description_shows() -> None:
     assert learn_value(roles, "Invalid value 'rbt'. Must be one of: a, b", set()) is None  # which one: not said
     assert learn_value(roles, "Invalid kind 'rbt'. Must be one of: a, b", {("kind",)}) is None  # learnt once
     assert learn_value(one, "kind: must be one of: a", set()) is None
+    cells: Roles = {("range",): ("filler", (True,), "rbt"), ("sheet",): ("filler", (True,), "rbt")}
+    assert learn_value(cells, "invalid range format: rbt, e.g. B2:C4", set()) == (("range",), "B2:B2")
