@@ -157,7 +157,13 @@ elif CASE == "cells":  # no bounds: a writer whose range must parse and whose va
             "write_cells",
             {"file_path": _S, "range": _RANGE, "values": _TABLE},
             description="Write a table of values into a range of cells of an existing file.",
-        )
+        ),
+        tool(  # its range is optional in the schema, and needed all the same
+            "make_table",
+            {"file_path": _S, "table": _S, "range": _RANGE},
+            ["file_path", "table"],
+            description="Make a table in an existing file.",
+        ),
     ]
 elif CASE in ("no-roots", "casefold"):
     # no-roots: never asks for roots; serves only its own project directory (none of the client's)
@@ -294,12 +300,14 @@ def call(name: str, args: dict[str, Any]) -> str:
     if CASE == "cells":
         path = str(args["file_path"])
         path = checked(path) if FIXED else path
-        cells = str(args.get("range", ""))
+        if "range" not in args:
+            raise Refused("parameter is invalid")
+        cells = str(args["range"])
         match = re.fullmatch(r"([A-Z]+)([0-9]+):([A-Z]+)([0-9]+)", cells)
         if match is None:
             raise Refused(f"invalid range format: {cells}")
         rows = int(match.group(4)) - int(match.group(2)) + 1
-        values = args.get("values")
+        values = args.get("values") if name == "write_cells" else [[args.get("table")]] * rows
         if not isinstance(values, list) or len(values) != rows:
             raise Refused(f"number of rows in data ({len(values or [])}) does not match range size")
         if not os.path.isfile(path):

@@ -102,6 +102,32 @@ class _Tally:
 
     answered: int = 0
     valued: set[tuple[str, ...]] = dataclasses.field(default_factory=set)
+    described: bool = False  # the optional fillers with a described example were sent
+
+
+def _learn_at_once(
+    host: AuditorView, ctx: ModeContext, plans: tuple[ToolPlan, ToolPlan], error: str, tally: _Tally
+) -> str:
+    """What a refusal teaches that is worth the same spelling again: a value it lists ("value"), else (once) the
+    optional fillers whose description gives an example (``range``, "e.g., A1:C10": a server may need it after
+    all; "described", undone by :func:`_send_described` if the same refusal comes back); "" if nothing."""
+    if _asked_value(host, ctx, plans, error, tally):
+        return "value"
+    if tally.described or not plans[1].described:
+        return ""
+    tally.described = True
+    _send_described(plans, True)
+    host.say(f"{ctx.name}: {plans[0].label}: refused; trying again with its optional parameters that show an example")
+    return "described"
+
+
+def _send_described(plans: tuple[ToolPlan, ToolPlan], send: bool) -> None:
+    """Send the optional fillers with a described example on every call from now on (or no longer)."""
+    for each in plans:
+        for pointer in each.described:
+            if pointer in each.roles:
+                role, required, value = each.roles[pointer]
+                each.roles[pointer] = (role, (*required[:-1], send), value)
 
 
 def _asked_value(
@@ -167,14 +193,18 @@ async def _shapes(
                         return got, True
                     if out.is_error or out.timed_out:
                         errors.append("timed out" if out.timed_out else _message(out))
-                        if out.is_error and _asked_value(host, ctx, (plan, tried), errors[-1], tally):
-                            # the value the refusal lists, at once: the same spelling again with it
+                        learnt = _learn_at_once(host, ctx, (plan, tried), errors[-1], tally) if out.is_error else ""
+                        if learnt:  # what the refusal taught, at once: the same spelling again with it
                             got, again = await _attempt(host, ctx, tried, param, attempt, sent)
                             if got is not None:
                                 return got, True
                             if again is None:
                                 status.detail = "it modified W during its control (the audit writes only with --write)"
                                 return None, True
+                            if learnt == "described" and (
+                                again.timed_out or (again.is_error and _message(again) == errors[-1])
+                            ):
+                                _send_described((plan, tried), False)  # the same refusal: it did not matter
                             out = again
                             tally.answered += not (out.is_error or out.timed_out)
                         text = (out.error or "") + "\n" + result_text(out.result)

@@ -172,6 +172,8 @@ class ToolPlan:
     # leaves a control found to name the directory the call works in, whatever their names say (``path`` beside
     # ``filePath``): they get W as a sibling, and a file in W when they are the one probed
     workdirs: frozenset[str] = frozenset()
+    # optional fillers whose description gives an example ("e.g., A1:C10"): sent after a call without them failed
+    described: list[Pointer] = field(default_factory=list)
     wants: str = ""  # the file type (extension) the tool asks for, learnt from its words (:mod:`.asks`)
 
     @property
@@ -444,8 +446,8 @@ def plan_shapes(
             elif role in ("object", "object-array"):
                 plan.roles[pointer] = ("filler", levels, _filler(pointer[-1], sub))
             elif role in ("pattern", "content", "old", "new", "filler"):
-                if role == "filler" and len(levels) == 1 and example_value(_describes(sub)) is not None:
-                    levels = (True,)  # its description shows the shape it takes: sent (a server may need it)
+                if role == "filler" and levels == (False,) and example_value(_describes(sub)) is not None:
+                    plan.described.append(pointer)  # optional, its shape shown: sent once a call without it fails
                 plan.roles[pointer] = (cast(Role, role), levels, _filler(pointer[-1], sub))
         _require_one_edit(plan)
         if plan.access != "skip" and _dict(variant.get("properties")) and not plan.leaves:
