@@ -5,7 +5,9 @@ the smallest server that showed one defect: start-up and state files in its HOME
 finding), a dispatcher tool whose free-form ``args`` reaches the file system, a reader that takes only real
 ``.xlsx`` workbooks, a clean delete tool that refuses until ``confirm=True``, a server that never asks for roots
 and serves nothing of them, a check that compares paths case-insensitively on a case-sensitive file system, and a
-``configure`` tool that widens the server's own bounds through a nested settings object. With ``--fixed`` the
+``configure`` tool that widens the server's own bounds through a nested settings object, tools that refuse the
+audit's fillers and list the values they take (``values``), and a writer whose range must parse and whose table of
+values must fit it (``cells``). With ``--fixed`` the
 case's escape is closed. ``peek``: a clean server that, at start, reads a file of the auditor's (a key in the
 auditor's home, named by ``ROOTBOUND_TEST_PEEK``) and writes what it got to ``ROOTBOUND_TEST_PEEK_REPORT``.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import unicodedata
 import zipfile
@@ -141,6 +144,27 @@ elif CASE == "notebook":  # clean; every path must end with .ipynb; a rename; a 
             description="Export a notebook to a script. Raises RuntimeError if the nbconvert subprocess fails.",
         ),
     ]
+elif CASE == "values":  # clean; two tools refuse the audit's fillers, listing the values they take
+    TOOLS = [
+        tool("export_file", {"path": _S, "export_format": _S}, description="Export a file."),
+        tool("change_kind", {"path": _S, "index": {"type": "integer"}, "new_kind": _S}, description="Set a kind."),
+    ]
+elif CASE == "cells":  # no bounds: a writer whose range must parse and whose values must fit it
+    _RANGE = {"type": "string", "description": 'Range of cells (e.g., "A1:C10")'}
+    _TABLE = {"type": "array", "items": {"type": "array", "items": {"type": ["string", "number", "null"]}}}
+    TOOLS = [
+        tool(
+            "write_cells",
+            {"file_path": _S, "range": _RANGE, "values": _TABLE},
+            description="Write a table of values into a range of cells of an existing file.",
+        ),
+        tool(  # its range is optional in the schema, and needed all the same
+            "make_table",
+            {"file_path": _S, "table": _S, "range": _RANGE},
+            ["file_path", "table"],
+            description="Make a table in an existing file.",
+        ),
+    ]
 elif CASE in ("no-roots", "casefold"):
     # no-roots: never asks for roots; serves only its own project directory (none of the client's)
     # casefold: a check that case-folds and NFKC-normalises the whole path: A/WS passes for a/ws
@@ -265,6 +289,32 @@ def call(name: str, args: dict[str, Any]) -> str:
         with open(paths["notebook_path"], "w") as fh:
             json.dump(book, fh)
         return "edited"
+    if CASE == "values":
+        path = checked(str(args["path"]))
+        fmt, kind = str(args.get("export_format")), str(args.get("new_kind"))
+        if name == "export_file" and fmt not in ("python", "html"):
+            raise Refused(f"Unsupported export format: {fmt!r}. Supported: ['python', 'html']")
+        if name == "change_kind" and kind not in ("code", "markdown", "raw"):
+            raise Refused(f"Invalid kind: {kind}. Must be one of: code, markdown, raw")
+        return read(path)
+    if CASE == "cells":
+        path = str(args["file_path"])
+        path = checked(path) if FIXED else path
+        if "range" not in args:
+            raise Refused("parameter is invalid")
+        cells = str(args["range"])
+        match = re.fullmatch(r"([A-Z]+)([0-9]+):([A-Z]+)([0-9]+)", cells)
+        if match is None:
+            raise Refused(f"invalid range format: {cells}")
+        rows = int(match.group(4)) - int(match.group(2)) + 1
+        values = args.get("values") if name == "write_cells" else [[args.get("table")]] * rows
+        if not isinstance(values, list) or len(values) != rows:
+            raise Refused(f"number of rows in data ({len(values or [])}) does not match range size")
+        if not os.path.isfile(path):
+            raise Refused("no such file: it must exist")
+        with open(path, "a") as fh:
+            fh.write(json.dumps(values))
+        return "written"
     if CASE == "confirm":
         path = checked(str(args["path"]))
         if name == "read_file":

@@ -63,6 +63,31 @@ def test_a_refusal_that_asks_for_confirm_true_is_obeyed(tmp_path: Path) -> None:
     assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
 
 
+def test_a_refusal_that_lists_the_values_a_filler_takes_is_obeyed(tmp_path: Path) -> None:
+    """A clean server whose tools refuse the audit's fillers and list what they take ("Supported: ['python',
+    'html']", "Must be one of: code, markdown, raw"), as cursor-notebook-mcp's export and change_cell_type do.
+    Before, both stayed "blocked" and the clean server could never reach exit 0."""
+    report = audit(tmp_path, "values", write=True)
+    rows = {(t.name, p.param): (p.status, p.probes) for t in report.modes[0].tools for p in t.params}
+    for tool in ("export_file", "change_kind"):
+        assert rows[(tool, "path")][0] == "tested" and rows[(tool, "path")][1] > 0, rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
+def test_a_writer_gets_a_range_and_a_table_of_values_that_fit(tmp_path: Path) -> None:
+    """A writer with no bounds whose ``range`` must parse (its description gives "e.g., A1:C10") and whose 2-D
+    ``values`` must have as many rows as the range, as negokaz-excel's writers do. Before, the fillers ("rbt", [])
+    were refused before the path was used: the write never happened and the escape was not found as a write. A
+    second writer's ``range`` is optional in its schema but needed ("parameter is invalid" without it)."""
+    report = audit(tmp_path, "cells", write=True)
+    for tool in ("write_cells", "make_table"):  # make_table's range is optional, and needed all the same
+        writes = [f for f in report.findings if f.tool == tool and f.kind == "write" and f.class_id != "hardlink"]
+        assert writes and {f.severity for f in writes} == {"critical"}, claims(report)
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "cells", "--fixed", write=True)
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+
+
 def test_a_server_that_never_asks_for_roots_is_not_roots_unsupported(tmp_path: Path) -> None:
     """It starts, answers, never asks for roots, and serves only its own project: every control fails. Before,
     the mode was "roots unsupported" (not offered, so no gap); it ignores roots, and its untested tools are gaps
@@ -248,6 +273,11 @@ def test_typed_canaries_are_real_files_of_their_type() -> None:
     token = "rbt-token-0123456789ab"
     with zipfile.ZipFile(io.BytesIO(REGISTRY["xlsx"].make(token))) as book:
         assert "xl/workbook.xml" in book.namelist() and token in book.read("xl/sharedStrings.xml").decode()
+        # what a writer of workbooks needs (excelize: a dimension to update, a stylesheet to style, a sheet view
+        # to copy a sheet), and a sheet named like the audit's filler, so that ``sheetName`` names one that exists
+        sheet = book.read("xl/worksheets/sheet1.xml").decode()
+        assert "<dimension " in sheet and "<sheetView " in sheet and "<cellXfs " in book.read("xl/styles.xml").decode()
+        assert '<sheet name="rbt" ' in book.read("xl/workbook.xml").decode()
     with zipfile.ZipFile(io.BytesIO(REGISTRY["pptx"].make(token))) as deck:
         assert token in deck.read("ppt/slides/slide1.xml").decode()
     assert token in json.loads(REGISTRY["ipynb"].make(token))["cells"][0]["source"][0]

@@ -523,3 +523,27 @@ def test_a_tool_that_runs_free_text_is_a_gap_never_clean() -> None:
     assert report.gaps() == [f"mode args: query not tested ({free_text_reach(query, '', False)})"]
     assert report.exit_code("low") == 2
     assert report.coverage()[0]["status"] == "not tested"
+
+
+def test_values_a_refusal_lists_or_a_description_shows() -> None:
+    """The values a filler takes: a refusal's list (quoted or bare, after the usual phrasings), the example a
+    description gives; the filler it is about must be named (by name, its words or the value sent) and plain."""
+    from rootbound.audit.values import allowed_values, example_value, learn_value
+
+    assert allowed_values("Unsupported export format: 'rbt'. Supported: ['python', 'html']") == ["python", "html"]
+    assert allowed_values("Invalid cell type: rbt. Must be one of: code, markdown, raw") == ["code", "markdown", "raw"]
+    assert allowed_values('mode: expected one of "a" | "b"') == ["a", "b"]
+    assert allowed_values("Valid values are fast or slow.") == ["fast", "slow"]
+    assert allowed_values("access denied: the path must be inside one of the allowed directories") == []
+    assert allowed_values("Must be one of: $(rm -rf x), `y`") == []  # a list that is not plain is not taken
+    assert example_value('Range of cells (e.g., "A1:C10")') == "A1:A1"
+    assert example_value("Output format, for example 'html'") == "html" and example_value("a name") is None
+    Roles = dict[tuple[str, ...], tuple[str, tuple[bool, ...], object]]
+    roles: Roles = {("fmt",): ("filler", (True,), "rbt"), ("kind",): ("filler", (True,), "rbt")}
+    one: Roles = {("kind",): ("filler", (True,), "a")}
+    assert learn_value(roles, "Invalid kind 'rbt'. Must be one of: a, b", set()) == (("kind",), "a")
+    assert learn_value(roles, "Invalid value 'rbt'. Must be one of: a, b", set()) is None  # which one: not said
+    assert learn_value(roles, "Invalid kind 'rbt'. Must be one of: a, b", {("kind",)}) is None  # learnt once
+    assert learn_value(one, "kind: must be one of: a", set()) is None
+    cells: Roles = {("range",): ("filler", (True,), "rbt"), ("sheet",): ("filler", (True,), "rbt")}
+    assert learn_value(cells, "invalid range format: rbt, e.g. B2:C4", set()) == (("range",), "B2:B2")

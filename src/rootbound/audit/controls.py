@@ -25,6 +25,7 @@ from rootbound.audit.shown import shown
 from rootbound.audit.tool_errors import extra_required, learn_params, plan_learnt, validation_error
 from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import CLEAN, Change, Trap
+from rootbound.audit.values import learn_value
 
 __all__ = ["control_leaf", "learn"]
 
@@ -57,14 +58,15 @@ async def control_leaf(
     host: AuditorView, ctx: ModeContext, plan: ToolPlan, param: str, status: ParamStatus
 ) -> Learnt | None:
     """Try W's file, W or a new file in W at ``param``, in each style; record why nothing worked. A refusal that
-    names a flag (``confirm=True``) sets it, and one that names a file type (or quotes an example of one) plants
+    names a flag (``confirm=True``) sets it, one that lists the values a filler takes ("must be one of: code,
+    markdown") sends the first of them, and one that names a file type (or quotes an example of one) plants
     canaries of that type: the control runs again once for each."""
     errors: list[str] = []
-    answered = [0]
+    tally = _Tally()
     sent: dict[str, CallOutcome] = {}  # calls already made that showed nothing: not sent twice
     learnt: set[str] = set()
     while True:
-        got, done = await _shapes(host, ctx, plan, param, status, errors, answered, sent)
+        got, done = await _shapes(host, ctx, plan, param, status, errors, tally, sent)
         if got is not None and got.kind == NO_PATH:
             status.status = NO_PATH
             status.detail = "not a path: the call did the same with a path naming nothing here (its other paths held W)"
@@ -76,13 +78,15 @@ async def control_leaf(
             learnt.add("flag")
             host.say(f"{ctx.name}: {plan.label}: the server asks for {flag}=true; trying again with it")
             continue
+        if any(_asked_value(host, ctx, (plan, plan), error, tally) for error in errors):
+            continue
         ext = next((t for t in map(named_type, errors) if t), None)
         if ext and "type" not in learnt and ext != plan.wants:
             learnt.add("type")
             plan.wants = ext
             continue
         break
-    if errors and not answered[0]:
+    if errors and not tally.answered:
         status.status = "blocked"
         status.detail = f"the server refused every spelling of W: {errors[0]}"
     else:
@@ -92,6 +96,59 @@ async def control_leaf(
     return None
 
 
+@dataclasses.dataclass
+class _Tally:
+    """What one parameter's control has seen so far: calls that answered, fillers set from a refusal's list."""
+
+    answered: int = 0
+    valued: set[tuple[str, ...]] = dataclasses.field(default_factory=set)
+    described: bool = False  # the optional fillers with a described example were sent
+
+
+def _learn_at_once(
+    host: AuditorView, ctx: ModeContext, plans: tuple[ToolPlan, ToolPlan], error: str, tally: _Tally
+) -> str:
+    """What a refusal teaches that is worth the same spelling again: a value it lists ("value"), else (once) the
+    optional fillers whose description gives an example (``range``, "e.g., A1:C10": a server may need it after
+    all; "described", undone by :func:`_send_described` if the same refusal comes back); "" if nothing."""
+    if _asked_value(host, ctx, plans, error, tally):
+        return "value"
+    if tally.described or not plans[1].described:
+        return ""
+    tally.described = True
+    _send_described(plans, True)
+    host.say(f"{ctx.name}: {plans[0].label}: refused; trying again with its optional parameters that show an example")
+    return "described"
+
+
+def _send_described(plans: tuple[ToolPlan, ToolPlan], send: bool) -> None:
+    """Send the optional fillers with a described example on every call from now on (or no longer)."""
+    for each in plans:
+        for pointer in each.described:
+            if pointer in each.roles:
+                role, required, value = each.roles[pointer]
+                each.roles[pointer] = (role, (*required[:-1], send), value)
+
+
+def _asked_value(
+    host: AuditorView, ctx: ModeContext, plans: tuple[ToolPlan, ToolPlan], error: str, tally: _Tally
+) -> bool:
+    """A refusal that lists the values a filler takes: set the first (on the plan and on the pass's copy of it),
+    each filler once and three at most; True if one was set."""
+    plan, tried = plans
+    asked = learn_value(tried.roles, error, tally.valued) if len(tally.valued) < 3 else None
+    if asked is None:
+        return False
+    pointer, value = asked
+    tally.valued.add(pointer)
+    for each in (plan, tried):
+        if pointer in each.roles:
+            each.roles[pointer] = ("filler", each.roles[pointer][1], value)
+    where = shown(".".join(pointer), 60)
+    host.say(f"{ctx.name}: {plan.label}: the server names the values {where} takes; trying {shown(value, 40)}")
+    return True
+
+
 async def _shapes(
     host: AuditorView,
     ctx: ModeContext,
@@ -99,7 +156,7 @@ async def _shapes(
     param: str,
     status: ParamStatus,
     errors: list[str],
-    answered: list[int],
+    tally: _Tally,
     sent: dict[str, CallOutcome],
 ) -> tuple[Learnt | None, bool]:
     """One round of control shapes: (what it proved, whether to stop)."""
@@ -136,6 +193,20 @@ async def _shapes(
                         return got, True
                     if out.is_error or out.timed_out:
                         errors.append("timed out" if out.timed_out else _message(out))
+                        learnt = _learn_at_once(host, ctx, (plan, tried), errors[-1], tally) if out.is_error else ""
+                        if learnt:  # what the refusal taught, at once: the same spelling again with it
+                            got, again = await _attempt(host, ctx, tried, param, attempt, sent)
+                            if got is not None:
+                                return got, True
+                            if again is None:
+                                status.detail = "it modified W during its control (the audit writes only with --write)"
+                                return None, True
+                            if learnt == "described" and (
+                                again.timed_out or (again.is_error and _message(again) == errors[-1])
+                            ):
+                                _send_described((plan, tried), False)  # the same refusal: it did not matter
+                            out = again
+                            tally.answered += not (out.is_error or out.timed_out)
                         text = (out.error or "") + "\n" + result_text(out.result)
                         if not learnt_extra and out.is_error and validation_error(text):
                             learnt_extra = True
@@ -144,7 +215,7 @@ async def _shapes(
                                 if got is not None:
                                     return got, True
                     else:
-                        answered[0] += 1
+                        tally.answered += 1
     return None, False
 
 

@@ -65,8 +65,19 @@ def _types(*overrides: tuple[str, str]) -> str:
     )
 
 
+# the least stylesheet a real workbook has (excelize crashes styling cells of a workbook without one)
+_STYLES = (
+    f'{_XML}<styleSheet xmlns="{_SML}"><fonts count="1"><font/></fonts><fills count="1"><fill/></fills>'
+    '<borders count="1"><border/></borders><cellStyleXfs count="1"><xf/></cellStyleXfs>'
+    '<cellXfs count="1"><xf xfId="0"/></cellXfs></styleSheet>'
+)
+
+
 def xlsx(text: str) -> bytes:
-    """A one-sheet workbook: cell A1 holds ``text`` (a shared string), B1 the number 1."""
+    """A one-sheet workbook: cell A1 holds ``text`` (a shared string), B1 the number 1. The sheet is named ``rbt``,
+    the audit's string filler, so a tool that must name a sheet of the workbook (``sheetName``) names one that
+    exists; its ``dimension`` and a stylesheet are there, as real writers make them (excelize refuses to update a sheet
+    without the one and crashes styling cells without the other)."""
     return _zip(
         [
             (
@@ -75,27 +86,34 @@ def xlsx(text: str) -> bytes:
                     ("/xl/workbook.xml", "spreadsheetml.sheet.main+xml"),
                     ("/xl/worksheets/sheet1.xml", "spreadsheetml.worksheet+xml"),
                     ("/xl/sharedStrings.xml", "spreadsheetml.sharedStrings+xml"),
+                    ("/xl/styles.xml", "spreadsheetml.styles+xml"),
                 ),
             ),
             ("_rels/.rels", _rels(("rId1", "officeDocument", "xl/workbook.xml"))),
             (
                 "xl/workbook.xml",
                 f'{_XML}<workbook xmlns="{_SML}" xmlns:r="{_DOC}"><sheets>'
-                '<sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>',
+                '<sheet name="rbt" sheetId="1" r:id="rId1"/></sheets></workbook>',
             ),
             (
                 "xl/_rels/workbook.xml.rels",
-                _rels(("rId1", "worksheet", "worksheets/sheet1.xml"), ("rId2", "sharedStrings", "sharedStrings.xml")),
+                _rels(
+                    ("rId1", "worksheet", "worksheets/sheet1.xml"),
+                    ("rId2", "sharedStrings", "sharedStrings.xml"),
+                    ("rId3", "styles", "styles.xml"),
+                ),
             ),
             (
                 "xl/worksheets/sheet1.xml",
-                f'{_XML}<worksheet xmlns="{_SML}"><sheetData><row r="1">'
+                f'{_XML}<worksheet xmlns="{_SML}"><dimension ref="A1:B1"/>'
+                '<sheetViews><sheetView workbookViewId="0"/></sheetViews><sheetData><row r="1">'
                 '<c r="A1" t="s"><v>0</v></c><c r="B1"><v>1</v></c></row></sheetData></worksheet>',
             ),
             (
                 "xl/sharedStrings.xml",
                 f'{_XML}<sst xmlns="{_SML}" count="1" uniqueCount="1"><si><t>{_x(text)}</t></si></sst>',
             ),
+            ("xl/styles.xml", _STYLES),
         ]
     )
 

@@ -26,6 +26,7 @@ from rootbound.audit.schema import dict_of as _dict
 from rootbound.audit.schema import non_null as _non_null
 from rootbound.audit.schema import type_of as _type_of
 from rootbound.audit.schema import variants as _variants
+from rootbound.audit.values import example_value
 from rootbound.audit.vocabulary import (
     DANGEROUS as _DANGEROUS,
 )
@@ -94,6 +95,7 @@ _SHELL_SAID = re.compile(
 _CONTENT = re.compile(r"content|text|data|body|new_?text|old_?text|value|source_code|message", re.IGNORECASE)
 _OLD = re.compile(r"old|search|find|original|before|from_?text|target_?text", re.IGNORECASE)
 _NEW = re.compile(r"new|replace|after|with|to_?text", re.IGNORECASE)
+_DEST = re.compile(r"dst|dest", re.IGNORECASE)  # a copy's destination name: not its source's
 _PATTERN = re.compile(r"pattern|query|regex|glob|search|name|term|keyword|filter|match|include", re.IGNORECASE)
 _IN_OUT = frozenset({"input", "output", "inputs", "outputs", "in", "out"})
 _OPTIONS = re.compile(r"""\(\s*['"]([A-Za-z0-9_-]{1,40})['"]\s*\)""")
@@ -170,6 +172,8 @@ class ToolPlan:
     # leaves a control found to name the directory the call works in, whatever their names say (``path`` beside
     # ``filePath``): they get W as a sibling, and a file in W when they are the one probed
     workdirs: frozenset[str] = frozenset()
+    # optional fillers whose description gives an example ("e.g., A1:C10"): sent after a call without them failed
+    described: list[Pointer] = field(default_factory=list)
     wants: str = ""  # the file type (extension) the tool asks for, learnt from its words (:mod:`.asks`)
 
     @property
@@ -302,6 +306,8 @@ def _filler(name: str, schema: Any) -> Any:
         low = schema.get("minItems") if isinstance(schema, dict) else None
         if isinstance(low, int) and not isinstance(low, bool) and low > 0:
             return [_filler(name, items)] * min(low, 8)  # a required non-empty array gets elements of its kind
+        if _type_of(items) == "array":  # a table (rows of cells): one row of one cell, to fit a one-cell range
+            return [[_filler(name, items.get("items") if isinstance(items, dict) else None)]]
         return []
     if t == "object":
         return _object_filler(schema)
@@ -310,7 +316,10 @@ def _filler(name: str, schema: Any) -> Any:
     options = _OPTIONS.findall(_describes(schema))  # "... ('local'), ... ('remote') or ('all')": the first one
     if options:
         return options[0]
-    text = "rbt-edited" if _NEW.search(name) else "rbt"
+    example = example_value(str(schema.get("description", ""))) if isinstance(schema, dict) else None
+    if example is not None:  # "Range of cells (e.g., \"A1:C10\")": a value of the shape the tool parses
+        return example
+    text = "rbt-edited" if _NEW.search(name) or _DEST.search(name) else "rbt"
     minimum = schema.get("minLength") if isinstance(schema, dict) else None
     if isinstance(minimum, int) and not isinstance(minimum, bool) and minimum > len(text):
         text = text + "-" * (min(minimum, 256) - len(text))
@@ -349,8 +358,8 @@ def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "obj
         return "path"
     if t == "array" and pathy and (not isinstance(items, dict) or _type_of(items) == "string"):
         return "path-array"
-    if t == "string" and (globby or _PATTERN.search(name)) and not _CONTENT.search(name):
-        return "pattern"
+    if t == "string" and (globby or _PATTERN.search(name)) and not _CONTENT.search(name) and not _DEST.search(name):
+        return "pattern"  # a destination's name (``dstSheetName``) names a thing to make, not one to find
     if t == "string" and _CONTENT.search(name):
         if _OLD.search(name) and not _NEW.search(name):
             return "old"
@@ -437,6 +446,8 @@ def plan_shapes(
             elif role in ("object", "object-array"):
                 plan.roles[pointer] = ("filler", levels, _filler(pointer[-1], sub))
             elif role in ("pattern", "content", "old", "new", "filler"):
+                if role == "filler" and levels == (False,) and example_value(_describes(sub)) is not None:
+                    plan.described.append(pointer)  # optional, its shape shown: sent once a call without it fails
                 plan.roles[pointer] = (cast(Role, role), levels, _filler(pointer[-1], sub))
         _require_one_edit(plan)
         if plan.access != "skip" and _dict(variant.get("properties")) and not plan.leaves:
