@@ -95,8 +95,12 @@ def test_rootbound_serve_as_the_readme_shows(request: pytest.FixtureRequest, tmp
         remove(parent)
     assert above_info(result) == []
     assert [m.status for m in result.modes] == ["ok", "ok", "ok"], [(m.mode, m.status, m.detail) for m in result.modes]
-    assert _untested(result) == []
-    assert result.exit_code("low") == 0
+    # The one gap is true: apply_patch's paths live in its patch text, which the audit does not write (it has no
+    # patch grammar), so the digest list's path (if_match[].path, issue 49) is blocked by the patch it must name.
+    gaps = _untested(result)
+    assert gaps and all(" apply_patch if_match[].path blocked" in gap and "Begin Patch" in gap for gap in gaps), gaps
+    assert [m.mode for m in result.modes] == [gap.split(":")[0].removeprefix("mode ") for gap in gaps]
+    assert result.exit_code("low") == 2 and result.exit_code("low", accept_partial=True) == 0
     tested = {t.name for t in result.modes[2].tools if t.tested}
     assert {"read_file", "list_directory", "stat", "write_file", "move_file"} <= tested
 

@@ -547,3 +547,18 @@ def test_values_a_refusal_lists_or_a_description_shows() -> None:
     assert learn_value(one, "kind: must be one of: a", set()) is None
     cells: Roles = {("range",): ("filler", (True,), "rbt"), ("sheet",): ("filler", (True,), "rbt")}
     assert learn_value(cells, "invalid range format: rbt, e.g. B2:C4", set()) == (("range",), "B2:B2")
+
+
+def test_a_string_filler_fits_the_pattern_its_schema_gives() -> None:
+    """A schema ``pattern`` (a digest, a cell) gets a harmless value it accepts; a pattern RE2 cannot hold, or one no
+    shape fits, leaves the plain filler (the server's refusal then says why)."""
+    from rootbound.audit.tools import filler
+    from rootbound.audit.values import pattern_value
+
+    assert filler("sha256", {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"}) == "0" * 64
+    assert filler("digest", {"type": "string", "pattern": "^(sha256:)?[0-9a-f]{64}$"}) == "0" * 64
+    assert filler("cell", {"type": "string", "pattern": "^[A-Z]+[0-9]+$"}) == "A1"
+    assert filler("name", {"type": "string", "pattern": "^r"}) == "rbt"  # the plain filler fits: kept
+    assert pattern_value("(a)\\1", "rbt") is None  # a backreference: RE2 refuses it, so no guess
+    assert pattern_value("^[%]{3}$", "rbt") is None
+    assert pattern_value("^(a+)+$", "rbt") is None  # no shape fits; RE2 runs it in linear time

@@ -26,7 +26,7 @@ from rootbound.audit.schema import dict_of as _dict
 from rootbound.audit.schema import non_null as _non_null
 from rootbound.audit.schema import type_of as _type_of
 from rootbound.audit.schema import variants as _variants
-from rootbound.audit.values import example_value
+from rootbound.audit.values import example_value, pattern_value
 from rootbound.audit.vocabulary import (
     DANGEROUS as _DANGEROUS,
 )
@@ -323,7 +323,8 @@ def _filler(name: str, schema: Any) -> Any:
     minimum = schema.get("minLength") if isinstance(schema, dict) else None
     if isinstance(minimum, int) and not isinstance(minimum, bool) and minimum > len(text):
         text = text + "-" * (min(minimum, 256) - len(text))
-    return text
+    shaped = pattern_value(schema.get("pattern"), text) if isinstance(schema, dict) else None
+    return text if shaped is None else shaped  # "^[0-9a-f]{64}$" (a digest): a value the server's check passes
 
 
 def _object_filler(schema: Any) -> dict[str, Any]:

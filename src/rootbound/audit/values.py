@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["allowed_values", "example_value", "learn_value", "name_words"]
+import re2
+
+__all__ = ["allowed_values", "example_value", "learn_value", "name_words", "pattern_value"]
 
 _WORD = r"[A-Za-z0-9_][A-Za-z0-9_.:+-]{0,39}"
 _INTRO = re.compile(
@@ -109,3 +111,37 @@ def learn_value(
         return None  # not plainly about one filler, or about one already set from what the server listed
     value = next((v for v in values if v != current), None)
     return (pointer, value) if value is not None else None
+
+
+_SHAPES = (
+    "rbt",
+    "0" * 64,
+    "sha256:" + "0" * 64,
+    "0" * 40,
+    "0" * 32,
+    "1",
+    "A1",
+    "A1:A1",
+    "2024-01-01",
+    "00000000-0000-0000-0000-000000000000",
+    "rbt-1",
+    "rbt_1",
+    "RBT",
+)
+"""Harmless strings of the shapes schemas most often ask for (a digest, a number, a cell, a date, a uuid)."""
+
+
+def pattern_value(pattern: object, preferred: str) -> str | None:
+    """``preferred`` if it fits a schema's ``pattern`` (JSON Schema: a search, not a full match), else the first
+    shape of :data:`_SHAPES` that does, else ``None``. The pattern is the server's: it is run by RE2 (linear time,
+    so a hostile one cannot stall the audit), and one RE2 cannot compile (lookarounds, backreferences) is ignored."""
+    if not isinstance(pattern, str) or len(pattern) > 1000:
+        return None
+    try:
+        compiled = re2.compile(pattern)
+    except Exception:  # re2.error, or a pattern it cannot hold
+        return None
+    for text in (preferred, *_SHAPES):
+        if compiled.search(text) is not None:
+            return text
+    return None
