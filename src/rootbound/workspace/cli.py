@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
@@ -74,6 +74,21 @@ def _positive_int(text: str) -> int:
     return value
 
 
+ANSWER_CHARS: Final = (8 * 1024, 64 * 1024, 500_000)
+"""``--max-answer-chars``: least, default, most (``workspace/tools/answer_fit.py``; a test checks they agree)."""
+
+
+def _answer_chars(text: str) -> int:
+    least, _, most = ANSWER_CHARS
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not least <= value <= most:
+        raise argparse.ArgumentTypeError(f"expected an integer from {least} to {most}")
+    return value
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
@@ -130,6 +145,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         type=_positive_int,
         default=1024 * 1024,
         help="largest read per call (default 1 MiB; a read not told its size returns up to 64 KiB)",
+    )
+    serve.add_argument(
+        "--max-answer-chars",
+        metavar="N",
+        type=_answer_chars,
+        default=ANSWER_CHARS[1],
+        help="characters one tool answer may hold, as text and as JSON each (default 65536, within Claude Code's "
+        "25,000-token default; at most 500000, declared to hosts as _meta anthropic/maxResultSizeChars); a longer "
+        "answer is cut with a marker saying how to ask for the rest",
     )
     serve.add_argument(
         "--tool-timeout",
@@ -428,6 +452,7 @@ def run(args: argparse.Namespace) -> int:
         # Over HTTP one answer must fit in one message the SDK's client accepts (issue 24 #4).
         limits=Limits(
             max_read=args.max_read,
+            max_output=args.max_answer_chars,
             deadline=args.tool_timeout,
             max_media=min(Limits.max_media, HTTP_MAX_MEDIA) if args.http else Limits.max_media,
             max_answer=HTTP_MAX_ANSWER if args.http else None,

@@ -60,6 +60,7 @@ from rootbound.workspace.resources.handlers import ResourceHost, install_resourc
 from rootbound.workspace.tool_guard import ToolGuard
 from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs, unknown_tool
 from rootbound.workspace.tools import call_tool as call_tool_in
+from rootbound.workspace.tools.answer_fit import LARGE_ANSWERS, RESULT_SIZE_META
 from rootbound.workspace.tools.arguments import without_nulls
 from rootbound.workspace.tools.calls import SliceOver
 from rootbound.workspace.tools.specs import ToolSpec
@@ -123,7 +124,10 @@ class WorkspaceConfig:
     so only for a server with one client (stdio), never for HTTP's many sessions."""
 
 
-def _tool(spec: ToolSpec) -> types.Tool:
+def _tool(spec: ToolSpec, max_answer_chars: int) -> types.Tool:
+    """A tool as listed; one whose answers can be large declares how large, so a host keeps them whole
+    (:mod:`rootbound.workspace.tools.answer_fit`)."""
+    large = spec.name in LARGE_ANSWERS
     return types.Tool(
         name=spec.name,
         title=spec.title,
@@ -137,6 +141,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=spec.idempotent,
             open_world_hint=False,
         ),
+        _meta={RESULT_SIZE_META: max_answer_chars} if large else None,
     )
 
 
@@ -220,7 +225,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         service.fallback, strict=config.strict_empty_roots, one_client=config.one_client, service=service
     )
     specs = tool_specs(config.writable)
-    tools = [_tool(spec) for spec in specs]
+    tools = [_tool(spec, config.limits.max_output) for spec in specs]
     names = {tool.name for tool in tools}
     walking = {spec.name for spec in specs if spec.walks}
     quick = {spec.name for spec in specs if spec.quick and not spec.writes}

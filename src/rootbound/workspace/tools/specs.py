@@ -321,8 +321,8 @@ TOOLS: Final = (
         "read_multiple_files",
         "Read several text files",
         "The text of up to 20 files in one call, each under a '==> path <==' header, in the order given. The "
-        "answer is bounded in total (~256 KiB) and per file; a failed file shows its error inline and the "
-        "others still come back. Use read_file with start_line or offset to read on in a cut file.",
+        "answer is bounded in total (~64 K characters, shared among the files); a failed file shows its error "
+        "inline and the others still come back. Use read_file with start_line or offset to read on in a cut file.",
         _object(
             {
                 "paths": {
