@@ -19,7 +19,7 @@ with ``--strict-empty-roots``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,22 @@ __all__ = ["WorkspaceConfig", "build_workspace_server"]
 PROGRESS_INTERVAL = 0.25
 DEADLINE_GRACE = 2.0
 INLINE_SLICE = 0.002
+INDEX_SAID_CLIENTS = 4096
+"""Clients whose said index statuses are kept (:func:`_index_said`); past it they start afresh, all at once."""
+
+
+def _index_said(said: dict[Hashable, set[str]], ctx: ServerRequestContext[Any, Any]) -> set[str]:
+    """The kinds of index status this request's client has been told (each is said once, issue 50 item 6).
+
+    Over stdio the process is the session; over HTTP a client is what fairness counts (``client_of``): its token's
+    principal, else its handshake-era session, else (stateless 2026-07-28) its peer address."""
+    scope = getattr(getattr(ctx, "request", None), "scope", None)
+    key = client_of(ctx) if isinstance(scope, dict) else "stdio"
+    if key not in said and len(said) >= INDEX_SAID_CLIENTS:
+        said.clear()
+    return said.setdefault(key, set())
+
+
 """Seconds a quick call may run on the event loop before it starts again on a worker thread (stdio only): long
 enough for a stat, a read or a listing of a few hundred entries, short enough not to hold up a ping."""
 INLINE_MAX_READ = 4 * 1024 * 1024
@@ -227,6 +243,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     specs = tool_specs(config.writable)
     tools = [_tool(spec, config.limits.max_output) for spec in specs]
     names = {tool.name for tool in tools}
+    index_said: dict[Hashable, set[str]] = {}
     walking = {spec.name for spec in specs if spec.walks}
     quick = {spec.name for spec in specs if spec.quick and not spec.writes}
     inline = config.inline_quick_calls and config.limits.max_read <= INLINE_MAX_READ
@@ -267,6 +284,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             SessionSnapshot.serve(ctx, held, roots)  # released when the session ends, not when collected
         arguments = without_nulls(params.arguments or {})  # null means absent (the schemas: anyOf [T, null])
         budget = Budget(config.limits.deadline)
+        said = _index_said(index_said, ctx)
         answers = ANSWERS.ledger()  # issue 24 #4: room for a large answer, reserved by the tool, given back below
 
         def work_in(boundary: Boundary) -> ToolOutput | ToolError:
@@ -281,6 +299,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                     "answers": answers,
                     "index": indexes,
                     "scan_helper": helper,
+                    "index_said": said,
                 }
                 return call_tool_in(params.name, fs, arguments, config.limits, context)
             except ToolError as error:

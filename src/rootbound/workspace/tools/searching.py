@@ -7,6 +7,7 @@ deadline and a client's cancellation stop them promptly. Output is bounded; a cu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,15 +52,26 @@ def _helper_of(context: Mapping[str, Any]) -> ScanHelper | None:
     return helper if isinstance(helper, ScanHelper) else None
 
 
-def _answered_by(statuses: list[str]) -> str:
-    """The answer's last line: which path answered (``[index]``, ``[scan: building index 40%]``); empty without an
-    index."""
+def _answered_by(statuses: list[str], context: Mapping[str, Any]) -> str:
+    """The answer's last line about the index (``[scan: building index 40%]``), or nothing.
+
+    In a session (``context["index_said"]``, the server's per-connection set) each kind of status is said once,
+    the first time it applies, and ``[index]`` never: the answer is the same whichever path gave it, so the line
+    only explains a slow search, once (issue 50 item 6). What an answer leaves out is said by its own markers,
+    every time. A library caller, with no session, is told on every answer."""
     if not statuses:
         return ""
     other = next((status for status in statuses if status and status != "index"), None)
-    if other is None:
-        return "[index]"
-    return f"[{other}]" if other.startswith("scan") else f"[scan: {other}]"
+    line = "[index]" if other is None else f"[{other}]" if other.startswith("scan") else f"[scan: {other}]"
+    said = context.get("index_said")
+    if not isinstance(said, set):
+        return line
+    # "building index 40%", "building index 60%" and "index not ready" are one kind: the index is on its way.
+    kind = "building" if "building index" in line or "index not ready" in line else re.sub(r"\d+", "", line)
+    if line == "[index]" or kind in said:
+        return ""
+    said.add(kind)
+    return line
 
 
 def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
@@ -98,7 +110,7 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
             break
     found.sort()
     structured = {"matches": found, "truncated": truncated}
-    note = "\n".join(line for line in (not_entered_note(skipped.count), _answered_by(statuses)) if line)
+    note = "\n".join(line for line in (not_entered_note(skipped.count), _answered_by(statuses, context)) if line)
     if not found:
         return ToolOutput(with_note("(no matches)", note), structured)
     shown = found if plain(found) else [escape(p) for p in found]  # one search for the whole list, most often
@@ -181,7 +193,8 @@ def _grep(fs: RootedFS, request: GrepRequest, context: Mapping[str, Any], lease:
         "files_skipped": skipped,
         "truncated": truncated,
     }
-    notes = (_not_searched(why, grep_limits.max_file_size), not_entered_note(not_entered), _answered_by(statuses))
+    answered = _answered_by(statuses, context)
+    notes = (_not_searched(why, grep_limits.max_file_size), not_entered_note(not_entered), answered)
     note = "\n".join(line for line in notes if line)
     if not lines:
         text = f"(no matches in {searched} {_files(searched)} searched)"
