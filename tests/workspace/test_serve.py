@@ -250,8 +250,8 @@ def test_cli_help_and_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path
         (["--log-level", "LOUD"], "argument --log-level: expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
         (["--roots-timeout", "0"], "argument --roots-timeout: expected a number of seconds > 0"),
         (["--tool-timeout", "nan"], "argument --tool-timeout: expected a number of seconds > 0"),
-        (["--http", "127.0.0.1:99999"], "argument --http: expected HOST:PORT with PORT from 0 to 65535"),
-        (["--http", "nonsense"], "argument --http: expected HOST:PORT"),
+        (["--http", "127.0.0.1:99999"], "argument --http: expected [HOST:]PORT with PORT from 0 to 65535"),
+        (["--http", "nonsense"], "argument --http: expected [HOST:]PORT"),
         (["--max-read", "0"], "argument --max-read: expected a positive integer"),
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],
@@ -263,8 +263,9 @@ def test_bad_flags_are_usage_errors_with_serves_usage(
         cli_main(["serve", *argv])
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: rootbound serve ")
-    assert f"rootbound serve: error: {message}" in err
+    # Two lines, not the usage block (issue 50 item 8): the error, and where every flag is.
+    assert err.startswith(f"rootbound serve: error: {message}")
+    assert err.endswith("\nrootbound serve --help lists every flag\n") and err.count("\n") == 2
     assert "Traceback" not in err
 
 

@@ -62,6 +62,10 @@ refused while the process's open descriptors are past 75% of its limit (raised t
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+TERMINAL_NOTE: Final = (
+    "rootbound serve: waiting for an MCP client on stdin. A host (Claude Desktop, an IDE, an agent) starts this "
+    "command itself; to try it by hand: rootbound demo, or --http PORT and an MCP client. Ctrl-C quits."
+)
 
 
 def _positive_int(text: str) -> int:
@@ -100,9 +104,10 @@ def _positive_seconds(text: str) -> float:
 
 
 def _host_port(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
+    """``HOST:PORT``, or a bare ``PORT`` on the loopback address (``--http 8765``, issue 50 item 8)."""
+    host, _, port = text.rpartition(":") if ":" in text else ("127.0.0.1", ":", text)
     if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError("expected HOST:PORT with PORT from 0 to 65535 (0: any free port)")
+        raise argparse.ArgumentTypeError("expected [HOST:]PORT with PORT from 0 to 65535 (0: any free port)")
     return host, int(port)
 
 
@@ -122,9 +127,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.set_defaults(command_parser=serve)  # lets the top level report a stray argument with serve's usage
-    serve.add_argument("dirs", nargs="*", metavar="DIR", type=Path, help="operator allowlist directories")
     serve.add_argument(
-        "--http", metavar="HOST:PORT", type=_host_port, help="serve Streamable HTTP at http://HOST:PORT/mcp"
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        type=Path,
+        help="operator allowlist directories (a file instead serves that one file, and searches have nothing to walk)",
+    )
+    serve.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        type=_host_port,
+        help="serve Streamable HTTP at http://HOST:PORT/mcp (a bare PORT: on 127.0.0.1)",
     )
     serve.add_argument(
         "--writable",
@@ -504,4 +518,6 @@ def run(args: argparse.Namespace) -> int:
     except SandboxError as error:
         return _fail(f"cannot sandbox: {error} (--no-sandbox to serve without)")
     print(f"rootbound serve: {policy}; sandbox: {status}", file=sys.stderr, flush=True)
+    if sys.stdin.isatty():  # a person, not a host: say what it waits for (a host's pipe never sees this line)
+        print(TERMINAL_NOTE, file=sys.stderr, flush=True)
     return serve_stdio(server, exit_process=True)
