@@ -101,7 +101,7 @@ def run_session(
 
     def drain() -> None:
         assert server.stderr is not None
-        while chunk := server.stderr.read1(65536):
+        while chunk := os.read(server.stderr.fileno(), 65536):
             said.append(chunk)
         eof_at.append(time.monotonic())
 
@@ -125,7 +125,7 @@ def run_session(
                     return dict(answer)
             return None
 
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+        hello: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
         assert "result" in (ask("initialize", hello, 1) or {})
         ask("notifications/initialized", {}, None)
         listed = ask("tools/list", {}, 2) or {}
