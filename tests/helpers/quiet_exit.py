@@ -125,7 +125,8 @@ def run_session(
                     return dict(answer)
             return None
 
-        hello: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+        client = {"name": "probe", "version": "1"}
+        hello: dict[str, object] = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
         assert "result" in (ask("initialize", hello, 1) or {})
         ask("notifications/initialized", {}, None)
         listed = ask("tools/list", {}, 2) or {}
