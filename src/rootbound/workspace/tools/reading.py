@@ -160,7 +160,7 @@ def read_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
     window = _window_args(args)
     explicit = window["length"] is not None
     room = min(limits.max_read, window["length"] or 0) if explicit else min(limits.default_read, limits.max_read)
-    room = min(room, limits.max_output - HINT_ROOM)  # bytes >= characters: the text and its hint fit the answer
+    room = max(1, min(room, limits.max_output - HINT_ROOM))  # bytes >= characters: text and hint fit the answer
     answers = context.get("answers")
     if isinstance(answers, Ledger):
         answers.reserve(room)  # AnswersFull before anything is read (issue 24 #4)
