@@ -69,13 +69,15 @@ test: lint typecheck
 # (dist/rootbound-VERSION.mcpb, Claude Desktop's one-click format; scripts/build_bundle.py says what it carries).
 DIST := dist
 
-wheel: $(STAMP)
+# The wheel needs pip alone (it builds in an isolated environment): not the dev toolchain. The bundle adds the mcpb
+# CLI and uv (scripts/setup-packaging-deps.sh --bundle), not the installers the packaging tests use.
+wheel: $(BIN)/python
 	rm -f $(DIST)/rootbound-*.whl
 	$(BIN)/python -m pip wheel --no-deps --quiet --disable-pip-version-check -w $(DIST) .
 
 bundle: wheel
-	bash scripts/setup-packaging-deps.sh
-	$(BIN)/python scripts/build_bundle.py $(DIST)/rootbound-*.whl $(DIST)
+	bash scripts/setup-packaging-deps.sh --bundle
+	$(BIN)/python scripts/build_bundle.py $(DIST)/rootbound-*.whl $(DIST) --uv .deps/bundle-tools/bin/uv
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

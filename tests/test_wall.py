@@ -99,12 +99,18 @@ _INDEX_CACHE = "the search index's own cache folder under $XDG_CACHE_HOME (0700,
 _FD_TABLE = "/proc/self/fd, to count this process's open fds (the fd budget)"
 _SANDBOX = "the operator's DIRs and system paths, opened O_PATH to become Landlock rules; /proc/self/task"
 _STDIO = "os.devnull, put on fd 0/1 so a stray print cannot corrupt the stdio transport"
+_DEMO_LOG = "make demo's servers' stderr, held back in an anonymous temporary file"
 OUTSIDE_THE_ROOTS: dict[tuple[str, str], str] = {
     ("demo/script.py", "import tempfile"): "make demo's sample project, in a temporary directory of its own",
     (
         "demo/script.py",
         "tempfile.TemporaryDirectory",
     ): "make demo's sample project, in a temporary directory of its own",
+    ("demo/console.py", "import tempfile"): "make demo's servers' stderr, held back in an anonymous temporary file",
+    (
+        "demo/console.py",
+        "tempfile.TemporaryFile",
+    ): "make demo's servers' stderr, held back in an anonymous temporary file",
     ("mcp/client.py", "os.path.exists"): "the client side: whether a root the client itself declares exists",
     ("search/index/postings.py", "open"): _INDEX_CACHE,
     ("search/index/postings.py", "os.chmod"): _INDEX_CACHE,

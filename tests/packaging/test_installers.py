@@ -19,6 +19,7 @@ from rootbound import __version__
 from tests.docs.host_blocks import Install, entries, section_blocks
 from tests.docs.test_readme_runs import EXAMPLE_DIR
 from tests.helpers.built_dist import INSTALLERS, Dist, installed
+from tests.helpers.quiet_exit import Session, run_session
 from tests.packaging.served import make_workspace, serve_and_read
 
 # The interpreter this venv was made from: what a user's pipx and uvx would find, with none of this venv's packages.
@@ -103,3 +104,55 @@ async def test_uvx_from_the_wheel_serves(tmp_path: Path, dist: Dist) -> None:
     served = await serve_and_read(str(installed(INSTALLERS / "uvx")), argv, workspace, env=env, cwd=tmp_path)
     assert "read_file" in served.tools and "a line inside the DIR" in served.inside and served.outside_refused
     assert served.server_version == __version__
+
+
+# Issue 50 item 5: on every install form a session's stderr is exactly the start-up line (the host's server log),
+# the scan helper took part and is gone when the server has exited, and stderr's end comes with the exit.
+
+
+def quiet_workspace(tmp_path: Path) -> Path:
+    workspace = make_workspace(tmp_path)
+    for n in range(300):
+        (workspace / f"f{n:03d}.txt").write_text("a needle\n" if n % 10 == 0 else "hay\n")
+    return workspace
+
+
+def assert_quiet(session: Session) -> None:
+    assert session.exit_code == 0
+    assert len(session.stderr) == 1 and session.stderr[0].startswith("rootbound serve: stdio;"), session.stderr
+    assert session.grep_files == 30
+    assert session.at_exit == []  # the helper ended (and was reaped) before the server did
+    assert session.left == []  # nor is anything of the session left 1 s after the server's exit
+    if len(os.sched_getaffinity(0)) > 1:
+        assert session.helpers, "no scan helper ran"
+
+
+def test_a_pipx_session_leaves_only_the_start_up_line(
+    tmp_path: Path, pipx_installed: tuple[Path, dict[str, str], Path]
+) -> None:
+    script, env, _ = pipx_installed
+    (tmp_path / "q").mkdir()
+    quiet = quiet_workspace(tmp_path / "q")
+    assert_quiet(run_session([str(script), "serve", str(quiet)], quiet, env=env, cwd=tmp_path))
+
+
+def test_a_uvx_session_leaves_only_the_start_up_line(tmp_path: Path, dist: Dist) -> None:
+    workspace = quiet_workspace(tmp_path)
+    env = clean_env(
+        tmp_path,
+        UV_PYTHON=str(BASE_PYTHON),
+        UV_PYTHON_DOWNLOADS="never",
+        UV_TOOL_DIR=str(tmp_path / "uv-tools"),
+        UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv")),
+    )
+    argv = as_here(readme_install("uvx"), dist.wheel, workspace)
+    command = [str(installed(INSTALLERS / "uvx")), *argv]
+    # uv's first run resolves into its cache and may say so on stderr: that is uv's line, before the server's.
+    subprocess.run([*command[:-2], "--version"], env=env, cwd=tmp_path, capture_output=True, timeout=280, check=True)
+    assert_quiet(run_session(command, workspace, env=env, cwd=tmp_path))
+
+
+def test_a_python_m_session_leaves_only_the_start_up_line(tmp_path: Path) -> None:
+    workspace = quiet_workspace(tmp_path)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    assert_quiet(run_session([sys.executable, "-m", "rootbound", "serve", str(workspace)], workspace, env=env))

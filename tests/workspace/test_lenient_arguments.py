@@ -6,6 +6,7 @@ name and the spelling it takes. Through a real stdio server and the SDK client."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,12 @@ async def test_a_string_spelling_answers_as_the_typed_call_does(
         expected = await text_of(client, tool, **typed)
         got = await text_of(client, tool, **spelled)
     assert not expected[0], expected[1]
-    assert got == expected
+    # The index's status is said once a session (issue 50 item 6): the first call may say it, the second not.
+    assert (got[0], _unsaid(got[1])) == (expected[0], _unsaid(expected[1]))
+
+
+def _unsaid(text: str) -> str:
+    return re.sub(r"\n\[(?:index|scan)\b[^\n]*\]$", "", text)
 
 
 @pytest.mark.parametrize(

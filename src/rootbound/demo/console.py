@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import tempfile
+from collections.abc import AsyncIterator
 from typing import Any
 
 import mcp_types as types
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from mcp import Client, MCPError
 
-__all__ = ["BOLD", "DIM", "GREEN", "RED", "RESET", "call", "heading"]
+__all__ = ["BOLD", "DIM", "GREEN", "RED", "RESET", "call", "heading", "served"]
 
 BOLD, DIM, GREEN, RED, RESET = ("\033[1m", "\033[2m", "\033[32m", "\033[31m", "\033[0m")
 if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
@@ -37,3 +41,26 @@ async def call(client: Client, tool: str, **arguments: Any) -> None:
         elif isinstance(content, (types.ImageContent, types.AudioContent)):
             kind = "image" if isinstance(content, types.ImageContent) else "audio"
             print(f"  {GREEN}[{kind} content: {content.mime_type}, {len(content.data)} base64 characters]{RESET}")
+
+
+_SHOWN: list[str] = []
+
+
+@contextlib.asynccontextmanager
+async def served(params: StdioServerParameters, **client: Any) -> AsyncIterator[Client]:
+    """A client on the server ``params`` starts, whose stderr (what a host keeps as the server's log) is held back
+    rather than written into the middle of a section (issue 50 item 8): after the session, its start-up line is
+    shown once for the whole demo, and anything else it said every time."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+        try:
+            async with Client(stdio_client(params, errlog=log), **client) as session:
+                yield session
+        finally:
+            log.seek(0)
+            said = log.read().splitlines()
+            start, rest = said[:1], said[1:]
+            if start and not _SHOWN:
+                _SHOWN.append(start[0])
+                print(f"  {DIM}(the server's log, stderr, once: {start[0]}){RESET}")
+            for line in rest:
+                print(f"  {RED}server log: {line}{RESET}")

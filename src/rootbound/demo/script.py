@@ -17,9 +17,8 @@ import anyio
 import mcp_types as types
 from mcp.client.stdio import StdioServerParameters
 
-from mcp import Client
 from rootbound import Root
-from rootbound.demo.console import BOLD, DIM, GREEN, RESET, call, heading
+from rootbound.demo.console import BOLD, DIM, GREEN, RESET, call, heading, served
 from rootbound.demo.writing import writable_session
 from rootbound.mcp import RootsProvider
 
@@ -73,7 +72,7 @@ async def handshake_session(workspace: Path, secret: Path, base: Path) -> None:
     provider = RootsProvider([Root.from_path(app, "App"), Root.from_path(lib, "Lib")])
     heading("Handshake era (2025-11-25): the client declares roots; the server asks with roots/list")
     print(f"operator allowlist: {base}   client roots: app/, lib/")
-    async with Client(server_params(base), mode="legacy", **provider.client_kwargs()) as client:
+    async with served(server_params(base), mode="legacy", **provider.client_kwargs()) as client:
         await call(client, "list_roots")
         await call(client, "find_projects")
         heading("Reading for agents: a line range, an ignore-aware grep, an image")
@@ -99,7 +98,7 @@ async def session_2026(workspace: Path) -> None:
     app = workspace / "app"
     provider = RootsProvider([Root.from_path(app, "App")])
     heading("2026-07-28 era: no session, no roots/list; roots arrive in an input-required round")
-    async with Client(server_params(workspace), mode="2026-07-28", **provider.client_kwargs()) as client:
+    async with served(server_params(workspace), mode="2026-07-28", **provider.client_kwargs()) as client:
         first = await client.session.call_tool("list_roots", {}, allow_input_required=True)
         if isinstance(first, types.InputRequiredResult) and first.input_requests:
             asked = {key: request.method for key, request in first.input_requests.items()}

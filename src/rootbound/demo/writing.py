@@ -11,9 +11,8 @@ from pathlib import Path
 
 from mcp.client.stdio import StdioServerParameters
 
-from mcp import Client
 from rootbound import Root
-from rootbound.demo.console import call, heading
+from rootbound.demo.console import call, heading, served
 from rootbound.mcp import RootsProvider
 
 __all__ = ["writable_session"]
@@ -30,7 +29,7 @@ async def writable_session(workspace: Path, secret: Path) -> None:
     app = workspace / "app"
     provider = RootsProvider([Root.from_path(app, "App")])
     heading("--writable: targeted edits with a diff, create, move; nothing outside")
-    async with Client(_writable_params(workspace), mode="legacy", **provider.client_kwargs()) as client:
+    async with served(_writable_params(workspace), mode="legacy", **provider.client_kwargs()) as client:
         edits = [{"old_text": "    # TODO: read the config\n", "new_text": '    config = read_config("app.toml")\n'}]
         await call(client, "edit_file", path="src/main.py", edits=edits, dry_run=True)
         await call(client, "edit_file", path="src/main.py", edits=edits)

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
@@ -62,6 +62,10 @@ refused while the process's open descriptors are past 75% of its limit (raised t
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+TERMINAL_NOTE: Final = (
+    "rootbound serve: waiting for an MCP client on stdin. A host (Claude Desktop, an IDE, an agent) starts this "
+    "command itself; to try it by hand: rootbound demo, or --http PORT and an MCP client. Ctrl-C quits."
+)
 
 
 def _positive_int(text: str) -> int:
@@ -71,6 +75,21 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError("expected a positive integer") from None
     if value <= 0:
         raise argparse.ArgumentTypeError("expected a positive integer")
+    return value
+
+
+ANSWER_CHARS: Final = (8 * 1024, 64 * 1024, 500_000)
+"""``--max-answer-chars``: least, default, most (``workspace/tools/answer_fit.py``; a test checks they agree)."""
+
+
+def _answer_chars(text: str) -> int:
+    least, _, most = ANSWER_CHARS
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not least <= value <= most:
+        raise argparse.ArgumentTypeError(f"expected an integer from {least} to {most}")
     return value
 
 
@@ -85,9 +104,10 @@ def _positive_seconds(text: str) -> float:
 
 
 def _host_port(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
+    """``HOST:PORT``, or a bare ``PORT`` on the loopback address (``--http 8765``, issue 50 item 8)."""
+    host, _, port = text.rpartition(":") if ":" in text else ("127.0.0.1", ":", text)
     if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError("expected HOST:PORT with PORT from 0 to 65535 (0: any free port)")
+        raise argparse.ArgumentTypeError("expected [HOST:]PORT with PORT from 0 to 65535 (0: any free port)")
     return host, int(port)
 
 
@@ -107,9 +127,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.set_defaults(command_parser=serve)  # lets the top level report a stray argument with serve's usage
-    serve.add_argument("dirs", nargs="*", metavar="DIR", type=Path, help="operator allowlist directories")
     serve.add_argument(
-        "--http", metavar="HOST:PORT", type=_host_port, help="serve Streamable HTTP at http://HOST:PORT/mcp"
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        type=Path,
+        help="operator allowlist directories (a file instead serves that one file, and searches have nothing to walk)",
+    )
+    serve.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        type=_host_port,
+        help="serve Streamable HTTP at http://HOST:PORT/mcp (a bare PORT: on 127.0.0.1)",
     )
     serve.add_argument(
         "--writable",
@@ -130,6 +159,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         type=_positive_int,
         default=1024 * 1024,
         help="largest read per call (default 1 MiB; a read not told its size returns up to 64 KiB)",
+    )
+    serve.add_argument(
+        "--max-answer-chars",
+        metavar="N",
+        type=_answer_chars,
+        default=ANSWER_CHARS[1],
+        help="characters one tool answer may hold, as text and as JSON each (default 65536, within Claude Code's "
+        "25,000-token default; at most 500000, declared to hosts as _meta anthropic/maxResultSizeChars); a longer "
+        "answer is cut with a marker saying how to ask for the rest",
     )
     serve.add_argument(
         "--tool-timeout",
@@ -434,6 +472,7 @@ def run(args: argparse.Namespace) -> int:
         # Over HTTP one answer must fit in one message the SDK's client accepts (issue 24 #4).
         limits=Limits(
             max_read=args.max_read,
+            max_output=args.max_answer_chars,
             deadline=args.tool_timeout,
             max_media=min(Limits.max_media, HTTP_MAX_MEDIA) if args.http else Limits.max_media,
             max_answer=HTTP_MAX_ANSWER if args.http else None,
@@ -486,4 +525,6 @@ def run(args: argparse.Namespace) -> int:
     except SandboxError as error:
         return _fail(f"cannot sandbox: {error} (--no-sandbox to serve without)")
     print(f"rootbound serve: {policy}; sandbox: {status}", file=sys.stderr, flush=True)
+    if sys.stdin.isatty():  # a person, not a host: say what it waits for (a host's pipe never sees this line)
+        print(TERMINAL_NOTE, file=sys.stderr, flush=True)
     return serve_stdio(server, exit_process=True)

@@ -19,7 +19,7 @@ with ``--strict-empty-roots``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,7 @@ from rootbound.workspace.resources.subscribing import still_served
 from rootbound.workspace.tool_guard import ToolGuard
 from rootbound.workspace.tools import Budget, Limits, ToolError, ToolOutput, tool_specs, unknown_tool
 from rootbound.workspace.tools import call_tool as call_tool_in
+from rootbound.workspace.tools.answer_fit import LARGE_ANSWERS, RESULT_SIZE_META
 from rootbound.workspace.tools.arguments import without_nulls
 from rootbound.workspace.tools.calls import SliceOver
 from rootbound.workspace.tools.specs import ToolSpec
@@ -73,6 +74,22 @@ __all__ = ["WorkspaceConfig", "build_workspace_server"]
 PROGRESS_INTERVAL = 0.25
 DEADLINE_GRACE = 2.0
 INLINE_SLICE = 0.002
+INDEX_SAID_CLIENTS = 4096
+"""Clients whose said index statuses are kept (:func:`_index_said`); past it they start afresh, all at once."""
+
+
+def _index_said(said: dict[Hashable, set[str]], ctx: ServerRequestContext[Any, Any]) -> set[str]:
+    """The kinds of index status this request's client has been told (each is said once, issue 50 item 6).
+
+    Over stdio the process is the session; over HTTP a client is what fairness counts (``client_of``): its token's
+    principal, else its handshake-era session, else (stateless 2026-07-28) its peer address."""
+    scope = getattr(getattr(ctx, "request", None), "scope", None)
+    key = client_of(ctx) if isinstance(scope, dict) else "stdio"
+    if key not in said and len(said) >= INDEX_SAID_CLIENTS:
+        said.clear()
+    return said.setdefault(key, set())
+
+
 """Seconds a quick call may run on the event loop before it starts again on a worker thread (stdio only): long
 enough for a stat, a read or a listing of a few hundred entries, short enough not to hold up a ping."""
 INLINE_MAX_READ = 4 * 1024 * 1024
@@ -130,7 +147,10 @@ class WorkspaceConfig:
     so only for a server with one client (stdio), never for HTTP's many sessions."""
 
 
-def _tool(spec: ToolSpec) -> types.Tool:
+def _tool(spec: ToolSpec, max_answer_chars: int) -> types.Tool:
+    """A tool as listed; one whose answers can be large declares how large, so a host keeps them whole
+    (:mod:`rootbound.workspace.tools.answer_fit`)."""
+    large = spec.name in LARGE_ANSWERS
     return types.Tool(
         name=spec.name,
         title=spec.title,
@@ -144,6 +164,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=spec.idempotent,
             open_world_hint=False,
         ),
+        _meta={RESULT_SIZE_META: max_answer_chars} if large else None,
     )
 
 
@@ -238,8 +259,9 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
         service.fallback, strict=config.strict_empty_roots, one_client=config.one_client, service=service
     )
     specs = tool_specs(config.writable)
-    tools = [_tool(spec) for spec in specs]
+    tools = [_tool(spec, config.limits.max_output) for spec in specs]
     names = {tool.name for tool in tools}
+    index_said: dict[Hashable, set[str]] = {}
     walking = {spec.name for spec in specs if spec.walks}
     quick = {spec.name for spec in specs if spec.quick and not spec.writes}
     inline = config.inline_quick_calls and config.limits.max_read <= INLINE_MAX_READ
@@ -280,6 +302,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             SessionSnapshot.serve(ctx, held, roots)  # released when the session ends, not when collected
         arguments = without_nulls(params.arguments or {})  # null means absent (the schemas: anyOf [T, null])
         budget = Budget(config.limits.deadline)
+        said = _index_said(index_said, ctx)
         answers = ANSWERS.ledger()  # issue 24 #4: room for a large answer, reserved by the tool, given back below
 
         def work_in(boundary: Boundary) -> ToolOutput | ToolError:
@@ -294,6 +317,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                     "answers": answers,
                     "index": indexes,
                     "scan_helper": helper,
+                    "index_said": said,
                 }
                 return call_tool_in(params.name, fs, arguments, config.limits, context)
             except ToolError as error:

@@ -14,6 +14,7 @@ limit the schema states.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -213,6 +214,10 @@ def _unexpected(error: ValidationError, declared: Mapping[str, str], where: str)
         home = declared[name] or "the top-level arguments"
         return f"unexpected argument '{name}' in {where}: it belongs in {home}"
     accepted = ", ".join(here) or "none"
+    # The name sent is never repeated (it is the client's text); the declared name nearest to it is (issue 50).
+    near = next((close for name in extra for close in difflib.get_close_matches(str(name), list(here), n=1)), None)
+    if near is not None:
+        return f"unexpected argument in {where} (did you mean '{near}'?); the accepted ones are: {accepted}"
     return f"unexpected argument in {where}; the accepted ones are: {accepted}"
 
 

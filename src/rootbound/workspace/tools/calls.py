@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Final
 
 from rootbound.core.errors import InvalidPath, RootsError
 from rootbound.search.grep_query import GrepLimits, GrepQuery
@@ -20,6 +20,7 @@ from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.safe_regex import BytesPattern, compile_bytes, line_local
 
 __all__ = [
+    "DEFAULT_ANSWER_CHARS",
     "Budget",
     "Cancelled",
     "GrepRequest",
@@ -40,6 +41,11 @@ __all__ = [
 ]
 
 
+DEFAULT_ANSWER_CHARS: Final = 64 * 1024
+"""How many characters one answer may hold, as text and as JSON (``--max-answer-chars``; why this default:
+:mod:`rootbound.workspace.tools.answer_fit`)."""
+
+
 class ToolError(Exception):
     """A tool failure whose message is safe to show (fixed text, never the caller's input)."""
 
@@ -55,7 +61,8 @@ class Limits:
     max_results: int = 500
     max_matches: int = 200
     max_per_file: int = 20
-    max_output: int = 256 * 1024
+    max_output: int = DEFAULT_ANSWER_CHARS
+    """Characters one answer may hold, its text and its structured content as JSON each (``--max-answer-chars``)."""
     max_media: int = 4 * 1024 * 1024
     max_files: int = 20
     tree_depth: int = 3

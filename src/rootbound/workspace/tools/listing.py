@@ -19,6 +19,7 @@ from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.ignore_walk import WalkLimits, walk
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.text.media_types import SNIFF_BYTES, sniff
+from rootbound.workspace.tools.answer_fit import cut_marker, fit_count, json_chars
 from rootbound.workspace.tools.calls import (
     Limits,
     ToolError,
@@ -40,7 +41,7 @@ from rootbound.workspace.tools.directory_pages import (
     list_page,
     next_cursor,
 )
-from rootbound.workspace.tools.render import bounded, escape, plain
+from rootbound.workspace.tools.render import TRUNCATED, escape, plain
 from rootbound.workspace.tools.walk_scope import NO_ROOTS_HELP, NotEntered, not_entered_note, path_filter, with_note
 
 
@@ -142,7 +143,9 @@ def list_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
         entries = [{"name": row.name, "type": row.kind} for row in rows]
         lines = [name + _SUFFIX.get(row.kind, "") for row, name in zip(rows, shown_names, strict=True)]
     # A full text ends the page early (at least one entry); the cursor continues from the last entry shown.
-    fits = _fitting(lines, limits.max_output - 512)  # room for the marker and its cursor
+    # Both forms fit the answer's limit: room for the path, the marker and its cursor (twice: text and JSON).
+    room = limits.max_output - json_chars(page.directory) - 2 * MAX_CURSOR - 512
+    fits = max(fit_count([len(line) + 1 for line in lines], [json_chars(e) + 1 for e in entries], room, room), 1)
     del lines[fits:], entries[fits:]
     shown = len(entries)
     more = page.more or shown < len(page.entries)
@@ -158,17 +161,6 @@ def list_directory(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     elif not shown:
         return ToolOutput("(empty directory)", structured)
     return ToolOutput("\n".join(lines), structured)
-
-
-def _fitting(lines: list[str], room: int) -> int:
-    """How many of ``lines`` fit in ``room`` characters, joined by newlines (at least one)."""
-    if sum(map(len, lines)) + len(lines) <= room:
-        return len(lines)
-    for count, line in enumerate(lines):
-        room -= len(line) + 1
-        if room < 0:
-            return max(count, 1)
-    return len(lines)
 
 
 def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
@@ -204,7 +196,16 @@ def directory_tree(fs: RootedFS, args: Mapping[str, Any], limits: Limits, contex
     note = not_entered_note(skipped.count)
     if not lines:
         return ToolOutput(with_note(header + "\n(empty)", note), structured)
-    text = header + "\n" + bounded(lines, limits.max_output - len(header) - len(note) - 1, more=truncated)
+    room = limits.max_output - 2 * len(header) - len(note) - 512  # the header twice: as text and as "path"
+    fits = fit_count([len(line) + 1 for line in lines], [json_chars(e) + 1 for e in entries], room, room)
+    if fits < len(lines):
+        shown = f"the first {fits} entries" if truncated else f"{fits} of {len(lines)} entries"
+        del lines[fits:], entries[fits:]
+        lines.append(cut_marker(shown, limits.max_output, "a smaller max_depth, exclude, or a deeper path"))
+        structured["truncated"] = True
+    elif truncated:
+        lines.append(TRUNCATED.format(shown=f"the first {fits}"))
+    text = header + "\n" + "\n".join(lines)
     return ToolOutput(with_note(text, note), structured)
 
 

@@ -46,6 +46,11 @@ def opened(fs: RootedFS, path: object) -> Iterator[tuple[int, os.stat_result, st
         yield handle.fd, st, str(handle.path)
 
 
+HINT_ROOM: Final = 256
+"""Characters kept in an answer for what follows a read's text: its continuation hint (under 200)."""
+STUB_ROOM: Final = 100
+"""Characters kept for each file ``read_multiple_files`` could not fit, to say so."""
+
 PREAD_CHUNK: Final = 1024 * 1024
 """The most one ``pread`` asks for: a large window is read in pieces, not one allocation the size of the ask."""
 
@@ -155,6 +160,7 @@ def read_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
     window = _window_args(args)
     explicit = window["length"] is not None
     room = min(limits.max_read, window["length"] or 0) if explicit else min(limits.default_read, limits.max_read)
+    room = max(1, min(room, limits.max_output - HINT_ROOM))  # bytes >= characters: text and hint fit the answer
     answers = context.get("answers")
     if isinstance(answers, Ledger):
         answers.reserve(room)  # AnswersFull before anything is read (issue 24 #4)
@@ -170,30 +176,39 @@ def read_multiple_files(
     if len(paths) > limits.max_files:
         raise ToolError(f"at most {limits.max_files} paths per call: split them over several calls")
     budget = budget_of(context)
-    room = limits.max_output
+    room = limits.max_output  # characters: every part and the blank lines between them
     window = {key: None for key in ("start_line", "end_line", "head", "tail", "offset", "length")}
     parts: list[str] = []
     for index, path in enumerate(paths):
-        per_file = min(limits.default_read, limits.max_read, room)
-        if per_file <= 0:
-            parts.append(f"==> paths[{index}] <==\n[not read: the answer is full; read it with read_file]")
-            continue
-        try:
-            display, body = _read_text(fs, path, window, per_file, budget)
-        except ToolError as error:
-            if isinstance(error, Cancelled) or "deadline" in str(error):
-                raise
-            parts.append(f"==> paths[{index}] <==\nerror: {error}")
-            continue
-        except RootsError as error:
-            parts.append(f"==> paths[{index}] <==\nerror: {explain('read_file', error)}")
-            continue
-        except (OSError, ValueError, UnicodeError):
-            parts.append(f"==> paths[{index}] <==\nerror: {UNRESOLVED}")
-            continue
-        room -= len(body.encode("utf-8", "surrogatepass"))
-        parts.append(f"==> {escape(display)} <==\n{body}")
+        stub = f"==> paths[{index}] <==\n[not read: the answer is full ({limits.max_output} characters); use read_file]"
+        left = len(paths) - index  # this file and those after it share what room is left, evenly at most
+        later = STUB_ROOM * (left - 1)  # kept to say "not read" for every file after this one
+        per_file = min(limits.default_read, limits.max_read, (room - later) // left - HINT_ROOM)
+        part = stub
+        if per_file > 0:
+            part = _read_part(fs, path, index, window, per_file, budget)
+            if len(part) + 2 > room - later:  # its header (a long path) did not fit
+                part = stub
+        room -= len(part) + 2
+        parts.append(part)
     return ToolOutput("\n\n".join(parts))
+
+
+def _read_part(
+    fs: RootedFS, path: str, index: int, window: Mapping[str, int | None], per_file: int, budget: Budget
+) -> str:
+    """One file of ``read_multiple_files``: its header and text, or its error inline."""
+    try:
+        display, body = _read_text(fs, path, window, per_file, budget)
+    except ToolError as error:
+        if isinstance(error, Cancelled) or "deadline" in str(error):
+            raise
+        return f"==> paths[{index}] <==\nerror: {error}"
+    except RootsError as error:
+        return f"==> paths[{index}] <==\nerror: {explain('read_file', error)}"
+    except (OSError, ValueError, UnicodeError):
+        return f"==> paths[{index}] <==\nerror: {UNRESOLVED}"
+    return f"==> {escape(display)} <==\n{body}"
 
 
 def read_media_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:

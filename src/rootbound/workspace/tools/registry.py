@@ -10,6 +10,7 @@ from typing import Any, Final
 from rootbound.core.call_budget import checking
 from rootbound.core.errors import OutsideRoots, RootsError
 from rootbound.search.rooted_fs import RootedFS
+from rootbound.workspace.tools.answer_fit import within_cap
 from rootbound.workspace.tools.calls import (
     Budget,
     Limits,
@@ -91,7 +92,7 @@ def call_tool(
         context = {**context, "budget": Budget(limits.deadline)}
     try:
         with checking(budget_of(context).check):  # every loop below checks the call's deadline (issue 48 #5)
-            return function(fs, args, limits, context)
+            return within_cap(function(fs, args, limits, context), limits.max_output)
     except ToolError:
         raise
     except RootsError as error:

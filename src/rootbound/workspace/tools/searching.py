@@ -7,6 +7,7 @@ deadline and a client's cancellation stop them promptly. Output is bounded; a cu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from rootbound.search.index.indexed_search import grep_with_index, names_with_in
 from rootbound.search.index.registry import IndexRegistry
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.search.scan_helper import ScanHelper
+from rootbound.workspace.tools.answer_fit import cut_marker, fit_count, json_chars
 from rootbound.workspace.tools.calls import (
     GrepRequest,
     Limits,
@@ -50,15 +52,26 @@ def _helper_of(context: Mapping[str, Any]) -> ScanHelper | None:
     return helper if isinstance(helper, ScanHelper) else None
 
 
-def _answered_by(statuses: list[str]) -> str:
-    """The answer's last line: which path answered (``[index]``, ``[scan: building index 40%]``); empty without an
-    index."""
+def _answered_by(statuses: list[str], context: Mapping[str, Any]) -> str:
+    """The answer's last line about the index (``[scan: building index 40%]``), or nothing.
+
+    In a session (``context["index_said"]``, the server's per-connection set) each kind of status is said once,
+    the first time it applies, and ``[index]`` never: the answer is the same whichever path gave it, so the line
+    only explains a slow search, once (issue 50 item 6). What an answer leaves out is said by its own markers,
+    every time. A library caller, with no session, is told on every answer."""
     if not statuses:
         return ""
     other = next((status for status in statuses if status and status != "index"), None)
-    if other is None:
-        return "[index]"
-    return f"[{other}]" if other.startswith("scan") else f"[scan: {other}]"
+    line = "[index]" if other is None else f"[{other}]" if other.startswith("scan") else f"[scan: {other}]"
+    said = context.get("index_said")
+    if not isinstance(said, set):
+        return line
+    # "building index 40%", "building index 60%" and "index not ready" are one kind: the index is on its way.
+    kind = "building" if "building index" in line or "index not ready" in line else re.sub(r"\d+", "", line)
+    if line == "[index]" or kind in said:
+        return ""
+    said.add(kind)
+    return line
 
 
 def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
@@ -97,11 +110,18 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
             break
     found.sort()
     structured = {"matches": found, "truncated": truncated}
-    note = "\n".join(line for line in (not_entered_note(skipped.count), _answered_by(statuses)) if line)
+    note = "\n".join(line for line in (not_entered_note(skipped.count), _answered_by(statuses, context)) if line)
     if not found:
         return ToolOutput(with_note("(no matches)", note), structured)
     shown = found if plain(found) else [escape(p) for p in found]  # one search for the whole list, most often
-    text = bounded(shown, limits.max_output - len(note) - 1, more=truncated)
+    room = limits.max_output - len(note) - 512
+    fits = fit_count([len(line) + 1 for line in shown], [json_chars(name) + 1 for name in found], room, room)
+    if fits < len(found):
+        total = f"the first {fits} matches" if truncated else f"{fits} of {len(found)} matches"
+        shown = [*shown[:fits], cut_marker(total, limits.max_output, "a deeper path, a longer pattern or exclude")]
+        structured = {"matches": found[:fits], "truncated": True}
+        return ToolOutput(with_note("\n".join(shown), note), structured)
+    text = bounded(shown, len(shown) + sum(map(len, shown)), more=truncated)
     return ToolOutput(with_note(text, note), structured)
 
 
@@ -123,6 +143,7 @@ def _grep(fs: RootedFS, request: GrepRequest, context: Mapping[str, Any], lease:
     truncated = False
     capped = searched = skipped = not_entered = 0
     why = {"too_large": 0, "binary": 0, "links": 0, "unreadable": 0}
+    sizes = _Sizes()
     index = _index_of(context)
     statuses: list[str] = []
     for start in start_points(fs, request.path, context):
@@ -147,15 +168,21 @@ def _grep(fs: RootedFS, request: GrepRequest, context: Mapping[str, Any], lease:
             shown = escape(display)
             if files_only:
                 lines.append(shown)
+                sizes.add(len(lines), len(shown) + 1, json_chars(display) + 1, len(files))
                 continue
+            before = len(lines)
             if around and lines:
                 lines.append("--")
+            file_json = json_chars(display) + 1  # counted with its first line: "files" names it once
             for hit in hits:
                 if hit.gap:
                     lines.append("--")
                 sep = ":" if hit.match else "-"
                 lines.append(f"{shown}{sep}{hit.number}{sep}{hit.text if clean else escape_line(hit.text)}")
                 matches.append({"path": display, "line": hit.number, "text": hit.text, "context": not hit.match})
+                added = sum(len(line) + 1 for line in lines[before:])
+                sizes.add(len(lines), added, json_chars(matches[-1]) + 1 + file_json, len(files))
+                before, file_json = len(lines), 0
         if report.truncated:
             truncated = True
             break
@@ -166,15 +193,45 @@ def _grep(fs: RootedFS, request: GrepRequest, context: Mapping[str, Any], lease:
         "files_skipped": skipped,
         "truncated": truncated,
     }
-    notes = (_not_searched(why, grep_limits.max_file_size), not_entered_note(not_entered), _answered_by(statuses))
+    answered = _answered_by(statuses, context)
+    notes = (_not_searched(why, grep_limits.max_file_size), not_entered_note(not_entered), answered)
     note = "\n".join(line for line in notes if line)
     if not lines:
         text = f"(no matches in {searched} {_files(searched)} searched)"
         return ToolOutput(f"{text}\n{note}" if note else text, structured)
-    text = bounded(lines, limits.max_output - len(note) - 1, more=truncated)
+    room = limits.max_output - len(note) - 1024  # the note, the cut's marker, the capped files' line
+    fits = fit_count(sizes.text, sizes.json, room, room - json_chars(structured) + json_chars(matches + files))
+    if fits < len(sizes.text):
+        structured["matches"] = matches[:fits] if not files_only else []
+        structured["files"] = files[: sizes.files[fits - 1] if fits else 0]
+        structured["truncated"] = True
+        what = "files" if files_only else "lines"
+        cut = cut_marker(f"the first {fits} {what}", limits.max_output, "a deeper path, include, or a lower context")
+        lines = [*lines[: sizes.lines[fits - 1] if fits else 0], cut]
+        truncated = False  # said by the marker
+    text = bounded(lines, len(lines) + sum(map(len, lines)), more=truncated)
     if capped:
         text += f"\n[{capped} files had more than {grep_limits.max_per_file} matches: raise max_per_file to see more]"
     return ToolOutput(f"{text}\n{note}" if note else text, structured)
+
+
+class _Sizes:
+    """Per line of a grep answer (a match or context line; a file with files_only): the characters it adds to the
+    text and to the structured result's JSON, and how many lines and files the answer has up to it."""
+
+    __slots__ = ("files", "json", "lines", "text")
+
+    def __init__(self) -> None:
+        self.text: list[int] = []
+        self.json: list[int] = []
+        self.lines: list[int] = []
+        self.files: list[int] = []
+
+    def add(self, lines: int, text: int, json: int, files: int) -> None:
+        self.lines.append(lines)
+        self.text.append(text)
+        self.json.append(json)
+        self.files.append(files)
 
 
 def _files(count: int, kind: str = "file") -> str:
@@ -222,4 +279,10 @@ def find_projects(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context
     lines = [
         f"{escape(str(path))}  [{', '.join(map(escape, sorted(names)))}]" for path, names in sorted(projects.items())
     ]
-    return ToolOutput(bounded(lines, limits.max_output, more=more), structured)
+    room = limits.max_output - 512
+    fits = fit_count([len(line) + 1 for line in lines], [json_chars(item) + 1 for item in items], room, room)
+    if fits < len(lines):
+        total = f"the first {fits} projects" if more else f"{fits} of {len(lines)} projects"
+        lines = [*lines[:fits], cut_marker(total, limits.max_output, "a deeper path")]
+        return ToolOutput("\n".join(lines), {"projects": items[:fits], "truncated": True})
+    return ToolOutput(bounded(lines, len(lines) + sum(map(len, lines)), more=more), structured)

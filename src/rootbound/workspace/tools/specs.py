@@ -111,6 +111,9 @@ _INCLUDE_IGNORED = {
 _INT = {"type": "integer"}
 _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}
+_STR_OR_NULL = {"anyOf": [_STR, {"type": "null"}]}
+"""Not ``"type": ["string", "null"]``: a list of types is what strict validators (the Inspector's ``--strict``)
+and several converters warn about or refuse (issue 50 item 8)."""
 _TRUNCATED = {"type": "boolean", "description": "More results exist than were returned."}
 _KIND = {"type": "string", "enum": ["file", "dir", "symlink", "other"]}
 
@@ -119,22 +122,20 @@ _ROOTS_OUT = _output(
         "roots": {
             "type": "array",
             "items": _output(
-                {"uri": _STR, "path": _STR, "name": {"type": ["string", "null"]}, "kind": _STR, "narrowed": _BOOL},
+                {"uri": _STR, "path": _STR, "name": _STR_OR_NULL, "kind": _STR, "narrowed": _BOOL},
                 ["uri", "path", "kind", "narrowed"],
             ),
         },
         "refused": {
             "type": "array",
-            "items": _output({"uri": {"type": ["string", "null"]}, "reason": _STR}, ["reason"]),
+            "items": _output({"uri": _STR_OR_NULL, "reason": _STR}, ["reason"]),
         },
         "source": _STR,
         "why": {"type": "string", "description": "Why these roots (or none) are served, when it is not plain."},
         "note": _STR,
         "sandbox": _STR,
         "writes": {"type": "string", "description": "What holds writes beneath the roots (with --writable)."},
-        "located": _output(
-            {"served": _BOOL, "path": _STR, "root": {"type": ["string", "null"]}, "reason": _STR}, ["served"]
-        ),
+        "located": _output({"served": _BOOL, "path": _STR, "root": _STR_OR_NULL, "reason": _STR}, ["served"]),
     },
     ["roots", "refused", "source"],
 )
@@ -321,8 +322,8 @@ TOOLS: Final = (
         "read_multiple_files",
         "Read several text files",
         "The text of up to 20 files in one call, each under a '==> path <==' header, in the order given. The "
-        "answer is bounded in total (~256 KiB) and per file; a failed file shows its error inline and the "
-        "others still come back. Use read_file with start_line or offset to read on in a cut file.",
+        "answer is bounded in total (~64 K characters, shared among the files); a failed file shows its error "
+        "inline and the others still come back. Use read_file with start_line or offset to read on in a cut file.",
         _object(
             {
                 "paths": {

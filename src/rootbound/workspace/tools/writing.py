@@ -42,6 +42,9 @@ from rootbound.workspace.tools.specs import (  # one set of schema pieces for ev
 __all__ = ["WRITE_IMPLEMENTATIONS", "WRITE_TOOLS"]
 
 MAX_EDITS: Final = 100
+LINES_LISTED: Final = 50
+"""An edit's replaced occurrences listed in the structured result: a replace_all over a large file stays a short
+answer (issue 50 item 4; the diff shows them all, cut to the answer's limit)."""
 MAX_TEXT: Final = 16 * 1024 * 1024
 
 
@@ -92,7 +95,14 @@ _EDIT_OUT = _output(
         "edits": {
             "type": "array",
             "items": _output(
-                {"lines": {"type": "array", "items": _INT}, "tolerances": {"type": "array", "items": _TOLERANCE}},
+                {
+                    "lines": {
+                        "type": "array",
+                        "items": _INT,
+                        "description": f"The first line of each occurrence replaced (the first {LINES_LISTED}).",
+                    },
+                    "tolerances": {"type": "array", "items": _TOLERANCE},
+                },
                 ["lines", "tolerances"],
             ),
         },
@@ -371,7 +381,7 @@ def edit_file(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Ma
         "diff_truncated": truncated,
         "sha256": outcome.sha256,
         "mtime_ns": outcome.mtime_ns,
-        "edits": [{"lines": list(a.lines), "tolerances": list(a.tolerances)} for a in outcome.applied],
+        "edits": [{"lines": list(a.lines[:LINES_LISTED]), "tolerances": list(a.tolerances)} for a in outcome.applied],
     }
     return ToolOutput(text, structured)
 
