@@ -57,6 +57,9 @@ def _server(root: Path, folder: Path) -> tuple[IndexRegistry, SavedStore]:
     registry.start_saved()
     registry.find(str(root) + "/")
     _ready(registry, root)
+    thread = _index(registry, root).thread
+    assert thread is not None
+    thread.join(60)  # the build's last step is the save: a close before it ends gives the save up
     return registry, store
 
 

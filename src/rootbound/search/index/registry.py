@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from rootbound.confine.cache_folder import hold_secure, make_private, open_secure, remove_matching
+from rootbound.search.index.calls import Calls
 from rootbound.search.index.saved import SavedStore
 from rootbound.search.index.tree_index import UNAVAILABLE, IndexLimits, TreeIndex
 
@@ -148,6 +149,7 @@ class IndexRegistry:
         self.cache = cache
         self.saved = saved
         self.limits = limits
+        self.calls = Calls()  # grep and search_files under way (``searching.py``): the builds make way for them
         self.lock = threading.Lock()
         self.closed = False
         self._serial = 0
@@ -171,7 +173,7 @@ class IndexRegistry:
     def _new(self, path: Path) -> TreeIndex:
         self._serial += 1
         folder = None if self.cache is None else self.cache / str(self._serial)
-        return TreeIndex(path, cache=folder, limits=self.limits, saved=self.saved)
+        return TreeIndex(path, cache=folder, limits=self.limits, saved=self.saved, calls=self.calls)
 
     def find(self, prefix: str) -> tuple[TreeIndex | None, str, str]:
         """The index for a start directory whose display path is ``prefix`` (ending in ``/``): the index (``None``

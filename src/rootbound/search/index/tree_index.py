@@ -22,6 +22,7 @@ import os
 import shutil
 import threading
 import time
+from collections import ChainMap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,8 @@ from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.grep_scan import LineScanner
 from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
-from rootbound.search.index.kept_files import kept, load_known, save_index
+from rootbound.search.index.calls import Calls
+from rootbound.search.index.kept_files import Known, Vouched, kept, load_known, save_index
 from rootbound.search.index.literals import required_literals
 from rootbound.search.index.pattern_memo import PatternMemo
 from rootbound.search.index.view import (
@@ -110,9 +112,12 @@ class TreeIndex:
         cache: Path | None,
         limits: IndexLimits = IndexLimits(),
         saved: SavedStore | None = None,
+        calls: Calls | None = None,
     ) -> None:
         self.path = path
         self.saved = saved
+        self.calls = calls or Calls()  # the server's calls under way: the build makes way for them
+        self.known: Known = {}  # a saved index's records, while it is taken up (queries check files by them)
         self.stats: dict[str, tuple[int, ...]] = {}  # per file read or kept: its stat as read (until saved)
         self.count = 0  # file numbers given (a saved index's numbers of files changed since stay unused)
         self.reused = 0  # files kept from the saved index without a read
@@ -209,7 +214,7 @@ class TreeIndex:
         else:
             with self.lock:
                 if self.state == "building":
-                    self.state, self.checking = "ready", False
+                    self.state, self.checking, self.known = "ready", False, {}
                     self.built_at = time.monotonic()
                     self.build_seconds = self.built_at - began
             try:
@@ -254,6 +259,8 @@ class TreeIndex:
                 if not entry.is_file(follow_symlinks=False):
                     continue
                 self.done += 1
+                if self.done % 64 == 0:
+                    self.calls.wait_idle(lambda: self.state != "building")  # a call first (calls.py)
                 if self.done % 2048 == 0:
                     self.drain()  # keep the kernel's queue short during a long build
                 if known and kept(self, known, rel, dir_fd, entry.name):
@@ -308,6 +315,8 @@ class TreeIndex:
                 if self.state != "building":
                     raise _Stopped
                 count += entry.is_file(follow_symlinks=False)
+                if count % 64 == 0:
+                    self.calls.wait_idle(lambda: self.state != "building")
         return count
 
     # -- freshness ------------------------------------------------------------------------------------------------
@@ -425,8 +434,8 @@ class TreeIndex:
     # -- queries --------------------------------------------------------------------------------------------------
 
     def usable(self) -> bool:
-        """Ready, or taking up a saved index (:attr:`checking`): the files not yet checked are opened by every
-        query (no kind yet), the others answered from the saved postings."""
+        """Ready, or taking up a saved index (:attr:`checking`): each query checks the files the take up has not
+        reached by their saved records itself (``kept_files.Vouched``) and opens those that differ."""
         return self.state == "ready" or (self.state == "building" and self.checking)
 
     def same_directory(self, start_rel: str, identity: tuple[int, int]) -> bool:
@@ -472,15 +481,19 @@ class TreeIndex:
                     if self._changed_while_walked(start_rel):
                         return None  # scan this time, walk it whole next time
                     self._keep(key, view, self.checking)
+            vouched = Vouched(self.known, self.kinds) if self.checking else None
             if view is None:
                 self.recent = []
-                view = walk_view(fs, start, start_rel, where, walk_limits, check)
+                view = walk_view(fs, start, start_rel, where, walk_limits, check, vouched.check if vouched else None)
                 if self._changed_while_walked(start_rel):
                     return None  # scan this time
                 self._keep(key, view, self.checking)
             if pattern is None:
                 return Plan(view, None, frozenset(self.dirty))
-            if view.counted is None or view.counted.version != self.kinds_version:
+            if vouched is not None:  # the files this query checked itself count as the take up's (not kept)
+                kinds, numbers = ChainMap(vouched.kinds, self.kinds), ChainMap(vouched.numbers, self.numbers)
+                view.counted = count_view(view, kinds, numbers, self.count, self.kinds_version)
+            elif view.counted is None or view.counted.version != self.kinds_version:
                 view.counted = count_view(view, self.kinds, self.numbers, self.count, self.kinds_version)
             if self.checking:  # numbers still being given: no memo (sized by them) until the take up is done
                 return Plan(view, self._candidates(*pattern), frozenset(self.dirty))
