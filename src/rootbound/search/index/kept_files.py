@@ -120,19 +120,18 @@ def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bo
 class Vouched:
     """One query's own check of the files the take up has not reached yet (issue 51): as its walk lists each file
     (:meth:`check`, with the directory fd the walk holds), one ``lstat`` beneath that fd against the saved record;
-    a file that matches is answered from the saved postings (:attr:`kinds`, :attr:`numbers`), every other one is
-    opened by the query. Kept with the query only: the take up has not watched these directories yet, so what one
-    query saw vouches for nothing later (the next query checks again)."""
+    a file that matches is answered from the saved postings, every other one is opened by the query. What it finds
+    is kept with the query only (:attr:`kinds`, :attr:`numbers`: the take up's so far, and these): the take up has
+    not watched these directories yet, so what one query saw vouches for nothing later (the next checks again)."""
 
-    def __init__(self, known: Known, taken: dict[str, str]) -> None:
-        self.known, self.taken = known, taken  # the saved records; the kinds the take up has given so far
-        self.kinds: dict[str, str] = {}
-        self.numbers: dict[str, int] = {}
+    def __init__(self, known: Known, kinds: dict[str, str], numbers: dict[str, int]) -> None:
+        self.known = known
+        self.kinds, self.numbers = dict(kinds), dict(numbers)  # copies: the take up adds to its own meanwhile
 
     def check(self, rel: str, dir_fd: int, name: str) -> None:
         """The file ``rel`` (its path in the index; ``name`` in ``dir_fd``), as the walk lists it."""
         record = self.known.get(rel)
-        if record is None or rel in self.taken:
+        if record is None or rel in self.kinds:
             return
         try:
             st = lstat_entry(dir_fd, name)
@@ -140,9 +139,9 @@ class Vouched:
             return  # gone or unreadable: opened by the query, which counts it as a full scan would
         if _holds(record, st):
             _, kind, number = record
-            self.kinds[rel] = kind
             if kind == TEXT:
                 self.numbers[rel] = number
+            self.kinds[rel] = kind
 
 
 def save_index(index: TreeIndex) -> None:

@@ -168,6 +168,7 @@ class IndexRegistry:
         a DIR with none waits for its first query (or ``--index-at-start``)."""
         for path, slot in self.slots.items():
             if self.saved is not None and self.saved.has(path):
+                slot.current.expect_saved = True
                 slot.current.start()
 
     def _new(self, path: Path) -> TreeIndex:
@@ -191,6 +192,8 @@ class IndexRegistry:
         index = self._current(slot)
         if index.state == "new":
             index.start()
+        if index.expect_saved and index.state == "building" and not index.usable():
+            index.take_up_now()  # in this call's thread: never waiting for the build thread's turn (issue 51)
         if index.usable():
             return index, start_rel, "index"
         if start_rel:  # a start below the DIR may be all its session sees: nothing about the rest (issue 48 #7)
