@@ -498,3 +498,35 @@ def test_a_directory_whose_listing_changed_while_no_server_ran_is_walked_again(
         release.set()
         registry.close()
         store.close()
+
+
+def test_the_first_query_takes_up_the_saved_index_when_the_build_thread_has_not_run(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build thread held before its first step (as a thread the kernel runs last may be): the first query loads
+    the saved index itself and answers from it, checking every file itself; each answer is a full scan's."""
+    from rootbound.search.index import tree_index
+
+    root, folder = tree
+    registry, store = _server(root, folder)
+    registry.close()
+    store.close()
+    (root / "d3" / "e0" / "f3.py").write_text("def getaddrinfo_while_no_server_ran(): pass\n")
+    release = threading.Event()
+    real = tree_index.TreeIndex._build
+
+    def held_build(self: tree_index.TreeIndex) -> None:
+        release.wait(120)
+        real(self)
+
+    monkeypatch.setattr(tree_index.TreeIndex, "_build", held_build)
+    store = _store(folder)
+    registry = IndexRegistry([root], cache=None, saved=store)
+    registry.start_saved()
+    try:
+        assert _same_as_a_full_scan(registry, root, "first") == 2 * len(QUERIES)
+        assert _index(registry, root).reused == 0  # nothing checked by the take up: every answer checked by itself
+    finally:
+        release.set()
+        registry.close()
+        store.close()
