@@ -164,7 +164,7 @@ def walk_view(
     ``vouch``: called with each regular file's path in the index, the fd of its directory and its name, as listed
     (a query's own check of files a saved index's take up has not reached)."""
     view = View(start_rel)
-    _record(view, fs, start, "", start_rel + "/" if start_rel else "", where, walk_limits, check, vouch)
+    _record(view, fs, start, ("", start_rel + "/" if start_rel else ""), where, walk_limits, check, vouch)
     return view
 
 
@@ -172,15 +172,15 @@ def _record(
     view: View,
     fs: RootedFiles,
     start: object,
-    under: str,
-    lead: str,
+    paths: tuple[str, str],
     where: PathFilter,
     walk_limits: WalkLimits,
     check: Callable[[int], None] | None,
     vouch: Callable[[str, int, str], None] | None = None,
 ) -> None:
     """Walk ``start`` and append what it yields to ``view``'s lists, its paths prefixed with ``under`` (where it is
-    below the view's start) and their index paths with ``lead``."""
+    below the view's start) and their index paths with ``lead`` (``paths``: the two)."""
+    under, lead = paths
 
     def not_entered(path: str) -> None:
         view.unentered.add(under + path)
@@ -267,7 +267,7 @@ def patch_view(
         try:
             if not kinds[top]:
                 block = View(view.start)
-                _record(block, fs, base + top if top else start, prefix, lead, where, WalkLimits(1, room), check)
+                _record(block, fs, base + top if top else start, (prefix, lead), where, WalkLimits(1, room), check)
                 levels = walk_limits.max_depth - depth - 1  # below a subdirectory of this one
                 limits = WalkLimits(levels, room - block.listed)
                 walk_child = functools.partial(_walk_child, view.start, fs, base, lead, where, limits, check)
@@ -320,7 +320,7 @@ def _walk_child(
     level: the whole walk would not enter it)."""
     child = View(view_start)
     if limits.max_depth > 0:
-        _record(child, fs, base + rel, rel + "/", lead, where, limits, check)
+        _record(child, fs, base + rel, (rel + "/", lead), where, limits, check)
     return child
 
 
