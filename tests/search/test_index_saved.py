@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import struct
+import threading
 import time
 from pathlib import Path
 
@@ -57,6 +58,9 @@ def _server(root: Path, folder: Path) -> tuple[IndexRegistry, SavedStore]:
     registry.start_saved()
     registry.find(str(root) + "/")
     _ready(registry, root)
+    thread = _index(registry, root).thread
+    assert thread is not None
+    thread.join(60)  # the build's last step is the save: a close before it ends gives the save up
     return registry, store
 
 
@@ -404,3 +408,125 @@ def test_a_save_given_up_by_a_closing_server_leaves_the_old_file_and_no_temporar
     assert (folder / saved_name(str(root))).read_bytes() != good
     assert decode((folder / saved_name(str(root))).read_bytes(), str(root), snap.identity).saved_ns == snap.saved_ns
     store.close()
+
+
+def _taken_up_and_held(
+    root: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[IndexRegistry, SavedStore, threading.Event]:
+    """A new server taking up the saved index, its take up held before it checks any file (until the event is
+    set): every query meanwhile checks each file against the saved records itself."""
+    from rootbound.search.index import kept_files, tree_index
+
+    release = threading.Event()
+    real = kept_files.kept
+
+    def kept_later(*args: object) -> bool:
+        release.wait(120)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tree_index, "kept", kept_later)  # the name the build calls
+    store = _store(folder)
+    registry = IndexRegistry([root], cache=None, saved=store)
+    registry.start_saved()
+    index = _index(registry, root)
+    for _ in range(1200):
+        if index.checking:
+            break
+        time.sleep(0.05)
+    assert index.checking and index.reused == 0, index.state
+    return registry, store, release
+
+
+def test_a_file_changed_with_its_mtime_set_back_is_never_answered_from_its_saved_postings(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same size, content changed to match, ``mtime`` set back with ``utime`` while no server ran: only its ctime
+    says so. A query made before the take up reached it must search it, not trust its saved postings."""
+    root, folder = tree
+    registry, store = _server(root, folder)
+    registry.close()
+    store.close()
+    target = root / "d2" / "e2" / "f2.py"  # "nothing\n" twice: no match in the saved postings
+    before = os.stat(target)
+    target.write_bytes(b"getaddrinfo!!!!\n")
+    assert os.stat(target).st_size == before.st_size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    registry, store, release = _taken_up_and_held(root, folder, monkeypatch)
+    try:
+        assert _same_as_a_full_scan(registry, root, "held") > 0
+        with Boundary([root]) as boundary:
+            query = GrepQuery(
+                compile_bytes("getaddrinfo", regex=False, ignore_case=False),
+                PathFilter(),
+                source=("getaddrinfo", False, False),
+                where_key=((), (), True),
+                limits=WIDE,
+                max_files=100_000,
+                required=b"getaddrinfo",
+                line_local=True,
+            )
+            report, status = grep_with_index(registry, RootedFS(boundary), str(root), query)
+        assert report is not None, status
+        assert str(target) in [display for display, _ in report.files]
+    finally:
+        release.set()
+        registry.close()
+        store.close()
+
+
+def test_a_directory_whose_listing_changed_while_no_server_ran_is_walked_again(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files created, removed, renamed and two names swapped in one directory while no server ran: a query made
+    during the take up lists what is there now and checks each file by its own record, never by another name's."""
+    root, folder = tree
+    registry, store = _server(root, folder)
+    registry.close()
+    store.close()
+    where = root / "d0" / "e1"
+    names = sorted(p.name for p in where.iterdir())
+    (where / "added.py").write_text("def getaddrinfo_added(): pass\nclass AddedError(\n")
+    os.unlink(where / names[0])
+    os.rename(where / names[1], where / "renamed.py")
+    os.rename(where / names[2], where / "swap.tmp")  # a file with a match and one with none, names swapped
+    os.rename(where / names[3], where / names[2])
+    os.rename(where / "swap.tmp", where / names[3])
+    registry, store, release = _taken_up_and_held(root, folder, monkeypatch)
+    try:
+        assert _same_as_a_full_scan(registry, root, "held") > 0
+    finally:
+        release.set()
+        registry.close()
+        store.close()
+
+
+def test_the_first_query_takes_up_the_saved_index_when_the_build_thread_has_not_run(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build thread held before its first step (as a thread the kernel runs last may be): the first query loads
+    the saved index itself and answers from it, checking every file itself; each answer is a full scan's."""
+    from rootbound.search.index import tree_index
+
+    root, folder = tree
+    registry, store = _server(root, folder)
+    registry.close()
+    store.close()
+    (root / "d3" / "e0" / "f3.py").write_text("def getaddrinfo_while_no_server_ran(): pass\n")
+    release = threading.Event()
+    real = tree_index.TreeIndex._build
+
+    def held_build(self: tree_index.TreeIndex) -> None:
+        release.wait(120)
+        real(self)
+
+    monkeypatch.setattr(tree_index.TreeIndex, "_build", held_build)
+    store = _store(folder)
+    registry = IndexRegistry([root], cache=None, saved=store)
+    registry.start_saved()
+    try:
+        assert _same_as_a_full_scan(registry, root, "first") == 2 * len(QUERIES)
+        assert _index(registry, root).reused == 0  # nothing checked by the take up: every answer checked by itself
+    finally:
+        release.set()
+        registry.close()
+        store.close()

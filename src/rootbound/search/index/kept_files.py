@@ -2,11 +2,14 @@
 
 Kept apart from :mod:`tree_index` (the build calls these three): :func:`load_known` takes a saved index's segments
 and records, :func:`kept` checks one walked file against its record by the kernel's times, :func:`save_index` writes
-the index for the next server once a build ends ready. See :mod:`saved` for why this can be trusted.
+the index for the next server once a build ends ready. A query made during the take up checks the files the take up
+has not reached itself (:class:`Vouched`), so it opens only the changed ones. See :mod:`saved` for why this can be
+trusted.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
     from rootbound.search.index.postings import Segment
     from rootbound.search.index.saved import SavedStore
 
-__all__ = ["Known", "TreeIndex", "kept", "load_known", "save_index"]
+__all__ = ["Known", "TreeIndex", "Vouched", "kept", "load_known", "save_index"]
 
 Known = dict[str, tuple[tuple[int, ...], str, int]]
 """A saved index's records by path: ``(dev, ino, size, mtime_ns, ctime_ns)``, the kind, the file number."""
@@ -41,6 +44,7 @@ class TreeIndex(Protocol):
     loaded: bool
     checking: bool
     reused: int
+    known: Known
     kinds: dict[str, str]
     inodes: dict[str, int]
     numbers: dict[str, int]
@@ -77,9 +81,18 @@ def load_known(index: TreeIndex) -> Known:
     index.names = [[] for _ in snap.segments]
     index.count = snap.total
     index.bytes = sum(segment.nbytes() for segment in snap.segments)
+    index.known = known  # before the flag: a query taking the saved postings checks files by these
     with index.lock:  # queries may use it from now on: every file not yet checked is opened (it has no kind)
         index.loaded = index.checking = True
     return known
+
+
+def _holds(record: tuple[tuple[int, ...], str, int], st: os.stat_result) -> bool:
+    """Whether ``st`` (an lstat of the recorded path) is the file ``record`` describes: the kernel's
+    ``(dev, ino, size, mtime_ns, ctime_ns)`` as recorded, one link, a kind the saved postings answer for."""
+    stat_of, kind, _ = record
+    now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return now == stat_of and st.st_nlink == 1 and kind not in (UNREADABLE, ALWAYS)
 
 
 def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bool:
@@ -92,15 +105,43 @@ def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bo
         st = lstat_entry(dir_fd, name)
     except OSError:
         return False
-    now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    stat_of, kind, number = record
-    if now != stat_of or st.st_nlink != 1 or kind in (UNREADABLE, ALWAYS):
+    if not _holds(record, st):
         return False
+    _, kind, number = record
     if kind == TEXT:  # the number first: a query reading these meanwhile takes the kind as "searchable now"
         index.numbers[rel] = number
-    index.inodes[rel], index.stats[rel], index.kinds[rel] = st.st_ino, now, kind
+    index.inodes[rel] = st.st_ino
+    index.stats[rel] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    index.kinds[rel] = kind
     index.reused += 1
     return True
+
+
+class Vouched:
+    """One query's own check of the files the take up has not reached yet (issue 51): as its walk lists each file
+    (:meth:`check`, with the directory fd the walk holds), one ``lstat`` beneath that fd against the saved record;
+    a file that matches is answered from the saved postings, every other one is opened by the query. What it finds
+    is kept with the query only (:attr:`kinds`, :attr:`numbers`: the take up's so far, and these): the take up has
+    not watched these directories yet, so what one query saw vouches for nothing later (the next checks again)."""
+
+    def __init__(self, known: Known, kinds: dict[str, str], numbers: dict[str, int]) -> None:
+        self.known = known
+        self.kinds, self.numbers = dict(kinds), dict(numbers)  # copies: the take up adds to its own meanwhile
+
+    def check(self, rel: str, dir_fd: int, name: str) -> None:
+        """The file ``rel`` (its path in the index; ``name`` in ``dir_fd``), as the walk lists it."""
+        record = self.known.get(rel)
+        if record is None or rel in self.kinds:
+            return
+        try:
+            st = lstat_entry(dir_fd, name)
+        except OSError:
+            return  # gone or unreadable: opened by the query, which counts it as a full scan would
+        if _holds(record, st):
+            _, kind, number = record
+            if kind == TEXT:
+                self.numbers[rel] = number
+            self.kinds[rel] = kind
 
 
 def save_index(index: TreeIndex) -> None:

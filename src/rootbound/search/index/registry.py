@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from rootbound.confine.cache_folder import hold_secure, make_private, open_secure, remove_matching
+from rootbound.search.index.calls import Calls
 from rootbound.search.index.saved import SavedStore
 from rootbound.search.index.tree_index import UNAVAILABLE, IndexLimits, TreeIndex
 
@@ -148,6 +149,7 @@ class IndexRegistry:
         self.cache = cache
         self.saved = saved
         self.limits = limits
+        self.calls = Calls()  # grep and search_files under way (``searching.py``): the builds make way for them
         self.lock = threading.Lock()
         self.closed = False
         self._serial = 0
@@ -166,12 +168,13 @@ class IndexRegistry:
         a DIR with none waits for its first query (or ``--index-at-start``)."""
         for path, slot in self.slots.items():
             if self.saved is not None and self.saved.has(path):
+                slot.current.expect_saved = True
                 slot.current.start()
 
     def _new(self, path: Path) -> TreeIndex:
         self._serial += 1
         folder = None if self.cache is None else self.cache / str(self._serial)
-        return TreeIndex(path, cache=folder, limits=self.limits, saved=self.saved)
+        return TreeIndex(path, cache=folder, limits=self.limits, saved=self.saved, calls=self.calls)
 
     def find(self, prefix: str) -> tuple[TreeIndex | None, str, str]:
         """The index for a start directory whose display path is ``prefix`` (ending in ``/``): the index (``None``
@@ -189,6 +192,8 @@ class IndexRegistry:
         index = self._current(slot)
         if index.state == "new":
             index.start()
+        if index.expect_saved and index.state == "building" and not index.usable():
+            index.take_up_now()  # in this call's thread: never waiting for the build thread's turn (issue 51)
         if index.usable():
             return index, start_rel, "index"
         if start_rel:  # a start below the DIR may be all its session sees: nothing about the rest (issue 48 #7)

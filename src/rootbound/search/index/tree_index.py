@@ -17,7 +17,6 @@ gains one inside the tree, is searched directly on every query.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import shutil
 import threading
@@ -46,7 +45,8 @@ from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.grep_scan import LineScanner
 from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
-from rootbound.search.index.kept_files import kept, load_known, save_index
+from rootbound.search.index.calls import Calls, import_failure, say_once
+from rootbound.search.index.kept_files import Known, Vouched, kept, load_known, save_index
 from rootbound.search.index.literals import required_literals
 from rootbound.search.index.pattern_memo import PatternMemo
 from rootbound.search.index.view import (
@@ -110,9 +110,15 @@ class TreeIndex:
         cache: Path | None,
         limits: IndexLimits = IndexLimits(),
         saved: SavedStore | None = None,
+        calls: Calls | None = None,
     ) -> None:
         self.path = path
         self.saved = saved
+        self.calls = calls or Calls()  # the server's calls under way: the build makes way for them
+        self.known: Known = {}  # a saved index's records, while it is taken up (queries check files by them)
+        self.expect_saved = False  # started to take up a saved index: the first query takes it up if not done
+        self.preparing = threading.Lock()
+        self.prepared: Known | None = None
         self.stats: dict[str, tuple[int, ...]] = {}  # per file read or kept: its stat as read (until saved)
         self.count = 0  # file numbers given (a saved index's numbers of files changed since stay unused)
         self.reused = 0  # files kept from the saved index without a read
@@ -188,9 +194,8 @@ class TreeIndex:
     def _build(self) -> None:
         began = time.monotonic()
         name_thread(THREAD_NAME)  # the kernel's name too: top -H, and the tests that count a server's CPU
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # this thread only, on Linux
         try:
+            self.calls.wait_idle(lambda: self.state != "building")  # started by a call: after it (calls.py)
             self._build_inner()
         except LimitExceeded:
             self._fail(f"over {self.limits.max_entries} entries or {self.limits.max_bytes >> 20} MiB of postings")
@@ -198,18 +203,18 @@ class TreeIndex:
             return
         except ImportError as exc:  # numpy cannot load (a missing BLAS library, a wheel for another CPU)
             self._fail(UNAVAILABLE)
-            _say_once(f"search index off, grep and search_files scan every file: {_import_failure(exc)}")
+            say_once(f"search index off, grep and search_files scan every file: {import_failure(exc)}")
         except (OSError, RootsError, MemoryError) as exc:
             # A fixed reason, never the exception's text (it may name paths): errno's name, or the failure's kind.
             code = exc.errno if isinstance(exc, OSError) else None
             self._fail(os.strerror(code) if code else "the index could not be built")
         except Exception as exc:  # a bug: the index is off until its retry, queries scan, one line, no traceback
             self._fail("the index could not be built")
-            _say_once(f"search index build failed ({type(exc).__name__}); grep and search_files scan meanwhile")
+            say_once(f"search index build failed ({type(exc).__name__}); grep and search_files scan meanwhile")
         else:
             with self.lock:
                 if self.state == "building":
-                    self.state, self.checking = "ready", False
+                    self.state, self.checking, self.known = "ready", False, {}
                     self.built_at = time.monotonic()
                     self.build_seconds = self.built_at - began
             try:
@@ -222,19 +227,45 @@ class TreeIndex:
             if self.state != "closed":
                 self.state, self.why = "failed", why
 
-    def _build_inner(self) -> None:
-        from rootbound.search.index.postings import SegmentBuilder, file_grams  # numpy first: fail before walking
+    def prepare(self) -> Known:
+        """The build's first step, once: numpy imported, the DIR held and watched, the saved index taken up (its
+        records, :func:`load_known`; a query may use it from then on). Done by the build thread at the thread's
+        own priority (lowered only after it), or by the first query that finds it not done (:meth:`take_up_now`),
+        so a new server's first grep never waits for a thread the kernel runs last. Raises what it meets."""
+        with self.preparing:
+            if self.prepared is None:
+                import rootbound.search.index.postings  # noqa: F401  numpy first: fail before walking
 
-        if self.cache is not None:
-            self.cache.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.boundary = boundary = Boundary([self.path])
+                if self.cache is not None:
+                    self.cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+                for held in (self.boundary, self.notify):  # of a first try that failed half way
+                    if held is not None:
+                        held.close()
+                self.boundary = boundary = Boundary([self.path])
+                self.notify = notify = Inotify()
+                with boundary.open(str(self.path), LIST) as top:
+                    st = top.fstat()
+                    self.identity = (st.st_dev, st.st_ino)
+                    self.watches[notify.watch_entry(top.fd)] = ""
+                self.prepared = load_known(self)
+            return self.prepared
+
+    def take_up_now(self) -> None:
+        """:meth:`prepare` in a query's own thread (a saved index is there and not yet taken up); a failure is
+        the build's to report: the query scans."""
+        with contextlib.suppress(ImportError, OSError, RootsError, MemoryError):
+            self.prepare()
+
+    def _build_inner(self) -> None:
+        from rootbound.search.index.postings import SegmentBuilder, file_grams
+
+        known = self.prepare()
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # this thread only, on Linux
+        boundary, notify = self.boundary, self.notify
+        assert boundary is not None
+        assert notify is not None
         fs = RootedFiles(boundary, read_only=True)
-        self.notify = notify = Inotify()
-        with boundary.open(str(self.path), LIST) as top:
-            st = top.fstat()
-            self.identity = (st.st_dev, st.st_ino)
-            self.watches[notify.watch_entry(top.fd)] = ""
-        known = load_known(self)
         self.total = self._count(fs)
         builder = SegmentBuilder(self.cache)
         names: list[str] = []
@@ -254,6 +285,8 @@ class TreeIndex:
                 if not entry.is_file(follow_symlinks=False):
                     continue
                 self.done += 1
+                if self.done % 64 == 0:
+                    self.calls.wait_idle(lambda: self.state != "building")  # a call first (calls.py)
                 if self.done % 2048 == 0:
                     self.drain()  # keep the kernel's queue short during a long build
                 if known and kept(self, known, rel, dir_fd, entry.name):
@@ -308,6 +341,8 @@ class TreeIndex:
                 if self.state != "building":
                     raise _Stopped
                 count += entry.is_file(follow_symlinks=False)
+                if count % 64 == 0:
+                    self.calls.wait_idle(lambda: self.state != "building")
         return count
 
     # -- freshness ------------------------------------------------------------------------------------------------
@@ -425,8 +460,8 @@ class TreeIndex:
     # -- queries --------------------------------------------------------------------------------------------------
 
     def usable(self) -> bool:
-        """Ready, or taking up a saved index (:attr:`checking`): the files not yet checked are opened by every
-        query (no kind yet), the others answered from the saved postings."""
+        """Ready, or taking up a saved index (:attr:`checking`): each query checks the files the take up has not
+        reached by their saved records itself (``kept_files.Vouched``) and opens those that differ."""
         return self.state == "ready" or (self.state == "building" and self.checking)
 
     def same_directory(self, start_rel: str, identity: tuple[int, int]) -> bool:
@@ -472,15 +507,18 @@ class TreeIndex:
                     if self._changed_while_walked(start_rel):
                         return None  # scan this time, walk it whole next time
                     self._keep(key, view, self.checking)
+            vouched = Vouched(self.known, self.kinds, self.numbers) if self.checking else None
             if view is None:
                 self.recent = []
-                view = walk_view(fs, start, start_rel, where, walk_limits, check)
+                view = walk_view(fs, start, start_rel, where, walk_limits, check, vouched.check if vouched else None)
                 if self._changed_while_walked(start_rel):
                     return None  # scan this time
                 self._keep(key, view, self.checking)
             if pattern is None:
                 return Plan(view, None, frozenset(self.dirty))
-            if view.counted is None or view.counted.version != self.kinds_version:
+            if vouched is not None:  # the files this query checked itself count as the take up's (not kept)
+                view.counted = count_view(view, vouched.kinds, vouched.numbers, self.count, self.kinds_version)
+            elif view.counted is None or view.counted.version != self.kinds_version:
                 view.counted = count_view(view, self.kinds, self.numbers, self.count, self.kinds_version)
             if self.checking:  # numbers still being given: no memo (sized by them) until the take up is done
                 return Plan(view, self._candidates(*pattern), frozenset(self.dirty))
@@ -551,23 +589,6 @@ class TreeIndex:
 
 UNAVAILABLE: Final = "its modules could not be imported"
 """Why an index failed when its own modules (numpy) cannot be imported: never retried in this process."""
-_SAID: set[str] = set()
-_log = logging.getLogger(__name__)
-
-
-def _say_once(line: str) -> None:
-    """One line on stderr (the log's warning) the first time this process meets ``line``'s failure."""
-    if line not in _SAID:
-        _SAID.add(line)
-        _log.warning("%s", line)
-
-
-def _import_failure(exc: ImportError) -> str:
-    """What could not be imported, in one short line: the module's name and the message's last line (numpy's
-    own message is many lines of advice, its cause last)."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    detail = lines[-1][:160] if lines else type(exc).__name__
-    return f"cannot import {exc.name or 'numpy'} ({detail})"
 
 
 class _Stopped(Exception):

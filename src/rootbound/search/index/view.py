@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -108,7 +108,7 @@ _COUNTED: Final = (TEXT, BINARY, TOO_LARGE, UNREADABLE, "l")
 """The kinds :attr:`Counts.before` counts (``l``: a symlink); their codes are their places here, ``ALWAYS`` next."""
 
 
-def count_view(view: View, kinds: dict[str, str], numbers: dict[str, int], total: int, version: int) -> Counts:
+def count_view(view: View, kinds: Mapping[str, str], numbers: Mapping[str, int], total: int, version: int) -> Counts:
     """:class:`Counts` of ``view`` for the index's ``kinds`` and file ``numbers`` (recomputed when the kinds'
     version changes, and for each new view): one pass in Python for each file's kind, the running counts by numpy
     (a per-file loop of appends was most of a grep right after a file was created in a large tree)."""
@@ -158,10 +158,13 @@ def walk_view(
     where: PathFilter,
     walk_limits: WalkLimits,
     check: Callable[[int], None] | None,
+    vouch: Callable[[str, int, str], None] | None = None,
 ) -> View:
-    """The one tree walk, from the session's start, recorded (raises what the walk raises: the caller scans)."""
+    """The one tree walk, from the session's start, recorded (raises what the walk raises: the caller scans).
+    ``vouch``: called with each regular file's path in the index, the fd of its directory and its name, as listed
+    (a query's own check of files a saved index's take up has not reached)."""
     view = View(start_rel)
-    _record(view, fs, start, "", start_rel + "/" if start_rel else "", where, walk_limits, check)
+    _record(view, fs, start, ("", start_rel + "/" if start_rel else ""), where, walk_limits, check, vouch)
     return view
 
 
@@ -169,14 +172,15 @@ def _record(
     view: View,
     fs: RootedFiles,
     start: object,
-    under: str,
-    lead: str,
+    paths: tuple[str, str],
     where: PathFilter,
     walk_limits: WalkLimits,
     check: Callable[[int], None] | None,
+    vouch: Callable[[str, int, str], None] | None = None,
 ) -> None:
     """Walk ``start`` and append what it yields to ``view``'s lists, its paths prefixed with ``under`` (where it is
-    below the view's start) and their index paths with ``lead``."""
+    below the view's start) and their index paths with ``lead`` (``paths``: the two)."""
+    under, lead = paths
 
     def not_entered(path: str) -> None:
         view.unentered.add(under + path)
@@ -187,7 +191,7 @@ def _record(
             check(steps)
 
     with walking(fs, start, where, limits=walk_limits, check=progress, not_entered=not_entered) as (_, entries):
-        for prefix, entry, _, _ in entries:
+        for prefix, entry, dir_fd, _ in entries:
             name = entry.name
             rel = under + prefix + name
             if entry.is_dir(follow_symlinks=False):
@@ -197,6 +201,8 @@ def _record(
             view.entries.append((rel, name, False))
             if entry.is_file(follow_symlinks=False):
                 view.files.append((rel, lead + rel, entry.inode(), False))
+                if vouch is not None:
+                    vouch(lead + rel, dir_fd, name)
             elif entry.is_symlink():
                 view.files.append((rel, lead + rel, 0, True))
 
@@ -261,7 +267,7 @@ def patch_view(
         try:
             if not kinds[top]:
                 block = View(view.start)
-                _record(block, fs, base + top if top else start, prefix, lead, where, WalkLimits(1, room), check)
+                _record(block, fs, base + top if top else start, (prefix, lead), where, WalkLimits(1, room), check)
                 levels = walk_limits.max_depth - depth - 1  # below a subdirectory of this one
                 limits = WalkLimits(levels, room - block.listed)
                 walk_child = functools.partial(_walk_child, view.start, fs, base, lead, where, limits, check)
@@ -314,7 +320,7 @@ def _walk_child(
     level: the whole walk would not enter it)."""
     child = View(view_start)
     if limits.max_depth > 0:
-        _record(child, fs, base + rel, rel + "/", lead, where, limits, check)
+        _record(child, fs, base + rel, (rel + "/", lead), where, limits, check)
     return child
 
 

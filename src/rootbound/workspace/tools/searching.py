@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,18 @@ def _answered_by(statuses: list[str], context: Mapping[str, Any]) -> str:
     return line
 
 
+def _running(context: Mapping[str, Any]) -> AbstractContextManager[None]:
+    """This call counted as under way for the server's index builds, which make way for it (``index/calls.py``)."""
+    index = _index_of(context)
+    return nullcontext() if index is None else index.calls.running()
+
+
 def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
+    with _running(context):
+        return _search_files(fs, args, limits, context)
+
+
+def _search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     pattern = str_arg(args, "pattern")
     assert pattern is not None
     matches = name_matcher(pattern)
@@ -128,10 +140,11 @@ def search_files(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context:
 def grep(fs: RootedFS, args: Mapping[str, Any], limits: Limits, context: Mapping[str, Any]) -> ToolOutput:
     request = grep_request(args, limits, budget_of(context))
     helper = _helper_of(context)
-    if helper is None:
-        return _grep(fs, request, context, None)
-    with helper.take() as lease:  # both cores for a scan, when no other call has the helper (never waits)
-        return _grep(fs, request, context, lease)
+    with _running(context):
+        if helper is None:
+            return _grep(fs, request, context, None)
+        with helper.take() as lease:  # both cores for a scan, when no other call has the helper (never waits)
+            return _grep(fs, request, context, lease)
 
 
 def _grep(fs: RootedFS, request: GrepRequest, context: Mapping[str, Any], lease: Lease | None) -> ToolOutput:
