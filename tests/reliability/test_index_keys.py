@@ -50,7 +50,7 @@ def test_row6_a_walk_recorded_for_one_root_never_shapes_another_roots_answers(tm
     _tree(served)
     wide = [served]
     with (
-        http_serve_process([str(served), "--index-at-start"]) as (url, _indexed),
+        http_serve_process([str(served), "--index-at-start", "--index-status", "always"]) as (url, _indexed),
         http_serve_process([str(served), "--no-index"]) as (plain_url, _plain),
     ):
 

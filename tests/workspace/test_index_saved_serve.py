@@ -32,7 +32,8 @@ def _body(text: str) -> str:
 async def _answers(root: Path, args: list[str], env: dict[str, str], *, until_index: bool) -> tuple[list[str], bool]:
     """Every call's answer from a new server; with ``until_index``, asked again until the index answers them
     (bounded): whether it did."""
-    async with serve("stdio", [*args, str(root)], mode="legacy", provider=None, env=env) as client:
+    said = ["--index-status", "always"]  # every answer says which path answered it (the default says it once)
+    async with serve("stdio", [*args, *said, str(root)], mode="legacy", provider=None, env=env) as client:
         got: list[str] = []
         for tool, arguments in CALLS:
             error, text = await text_of(client, tool, **arguments)

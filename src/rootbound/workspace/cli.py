@@ -229,6 +229,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="search every file on every grep and search_files (no search index of the DIRs)",
     )
     serve.add_argument(
+        "--index-status",
+        choices=("once", "always"),
+        default="once",
+        help="how a search answer says whether the index answered: 'once', each kind of status the first time it "
+        "applies to a client (the default: the answer is the same either way), or 'always', a last line on every "
+        "answer ([index], [scan: ...])",
+    )
+    serve.add_argument(
         "--clear-index",
         action="store_true",
         help="remove the search index folders of servers not running and every saved index from the user's cache "
@@ -487,6 +495,7 @@ def run(args: argparse.Namespace) -> int:
         one_client=not args.http,
         index=not args.no_index,
         index_at_start=args.index_at_start,
+        index_status_always=args.index_status == "always",
         index_cache=index_cache,
         index_saved=index_saved,
         after_sandbox=sandbox.then,

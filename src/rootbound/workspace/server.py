@@ -130,6 +130,9 @@ class WorkspaceConfig:
     """grep and search_files go through the search index of each DIR (``--no-index`` turns it off), built at the
     first search (or at start with ``index_at_start``)."""
     index_at_start: bool = False
+    index_status_always: bool = False
+    """Every search answer ends with how it was answered (``[index]``, ``[scan: ...]``); by default each kind is
+    said once a client (``--index-status always``: for an operator or a test that must see the index answer)."""
     index_cache: Path | None = None
     index_saved: SavedStore | None = None
     """The saved indexes' folder (issue 51): each DIR's index is taken up at start from there and saved back."""
@@ -302,7 +305,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             SessionSnapshot.serve(ctx, held, roots)  # released when the session ends, not when collected
         arguments = without_nulls(params.arguments or {})  # null means absent (the schemas: anyOf [T, null])
         budget = Budget(config.limits.deadline)
-        said = _index_said(index_said, ctx)
+        said = None if config.index_status_always else _index_said(index_said, ctx)
         answers = ANSWERS.ledger()  # issue 24 #4: room for a large answer, reserved by the tool, given back below
 
         def work_in(boundary: Boundary) -> ToolOutput | ToolError:
