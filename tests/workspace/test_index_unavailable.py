@@ -32,7 +32,8 @@ def test_an_index_that_cannot_import_numpy_is_one_line_on_stderr_and_every_grep_
     for n in range(20):
         (served / "a" / f"f{n}.txt").write_text(f"alpha\nbeta {n}\n")
     path = os.pathsep.join(p for p in (str(shim), os.environ.get("PYTHONPATH", "")) if p)
-    with http_serve_process([str(served)], env={"PYTHONPATH": path}) as (url, process):
+    said_always = ["--index-status", "always"]  # every grep says how it was answered, not only the first
+    with http_serve_process([*said_always, str(served)], env={"PYTHONPATH": path}) as (url, process):
 
         async def main() -> list[str]:
             texts = []

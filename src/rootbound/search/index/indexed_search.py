@@ -11,6 +11,7 @@ boundary decides what opens.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Callable
@@ -354,10 +355,31 @@ def grep_with_index(
     """:func:`~rootbound.search.agent_grep.grep_tree`'s report through the index, with the answer's status
     line; ``(None, status)`` when the caller must scan. ``query.source``: the pattern as given, ``regex``,
     ``ignore_case`` (for its literals). ``lease``: the scan helper, for a query that opens many files."""
-    plan, status = _view_for(registry, fs, start, query.where, query.where_key, query.check, query.source)
+    counts = _Steps(query.check)
+    plan, status = _view_for(registry, fs, start, query.where, query.where_key, counts.walked, query.source)
     if plan is None:
         return None, status
-    return grep_plan(fs, start, plan, query, lease), status
+    return grep_plan(fs, start, plan, dataclasses.replace(query, check=counts.then), lease), status
+
+
+class _Steps:
+    """A query's progress counted once: the entries its own walk listed (``walked``), then the files the plan
+    counts (``then``) only past those, so a query that walked the view and counts its files reports the walk's
+    total, as a scan does, never both (the deadline is still checked on every call)."""
+
+    def __init__(self, check: Callable[[int], None] | None) -> None:
+        self.check, self.owed = check, 0
+
+    def walked(self, steps: int) -> None:
+        self.owed += steps
+        if self.check is not None:
+            self.check(steps)
+
+    def then(self, steps: int) -> None:
+        paid = min(self.owed, steps)
+        self.owed -= paid
+        if self.check is not None:
+            self.check(steps - paid)
 
 
 def names_with_index(
