@@ -165,6 +165,16 @@ elif CASE == "cells":  # no bounds: a writer whose range must parse and whose va
             description="Make a table in an existing file.",
         ),
     ]
+elif CASE == "patch":  # no bounds (--fixed: checked): paths inside patch texts, Codex's format and unified diffs
+    TOOLS = [
+        tool(
+            "apply_patch",
+            {"patch": {"type": "string", "description": "The whole patch."}},
+            description="Apply a patch: '*** Begin Patch', '*** Add File: P' or '*** Update File: P' with hunks, "
+            "'*** End Patch'.",
+        ),
+        tool("apply_diff", {"diff": {"type": "string", "description": "What to change."}}, description="Apply it."),
+    ]
 elif CASE in ("no-roots", "casefold"):
     # no-roots: never asks for roots; serves only its own project directory (none of the client's)
     # casefold: a check that case-folds and NFKC-normalises the whole path: A/WS passes for a/ws
@@ -215,7 +225,66 @@ def state() -> None:
     os.listdir(HOME)
 
 
+def patch_path(path: str) -> str:
+    full = path if os.path.isabs(path) else os.path.join(ROOTS[0], path)
+    return checked(full) if FIXED else full
+
+
+def apply_codex(text: str) -> str:
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "*** Begin Patch":
+        raise Refused("invalid patch: the patch must start with '*** Begin Patch'")
+    done, index = [], 1
+    while index < len(lines) and lines[index].strip() != "*** End Patch":
+        head = lines[index]
+        index += 1
+        body = []
+        while index < len(lines) and not lines[index].startswith("***"):
+            body.append(lines[index])
+            index += 1
+        op, _, where = head.partition(": ")
+        path = patch_path(where.strip())
+        if op == "*** Add File":
+            with open(path, "w") as fh:
+                fh.write("".join(line[1:] + "\n" for line in body if line.startswith("+")))
+        elif op == "*** Update File":
+            change(path, [b[1:] for b in body if b.startswith("-")], [b[1:] for b in body if b.startswith("+")])
+        elif op == "*** Delete File":
+            os.unlink(path)
+        else:
+            raise Refused(f"invalid patch line {index}: expected '*** Add File: PATH' or '*** Update File: PATH'")
+        done.append(path)
+    return "applied: " + ", ".join(done)
+
+
+def change(path: str, old: list[str], new: list[str]) -> None:
+    with open(path) as fh:
+        text = fh.read()
+    before = "".join(line + "\n" for line in old)
+    if before not in text:
+        raise Refused("hunk does not match")
+    with open(path, "w") as fh:
+        fh.write(text.replace(before, "".join(line + "\n" for line in new), 1))
+
+
+def apply_unified(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) < 3 or not lines[0].startswith("--- ") or not lines[1].startswith("+++ "):
+        raise Refused("not a unified diff: it must start with '--- a/PATH' and '+++ b/PATH', then '@@' hunks")
+    old, new = (re.sub(r"^[ab]/", "", line[4:].strip()) for line in lines[:2])
+    body = lines[3:]
+    path = patch_path(new)
+    if old == "/dev/null":
+        with open(path, "w") as fh:
+            fh.write("".join(line[1:] + "\n" for line in body if line.startswith("+")))
+    else:
+        change(path, [b[1:] for b in body if b.startswith("-")], [b[1:] for b in body if b.startswith("+")])
+    return f"patched {path}"
+
+
 def call(name: str, args: dict[str, Any]) -> str:
+    if CASE == "patch":
+        return apply_codex(str(args["patch"])) if name == "apply_patch" else apply_unified(str(args["diff"]))
     if CASE in ("home-state", "peek"):
         if CASE == "home-state":
             state()

@@ -198,6 +198,21 @@ def test_a_configure_tool_that_widens_the_bounds_through_a_settings_object(tmp_p
     assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
 
 
+def test_paths_inside_patch_texts_are_probed(tmp_path: Path) -> None:
+    """``apply_patch(patch)`` in Codex's format and ``apply_diff(diff)``, a unified diff the server alone names
+    (its refusal says "--- a/PATH"), write wherever their patches say. Before, neither had a path parameter: "no
+    path parameter", skipped, and the server came out clean (exit 0)."""
+    report = audit(tmp_path, "patch", write=True)
+    writes = {(f.tool, f.param, f.severity) for f in report.findings if f.kind == "write"}
+    for tool, param in (("apply_patch", "patch"), ("apply_diff", "diff")):
+        assert (tool, param, "critical") in writes, claims(report)
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "patch", "--fixed", write=True)
+    assert claims(clean) == [] and clean.exit_code("low") == 0, (claims(clean), clean.gaps())
+    rows = {(t.name, p.param): (p.status, p.probes) for t in clean.modes[0].tools for p in t.params}
+    assert rows[("apply_patch", "patch")][0] == rows[("apply_diff", "diff")][0] == "tested", rows
+
+
 NPM_404 = """npm error code E404
 npm error 404 Not Found - GET https://registry.npmjs.org/@rbt%2fnope - Not found
 npm error 404
@@ -438,3 +453,40 @@ def test_replay_runs_the_server_in_the_sandbox_too(
     assert code == 1, stdout
     assert said.read_text() == "got:the auditor's key\n"
     assert "sandbox: off: not requested (--no-sandbox)" in stdout, stdout
+
+
+def test_a_patch_parameter_is_probed_at_the_path_its_patch_names() -> None:
+    """A ``patch`` string is a path leaf in a patch format; the digest list's ``if_match[].path`` names the same
+    file (sent with the patch's path, never probed alone); ``patch_file`` is a path to a file, not a patch. Before,
+    ``patch`` was a filler, and ``if_match[].path`` was probed alone (and blocked by the filler "rbt")."""
+    from rootbound.audit.tools import plan_tool
+
+    digest = {"type": "object", "properties": {"path": {"type": "string"}, "sha256": {"type": "string"}}}
+    tool = {
+        "name": "apply_patch",
+        "description": "Apply a patch: '*** Begin Patch', '*** Add File: PATH' ... '*** End Patch'.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "patch": {"type": "string"},
+                "if_match": {"type": "array", "items": {**digest, "required": ["path", "sha256"]}},
+            },
+            "required": ["patch"],
+        },
+    }
+    plan = plan_tool(tool, frozenset(), True)
+    assert [(leaf.name, leaf.patch) for leaf in plan.leaves] == [("patch", "codex")]
+    args = plan.arguments("patch", "/w/new.txt", "/w/o.txt", "rbt", "rbt-written\n", every_path=True)
+    assert args["patch"] == "*** Begin Patch\n*** Add File: /w/new.txt\n+rbt-written\n*** End Patch\n"
+    assert args["if_match"][0]["path"] == "/w/new.txt"
+    scratch = plan.arguments("patch", "w/rbt-scratch.txt", "", "rbt", "x\n")["patch"]
+    assert "*** Update File: w/rbt-scratch.txt\n@@\n-rbt scratch\n+x\n" in scratch
+    unified = {"name": "apply", "inputSchema": {"type": "object", "properties": {"diff": {"type": "string"}}}}
+    diff = plan_tool({**unified, "description": "Apply a unified diff."}, frozenset(), True)
+    assert (
+        diff.arguments("diff", "src/a.py", "", "rbt", "y\n")["diff"]
+        == "--- /dev/null\n+++ b/src/a.py\n@@ -0,0 +1 @@\n+y\n"
+    )
+    props = {"patch_file": {"type": "string"}}
+    by_file = plan_tool({"name": "apply", "inputSchema": {"type": "object", "properties": props}}, frozenset(), True)
+    assert [(leaf.name, leaf.patch) for leaf in by_file.leaves] == [("patch_file", "")]

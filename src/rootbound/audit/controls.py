@@ -18,6 +18,7 @@ from rootbound.audit.filetypes import named_type
 from rootbound.audit.judge import control_evidence, control_names_path, result_text
 from rootbound.audit.kernel_events import IN_ACCESS, KernelEvent
 from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
+from rootbound.audit.patch_text import learn_format
 from rootbound.audit.probes import TYPED_SHAPES, Probe, Shape, Style, control_paths
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.session import CallOutcome
@@ -80,6 +81,10 @@ async def control_leaf(
             continue
         if any(_asked_value(host, ctx, (plan, plan), error, tally) for error in errors):
             continue
+        if "patch" not in learnt and _patch_format(plan, param, errors):
+            learnt.add("patch")
+            host.say(f"{ctx.name}: {plan.label}: the server names another patch format; trying again in it")
+            continue
         ext = next((t for t in map(named_type, errors) if t), None)
         if ext and "type" not in learnt and ext != plan.wants:
             learnt.add("type")
@@ -94,6 +99,16 @@ async def control_leaf(
             f" (first error: {errors[0]})" if errors else ""
         )
     return None
+
+
+def _patch_format(plan: ToolPlan, param: str, errors: list[str]) -> bool:
+    """A patch leaf whose every spelling was refused in words that name the other patch format: switch to it."""
+    fmt = learn_format(errors)
+    for index, leaf in enumerate(plan.leaves):
+        if leaf.name == param and leaf.patch and fmt is not None and fmt != leaf.patch:
+            plan.leaves[index] = dataclasses.replace(leaf, patch=fmt)
+            return True
+    return False
 
 
 @dataclasses.dataclass

@@ -78,7 +78,7 @@ def validation_error(text: str) -> bool:
 def extra_required(plan: ToolPlan, learnt: dict[str, str], exclude: frozenset[str] = frozenset()) -> bool:
     """Add the top-level parameters a validation error named that the plan does not fill; True if any was new.
     Names in ``exclude`` (the server's tool names: "call 'set_working_dir' first") are never parameters."""
-    known = {leaf.pointer[0] for leaf in plan.leaves} | {p[0] for p in plan.roles}
+    known = {leaf.pointer[0] for leaf in [*plan.leaves, *plan.mirrors]} | {p[0] for p in plan.roles}
     added = False
     for pname, ptype in list(learnt.items())[:8]:
         if pname in known or pname in exclude or len(plan.leaves) + len(plan.roles) >= MAX_LEAVES:
@@ -89,6 +89,8 @@ def extra_required(plan: ToolPlan, learnt: dict[str, str], exclude: frozenset[st
         role = param_role(pname, schema)
         if role in ("path", "path-array"):
             plan.leaves.append(PathLeaf((pname,), role == "path-array", (True,)))
+        elif role == "patch":  # a patch text the error asked for: its format is learnt from the next refusal
+            plan.leaves.append(PathLeaf((pname,), False, (True,), patch="codex"))
         else:
             plan.roles[(pname,)] = (
                 role if role not in ("object", "object-array") else "filler",

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from rootbound.audit.patch_text import patch_format, render
 from rootbound.audit.schema import MAX_SHAPES, inline_refs
 from rootbound.audit.schema import dict_of as _dict
 from rootbound.audit.schema import non_null as _non_null
@@ -144,6 +145,7 @@ class PathLeaf:
     array: bool = False
     required: tuple[bool, ...] = ()  # required at each level of the pointer
     free: bool = False  # inside a free-form object (``args: {}``): the audit put the path at ``args.path``
+    patch: str = ""  # a whole patch text ("codex" or "unified", :mod:`.patch_text`): the path is the one it names
 
     @property
     def dir_sibling(self) -> bool:
@@ -175,6 +177,9 @@ class ToolPlan:
     # optional fillers whose description gives an example ("e.g., A1:C10"): sent after a call without them failed
     described: list[Pointer] = field(default_factory=list)
     wants: str = ""  # the file type (extension) the tool asks for, learnt from its words (:mod:`.asks`)
+    # beside a patch leaf, the other path leaves that name the patch's files (``if_match[].path``): never probed on
+    # their own (their path is the patch's), sent with the path the patch names
+    mirrors: list[PathLeaf] = field(default_factory=list)
 
     @property
     def path_params(self) -> list[str]:
@@ -235,7 +240,17 @@ class ToolPlan:
         anchor = target.pointer if target is not None else ()
         for leaf in self.leaves:
             if leaf is target:
-                _put(args, leaf.pointer, [value] if leaf.array else value)
+                _put(
+                    args,
+                    leaf.pointer,
+                    render(leaf.patch, value, content) if leaf.patch else ([value] if leaf.array else value),
+                )
+                if leaf.patch:  # the fields that name the patch's files name the same one
+                    for mirror in self.mirrors:
+                        if every_path or _needed(mirror.pointer, mirror.required, anchor):
+                            _put(args, mirror.pointer, [value] if mirror.array else value)
+            elif leaf.patch:
+                _put(args, leaf.pointer, render(leaf.patch, others, content))
             elif every_path or _needed(leaf.pointer, leaf.required, anchor):
                 other = others_dir if others_dir is not None and self.workdir(leaf.name) else others
                 _put(args, leaf.pointer, [other] if leaf.array else other)
@@ -340,7 +355,7 @@ def _describes(schema: Any) -> str:
     return str(schema.get("description", ""))[:200].lower() if isinstance(schema, dict) else ""
 
 
-def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "object-array"]:
+def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "object-array", "patch"]:
     t = _type_of(schema)
     desc = _describes(schema)
     items = schema.get("items") if isinstance(schema, dict) else None
@@ -351,6 +366,8 @@ def _role(name: str, schema: Any) -> Role | Literal["path-array", "object", "obj
     # ``input``/``output`` (a converter's) take a path when their description says a file
     said = said or (bool(_words(name)) and _words(name) <= _IN_OUT and "file" in desc[:120])
     pathy = (path_name(name) or fmt == "uri" or said) and not globby and not enum
+    if t == "string" and not enum and patch_format(_word_list(name), desc, "") is not None:
+        return "patch"  # a whole patch text: the path is inside it
     if t == "object":
         return "object"
     if t == "array" and isinstance(items, dict) and _type_of(items) == "object":
@@ -441,6 +458,10 @@ def plan_shapes(
                 plan.roles[pointer] = ("filler", levels, refs[pointer[-1]])
             elif role in ("path", "path-array"):
                 plan.leaves.append(PathLeaf(pointer, role == "path-array", levels))
+            elif role == "patch":
+                said = str(_dict(sub).get("description", ""))
+                fmt = patch_format(_word_list(pointer[-1]), said, str(tool.get("description", ""))) or "codex"
+                plan.leaves.append(PathLeaf(pointer, False, levels, patch=fmt))
             elif role == "object" and _free_form(sub):
                 # a free-form object (``args: {}``): whatever it holds may be a path; probed at ``args.path``
                 plan.leaves.append(PathLeaf((*pointer, "path"), False, (*levels, True), free=True))
@@ -451,6 +472,7 @@ def plan_shapes(
                     plan.described.append(pointer)  # optional, its shape shown: sent once a call without it fails
                 plan.roles[pointer] = (cast(Role, role), levels, _filler(pointer[-1], sub))
         _require_one_edit(plan)
+        _mirror_patch(plan)
         if plan.access != "skip" and _dict(variant.get("properties")) and not plan.leaves:
             plan.access, plan.reason = "skip", "no path parameter"
         plans.append(plan)
@@ -493,6 +515,15 @@ def _dispatched(plan: ToolPlan, variant: dict[str, Any]) -> list[ToolPlan]:
     return []
 
 
+def _mirror_patch(plan: ToolPlan) -> None:
+    """A tool that takes a patch text: its other path leaves (but a working directory) name the patch's files
+    (``if_match[].path``), so they get the patch's path and are not probed on their own."""
+    if not any(leaf.patch for leaf in plan.leaves):
+        return
+    plan.mirrors = [leaf for leaf in plan.leaves if not leaf.patch and not leaf.dir_sibling]
+    plan.leaves = [leaf for leaf in plan.leaves if leaf.patch or leaf.dir_sibling]
+
+
 def _require_one_edit(plan: ToolPlan) -> None:
     """An editor whose old/new texts are all optional (``edits`` *or* ``old_string``/``new_string``, each
     nullable) still needs one edit to reach its path: the shallowest old text, and the new text beside it, are
@@ -519,7 +550,7 @@ PATTERN_NAME = _PATTERN  # names of parameters that take a pattern (for errors t
 CONTENT_NAME = _CONTENT  # ... and content
 
 
-def role(name: str, schema: Any) -> Role | Literal["path-array", "object", "object-array"]:
+def role(name: str, schema: Any) -> Role | Literal["path-array", "object", "object-array", "patch"]:
     """What a parameter is by its name and schema (:func:`_role`)."""
     return _role(name, schema)
 

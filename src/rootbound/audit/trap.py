@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rootbound.audit.canary_files import TYPED
+from rootbound.audit.patch_text import SCRATCH_LINE, SCRATCH_NAME
 from rootbound.core.escape_table import OUT, lookalikes, prefix_sibling
 
 __all__ = [
@@ -274,8 +275,8 @@ def _populate(base: Path, seed: str) -> Trap:
     os.symlink(Path("..") / ".." / "far", ws / "sub" / "link-up", target_is_directory=True)
     trap.dangling_target = base / "far" / f"rbt-dangling-{names.hex(6)}.txt"
     os.symlink(trap.dangling_target, ws / "link-dangling")
-    trap.scratch = ws / "rbt-scratch.txt"
-    trap.scratch.write_text("rbt scratch\n", encoding="utf-8")  # "rbt": what an edit tool's filler replaces
+    trap.scratch = ws / SCRATCH_NAME
+    trap.scratch.write_text(f"{SCRATCH_LINE}\n", encoding="utf-8")  # "rbt": what an edit tool's filler replaces
     if hasattr(os, "mkfifo"):
         trap.fifo = ws / "fifo"
         os.mkfifo(trap.fifo)
