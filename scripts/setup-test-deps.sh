@@ -7,7 +7,7 @@
 #                      pinned by tests/judges/peers/package-lock.json)
 #   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
 #   .deps/frameworks   agent frameworks, one venv each (pip, pinned by tests/judges/frameworks/requirements/*.txt):
-#                      pydantic-ai, fastmcp, openai-agents, langchain-mcp-adapters, mcp-use (tests/judges/frameworks)
+#                      pydantic-ai, fastmcp, openai-agents, langchain-mcp-adapters, mcp-use, smolagents (tests/judges/frameworks)
 #   .deps/converters-mcp1, .deps/converters-mcp2
 #                      agent frameworks' MCP schema converters, one venv per mcp major (scripts/setup-converters.sh;
 #                      pinned by tests/judges/converters/requirements/mcp*.txt)
@@ -114,7 +114,8 @@ fi
 # through a .pth file (the drivers import rootbound.mcp). Those pinned to mcp<2 (flag pip: langchain-mcp-adapters,
 # mcp-use) get this checkout installed by pip, editable, WITH dependency resolution, so pip proves rootbound's own
 # requirement admits their mcp 1.x (issue 28: `pip install langchain-mcp-adapters==0.3.2 rootbound` resolves); their
-# pins carry rootbound's runtime deps so nothing floats. Every driver runs `rootbound serve` from .venv as a
+# pins carry rootbound's runtime deps so nothing floats. Those whose driver never imports rootbound (flag 0:
+# smolagents, on mcp 1.x through mcpadapt) get neither. Every driver runs `rootbound serve` from .venv as a
 # subprocess. A stamp (.installed: the hash of the pins, the flag, pyproject.toml and the Python version) makes a
 # second run a no-op.
 framework_venv() {
@@ -144,7 +145,8 @@ framework_venv() {
 
 # Side by side: a cold install is mostly waiting on downloads and unpacking (see docs/interop.md for timings).
 framework_pids=()
-for framework in "pydantic-ai 1" "fastmcp 1" "openai-agents 1" "langchain-mcp-adapters pip" "mcp-use pip"; do
+for framework in "pydantic-ai 1" "fastmcp 1" "openai-agents 1" "langchain-mcp-adapters pip" "mcp-use pip" \
+    "smolagents 0"; do
     # shellcheck disable=SC2086  # two words: the name and the flag
     framework_venv $framework &
     framework_pids+=($!)
