@@ -3,6 +3,8 @@
 #   .deps/conformance  the official MCP conformance runner + Node 22 (npm, pinned by tests/judges/conformance/package-lock.json)
 #   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/judges/interop/package-lock.json)
 #   .deps/inspector    the MCP Inspector (its --cli mode) + Node 22 (npm, pinned by tests/judges/inspector/package-lock.json)
+#   .deps/inspector-0.15  the MCP Inspector 0.15, whose CLI sends every --tool-arg as a string (npm, pinned by
+#                      tests/judges/inspector-0.15/package-lock.json; it runs on the system's Node >= 20)
 #   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
 #                      pinned by tests/judges/peers/package-lock.json)
 #   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
@@ -39,6 +41,7 @@ npm_tree conformance
 npm_tree interop
 npm_tree peers
 npm_tree inspector
+npm_tree inspector-0.15
 # Node resolves ES module imports from the script's own folder: point tests/judges/interop/node_modules (git-ignored) at
 # the installed tree, unless someone installed there directly.
 if [[ ! -e "$ROOT/tests/judges/interop/node_modules" || -L "$ROOT/tests/judges/interop/node_modules" ]]; then
