@@ -3,11 +3,13 @@
 #   .deps/conformance  the official MCP conformance runner + Node 22 (npm, pinned by tests/judges/conformance/package-lock.json)
 #   .deps/interop      the TypeScript SDK v2 client/server/node packages (npm, pinned by tests/judges/interop/package-lock.json)
 #   .deps/inspector    the MCP Inspector (its --cli mode) + Node 22 (npm, pinned by tests/judges/inspector/package-lock.json)
+#   .deps/inspector-0.15  the MCP Inspector 0.15, whose CLI sends every --tool-arg as a string (npm, pinned by
+#                      tests/judges/inspector-0.15/package-lock.json; it runs on the system's Node >= 20)
 #   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
 #                      pinned by tests/judges/peers/package-lock.json)
 #   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
 #   .deps/frameworks   agent frameworks, one venv each (pip, pinned by tests/judges/frameworks/requirements/*.txt):
-#                      pydantic-ai, fastmcp, openai-agents, langchain-mcp-adapters, mcp-use (tests/judges/frameworks)
+#                      pydantic-ai, fastmcp, openai-agents, langchain-mcp-adapters, mcp-use, smolagents (tests/judges/frameworks)
 #   .deps/converters-mcp1, .deps/converters-mcp2
 #                      agent frameworks' MCP schema converters, one venv per mcp major (scripts/setup-converters.sh;
 #                      pinned by tests/judges/converters/requirements/mcp*.txt)
@@ -39,6 +41,7 @@ npm_tree conformance
 npm_tree interop
 npm_tree peers
 npm_tree inspector
+npm_tree inspector-0.15
 # Node resolves ES module imports from the script's own folder: point tests/judges/interop/node_modules (git-ignored) at
 # the installed tree, unless someone installed there directly.
 if [[ ! -e "$ROOT/tests/judges/interop/node_modules" || -L "$ROOT/tests/judges/interop/node_modules" ]]; then
@@ -114,7 +117,8 @@ fi
 # through a .pth file (the drivers import rootbound.mcp). Those pinned to mcp<2 (flag pip: langchain-mcp-adapters,
 # mcp-use) get this checkout installed by pip, editable, WITH dependency resolution, so pip proves rootbound's own
 # requirement admits their mcp 1.x (issue 28: `pip install langchain-mcp-adapters==0.3.2 rootbound` resolves); their
-# pins carry rootbound's runtime deps so nothing floats. Every driver runs `rootbound serve` from .venv as a
+# pins carry rootbound's runtime deps so nothing floats. Those whose driver never imports rootbound (flag 0:
+# smolagents, on mcp 1.x through mcpadapt) get neither. Every driver runs `rootbound serve` from .venv as a
 # subprocess. A stamp (.installed: the hash of the pins, the flag, pyproject.toml and the Python version) makes a
 # second run a no-op.
 framework_venv() {
@@ -144,7 +148,8 @@ framework_venv() {
 
 # Side by side: a cold install is mostly waiting on downloads and unpacking (see docs/interop.md for timings).
 framework_pids=()
-for framework in "pydantic-ai 1" "fastmcp 1" "openai-agents 1" "langchain-mcp-adapters pip" "mcp-use pip"; do
+for framework in "pydantic-ai 1" "fastmcp 1" "openai-agents 1" "langchain-mcp-adapters pip" "mcp-use pip" \
+    "smolagents 0"; do
     # shellcheck disable=SC2086  # two words: the name and the flag
     framework_venv $framework &
     framework_pids+=($!)
