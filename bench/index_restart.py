@@ -162,7 +162,7 @@ def rg_seconds(argv: list[str], runs: int) -> float:
 def one_row(root: Path, env: dict[str, str], arguments: dict[str, Any], want: str) -> dict[str, float]:
     """A new server: start-up, its first grep right after ``initialized`` (checked against ``want``), seconds to
     its index ready, a grep then, its peak RSS."""
-    server = Server(root, env)
+    server = Server(root, env, "--index-status", "always")  # the status on every answer (the default says it once)
     try:
         first, text = server.grep(arguments)
         if _body(text) != want:
