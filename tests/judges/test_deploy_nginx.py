@@ -6,10 +6,13 @@ exact) in front, with the configuration ``docs/deploy.md`` documents:
 
 * ``/mcp``: 2026-07-28 requests (``MCP-Protocol-Version: 2026-07-28``) round-robin over A1+A2; everything else (the
   handshake era's ``initialize``, its session traffic, GET/DELETE) sticky by client address. ``Host`` is passed
-  through (``proxy_set_header Host $http_host``).
+  through (``proxy_set_header Host $http_host``), and the instances accept the proxy's own address in it
+  (``--allowed-host 127.0.0.1:PORT``: the Host check compares the port).
 * ``/mcp-mixed``: round-robin over A1+B (keys differ).
 * ``/mcp-rr``: round-robin over A1+A2 for every request, no stickiness (what not to do for the handshake era).
 * ``/mcp-nohost``: like ``/mcp`` but nginx's default ``Host`` (the upstream name): the DNS-rebinding guard's 421.
+* ``/mcp-otherport``: ``Host: 127.0.0.1:1``, the instances' address with a port neither they nor the proxy listen
+  on: 421 too.
 
 Checks: 200 modern-era ``tools/call`` through ``/mcp`` with 0 errors, every call's two rounds on different
 instances (nginx's own access log); a handshake-era session through ``/mcp`` works, through ``/mcp-rr`` it breaks;
@@ -106,6 +109,10 @@ http {{
         location = /mcp-nohost {{
             proxy_pass http://mcp_modern/mcp;
         }}
+        location = /mcp-otherport {{
+            proxy_pass http://mcp_modern/mcp;
+            proxy_set_header Host 127.0.0.1:1;
+        }}
     }}
 }}
 """
@@ -121,30 +128,28 @@ def nginx_binary() -> str:
 
 
 @contextlib.contextmanager
-def nginx(tmp: Path, a1: str, a2: str, b: str) -> Iterator[str]:
-    """nginx in the foreground with its own config, pid, logs and temp dirs; yields its base URL."""
-    hostport = {
-        name: url.removeprefix("http://").removesuffix("/mcp") for name, url in (("a1", a1), ("a2", a2), ("b", b))
-    }
-    for _attempt in range(3):
-        port = free_port()
-        conf = tmp / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(tmp=tmp, port=port, **hostport))
-        process = subprocess.Popen(
-            [nginx_binary(), "-p", str(tmp), "-e", str(tmp / "error.log"), "-c", str(conf), "-g", "daemon off;"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            if not wait_listening(process, port, 15, "nginx"):
-                continue
-            yield f"http://127.0.0.1:{port}"
-            return
-        finally:
-            stop(process)
-    raise RuntimeError(f"nginx failed to start: {(tmp / 'error.log').read_text()[-2000:]}")
+def nginx(tmp: Path, port: int, instances: Mapping[str, str]) -> Iterator[str]:
+    """nginx in the foreground on ``port`` with its own config, pid, logs and temp dirs; yields its base URL.
+
+    The port is chosen before the instances start: they accept it in ``Host`` only because they were told
+    (``--allowed-host 127.0.0.1:PORT``), since the Host check compares the port (issue 48 row 12)."""
+    hostport = {name: url.removeprefix("http://").removesuffix("/mcp") for name, url in instances.items()}
+    conf = tmp / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(tmp=tmp, port=port, **hostport))
+    process = subprocess.Popen(
+        [nginx_binary(), "-p", str(tmp), "-e", str(tmp / "error.log"), "-c", str(conf), "-g", "daemon off;"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        if not wait_listening(process, port, 15, "nginx"):
+            log = (tmp / "error.log").read_text()[-2000:] if (tmp / "error.log").exists() else ""
+            raise RuntimeError(f"nginx failed to start on 127.0.0.1:{port}: {log}")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
 
 
 @pytest.fixture(scope="module")
@@ -156,11 +161,13 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Co
     shared = python_env(**{KEY_ENV: b",".join(SHARED_KEYS).decode()})
     other = python_env(**{KEY_ENV: b",".join(OTHER_KEYS).decode()})
     log = tmp / "instances.log"
+    proxy_port = free_port()
+    args = ("--trust-client-roots", "--state-key-env", KEY_ENV, "--allowed-host", f"127.0.0.1:{proxy_port}")
     with (
-        rootbound_http("--trust-client-roots", "--state-key-env", KEY_ENV, env=shared, log=log) as a1,
-        rootbound_http("--trust-client-roots", "--state-key-env", KEY_ENV, env=shared, log=log) as a2,
-        rootbound_http("--trust-client-roots", "--state-key-env", KEY_ENV, env=other, log=log) as b,
-        nginx(tmp, a1, a2, b) as proxy,
+        rootbound_http(*args, env=shared, log=log) as a1,
+        rootbound_http(*args, env=shared, log=log) as a2,
+        rootbound_http(*args, env=other, log=log) as b,
+        nginx(tmp, proxy_port, {"a1": a1, "a2": a2, "b": b}) as proxy,
     ):
         yield {"a1": a1, "a2": a2, "b": b, "proxy": proxy, "tmp": tmp, "workspace": workspace}
     report(
@@ -293,6 +300,9 @@ def test_host_header_must_pass_through(deployment: dict[str, Any]) -> None:
     proxy = deployment["proxy"]
     status, body = post(f"{proxy}/mcp-nohost", tools_call("list_roots", {}, 1), call_headers("list_roots"))
     FIGURES.append(("/mcp-nohost (nginx default Host: the upstream name)", f"HTTP {status}"))
+    assert status == 421
+    status, body = post(f"{proxy}/mcp-otherport", tools_call("list_roots", {}, 3), call_headers("list_roots"))
+    FIGURES.append(("/mcp-otherport (Host: 127.0.0.1 with another port)", f"HTTP {status}"))
     assert status == 421
     status, body = post(f"{proxy}/mcp", tools_call("list_roots", {}, 2), call_headers("list_roots"))
     assert status == 200 and body["result"]["resultType"] == "input_required"

@@ -222,6 +222,32 @@ def test_row9_apply_patch_errors_never_echo_the_new_path_components(tmp_path: Pa
     assert sorted(p.name for p in attacker.iterdir()) == ["a.txt"]  # nothing changed
 
 
+def test_row12_a_host_naming_another_local_port_is_refused(tmp_path: Path) -> None:
+    """Row 12: ``Host: 127.0.0.1:<another port>`` was accepted (the port not compared). Now 421; the right port
+    and the victim's session are served. An ``Origin`` naming another port is 403 likewise."""
+    (victim,) = _dirs(tmp_path, "victim")
+    with http_serve_process([str(tmp_path)]) as (url, _process):
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}}
+        headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28"}
+        for other in (port + 1 if port < 65535 else port - 1, 80, 8080):
+            if other == port:
+                continue
+            answer = httpx2.post(url, json=body, headers={**headers, "host": f"127.0.0.1:{other}"})
+            assert answer.status_code == 421, (other, answer.status_code)
+            answer = httpx2.post(url, json=body, headers={**headers, "host": f"localhost:{other}"})
+            assert answer.status_code == 421, (other, answer.status_code)
+            answer = httpx2.post(url, json=body, headers={**headers, "origin": f"http://127.0.0.1:{other}"})
+            assert answer.status_code == 403, (other, answer.status_code)  # a page served from another port
+        assert httpx2.post(url, json=body, headers=headers).status_code != 421
+
+        async def main() -> None:
+            async with session(url, [victim]) as client:
+                await answered(client, "read_file", path=str(victim / "a.txt"))
+
+        anyio.run(main)
+
+
 @pytest.mark.timeout(900)
 def test_row4_a_client_filling_the_session_table_never_evicts_a_waiting_victim(tmp_path: Path) -> None:
     """Row 4: one client opens a session after another and keeps them useful (a tool call each), past the cap of

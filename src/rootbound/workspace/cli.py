@@ -188,7 +188,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="HOST[:PORT]",
-        help="extra Host header value to accept over HTTP (behind a proxy); the bind address is always accepted",
+        help=(
+            "extra Host (and Origin) to accept over HTTP: a proxy's address or public name;"
+            " the bind address with its own port is always accepted"
+        ),
     )
     serve.add_argument(
         "--trust-client-roots",

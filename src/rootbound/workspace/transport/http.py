@@ -142,7 +142,7 @@ def serve_http(
         return 2
     port = sock.getsockname()[1]  # the real port when 0 was asked for
     shown = f"[{bare}]" if family == socket.AF_INET6 else bare
-    hosts = [f"{shown}:{port}", f"{shown}:*"]
+    hosts = [f"{shown}:{port}"]  # the port compared too (issue 48 #12): another local port is another server
     if bare in ("127.0.0.1", "localhost", "::1"):
         hosts += [f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"]
     hosts += list(extra_hosts)
