@@ -117,8 +117,12 @@ async def victim_run(url: str, victim: Path, seconds: float) -> dict[str, list[f
                 try:
                     result = await session.call_tool(tool, arguments)
                     times[name].append(None if result.is_error else time.monotonic() - started)
-                except Exception:
+                    if result.is_error:
+                        text = " ".join(getattr(block, "text", "") for block in result.content)
+                        print(f"victim {name} failed after {time.monotonic() - started:.1f} s: {text[:200]}")
+                except Exception as error:
                     times[name].append(None)
+                    print(f"victim {name} raised after {time.monotonic() - started:.1f} s: {error!r:.200}")
                     with contextlib.suppress(Exception):
                         await session_cm.__aexit__(None, None, None)
                     session_cm = client(url, victim)  # evicted or broken: a new session, as a client would

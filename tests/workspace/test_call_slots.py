@@ -35,6 +35,38 @@ def test_one_flow_never_takes_the_reserved_share() -> None:
     anyio.run(main)
 
 
+def test_many_flows_with_backlogs_never_take_the_share_a_newcomer_finds() -> None:
+    """Issue 48's attacker is several clients without a token (sessions and a stateless peer), each within its own
+    bound: together they used to fill the pool, and a victim's first write waited 2-13 s for one of their calls to
+    end. The reserved share now goes only to a flow holding none."""
+
+    async def main() -> None:
+        pool = FairSlots(16, 4)
+        got: list[str] = []
+        release = anyio.Event()
+
+        async def take(flow: str) -> None:
+            async with pool.hold(flow):
+                got.append(flow)
+                await release.wait()
+
+        async with anyio.create_task_group() as tasks:
+            for n in range(3):  # three greedy clients, each asking for more than its bound
+                for _ in range(14):
+                    tasks.start_soon(take, f"greedy{n}")
+            await anyio.wait_all_tasks_blocked()
+            # The first backlog holds 12; the two others' first calls took a reserved slot each, and no more:
+            # before, the three filled the pool (12 + 4).
+            assert len(got) == 14, got
+            tasks.start_soon(take, "victim")
+            await anyio.wait_all_tasks_blocked()
+            assert got[-1] == "victim"  # at once: no call of theirs had to end
+            release.set()
+        assert pool.in_use == 0
+
+    anyio.run(main)
+
+
 def test_a_backlog_yields_the_next_free_slot_to_a_flow_without_one() -> None:
     async def main() -> None:
         pool = FairSlots(1)

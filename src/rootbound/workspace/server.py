@@ -56,6 +56,7 @@ from rootbound.workspace.effective_roots import (
 )
 from rootbound.workspace.limits.answer_budget import ANSWERS, too_big
 from rootbound.workspace.limits.call_slots import CallSlots, client_of, run_to_end
+from rootbound.workspace.limits.cpu_turns import CpuTurns, default_turns
 from rootbound.workspace.limits.fairness import default_max_walks
 from rootbound.workspace.limits.fd_budget import RootBudget
 from rootbound.workspace.resources.contents import ANSWER_ENVELOPE
@@ -270,6 +271,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     inline = config.inline_quick_calls and config.limits.max_read <= INLINE_MAX_READ
     writing = {spec.name for spec in specs if spec.writes}
     slots = CallSlots(config.max_walks)  # the waits count against the call's deadline
+    turns = CpuTurns(default_turns())  # and turns at the interpreter, handed on at budget checks
 
     async def situation_of(ctx: ServerRequestContext[Any, Any], tool: str, modern: bool) -> Situation | str:
         """The roots this call is served with, or a tool error's text saying how to get some (issue 35)."""
@@ -326,9 +328,15 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
             except ToolError as error:
                 return error  # returned, not raised: it would reach the task group as an exception group
 
+        flow = client_of(ctx)
+
         def work() -> ToolOutput | ToolError:
-            with held.for_roots(roots, recurring=modern) as boundary:
-                return work_in(boundary)
+            with turns.turn(flow) as turn, held.for_roots(roots, recurring=modern) as boundary:
+                budget.on_check = turn.offer  # the interpreter shared fairly between clients, too (issue 48)
+                try:
+                    return work_in(boundary)
+                finally:
+                    budget.on_check = None
 
         async def run() -> ToolOutput | ToolError:
             if inline and params.name in quick:
@@ -340,7 +348,7 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
                         except SliceOver:
                             budget.unslice()  # it kept nothing: start again on a thread, with the whole deadline
             # Issue 48: fair per client, held until the work has ended (cancelled: told to stop, then awaited).
-            async with slots.hold(client_of(ctx), walks=params.name in walking, writes=params.name in writing):
+            async with slots.hold(flow, walks=params.name in walking, writes=params.name in writing):
                 return await run_to_end(work, budget.cancel, slots.threads)
 
         try:

@@ -12,9 +12,9 @@ Now:
   is released then, never when an answer was sent. Every CPU loop checks the budget (``core.call_budget``).
 * :class:`FairSlots`: a pool shared between *flows* (clients). A free slot goes to the waiting flow with the least
   demand (slots held plus calls waiting), ties to the call that asked first: a flow with a backlog yields to one
-  without, and flows with equal demand take turns (round robin). A flow may hold at most ``capacity - reserve``;
-  the rest is kept for other flows. So a client's first call waits for at most one call's work of a client with
-  a backlog (none where a reserved slot is free), and a backlog never holds the reserved share.
+  without, and flows with equal demand take turns (round robin). The last ``reserve`` free slots go only to a flow
+  holding none: flows with backlogs, however many, together hold at most ``capacity - reserve``, so a client's
+  first call finds a reserved slot free (or waits for one call of another newcomer), never for a backlog.
 * :func:`client_of`: a flow is the request's token (its principal) where requests are authenticated; else a
   handshake-era session's connection-scoped session; else (2026-07-28 stateless requests) the peer's address.
 """
@@ -45,6 +45,7 @@ class FairSlots:
         if capacity <= 0 or not 0 <= reserve < capacity:
             raise ValueError("capacity must be positive and reserve below it")
         self.capacity = capacity
+        self.reserve = reserve
         self.per_flow = capacity - reserve
         self.in_use = 0
         self._held: dict[Hashable, int] = {}
@@ -62,8 +63,15 @@ class FairSlots:
         finally:
             self._release(flow)
 
+    def _may_take(self, flow: Hashable) -> bool:
+        """A free slot for ``flow``: under its own bound, and the reserved share only for a flow holding none (so
+        several clients with backlogs together never take the share a newcomer's first call finds)."""
+        held = self.held(flow)
+        free = self.capacity - self.in_use
+        return free > 0 and held < self.per_flow and (held == 0 or free > self.reserve)
+
     async def _acquire(self, flow: Hashable) -> None:
-        if not self._waiting and self.in_use < self.capacity and self.held(flow) < self.per_flow:
+        if not self._waiting and self._may_take(flow):
             self._take(flow)
             return
         ticket = next(self._order)
@@ -95,9 +103,7 @@ class FairSlots:
             queued: dict[Hashable, int] = {}
             for flow, _ in self._waiting.values():
                 queued[flow] = queued.get(flow, 0) + 1
-            allowed = [
-                (self.held(f) + queued[f], t) for t, (f, _) in self._waiting.items() if self.held(f) < self.per_flow
-            ]
+            allowed = [(self.held(f) + queued[f], t) for t, (f, _) in self._waiting.items() if self._may_take(f)]
             if not allowed:
                 return
             _, ticket = min(allowed)

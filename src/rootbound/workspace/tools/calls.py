@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final
@@ -89,9 +89,10 @@ class Budget:
     ``steps`` counts the entries seen, for progress notifications sent by the server while the call runs.
     """
 
-    __slots__ = ("_cancelled", "_full", "deadline", "seconds", "steps")
+    __slots__ = ("_cancelled", "_full", "deadline", "on_check", "seconds", "steps")
 
     def __init__(self, seconds: float) -> None:
+        self.on_check: Callable[[], None] | None = None  # at each check that passes: the call's turn handed on
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self._cancelled = threading.Event()
@@ -126,6 +127,8 @@ class Budget:
             if self._full is not None and time.monotonic() <= self._full:
                 raise SliceOver()
             raise ToolError(f"stopped after {self.seconds:g} s (the per-call deadline); narrow the path or pattern")
+        if self.on_check is not None:
+            self.on_check()
 
 
 @dataclass(frozen=True)
