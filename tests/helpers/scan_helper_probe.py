@@ -6,9 +6,16 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+
+from rootbound.search.agent_grep import GrepLimits
+from rootbound.search.chunk_scan import Event, job_of
+from rootbound.search.grep_query import GrepQuery
+from rootbound.search.safe_regex import compile_bytes
+from rootbound.search.scan_helper import ScanHelper
 
 HELPER_MODULE = b"rootbound.workspace.scan_process"
 
@@ -50,3 +57,42 @@ async def until_idle(pid: int, sock_fd: int, wait: float = 120) -> None:
             return
         await anyio.sleep(0.05)
     raise AssertionError("the scan helper never waited on its socket: it did not start")
+
+
+def needle_query() -> GrepQuery:
+    """A literal grep for ``needle``, as a helper gets it in a job."""
+    return GrepQuery(
+        compile_bytes("needle", regex=False),
+        source=("needle", False, False),
+        limits=GrepLimits(),
+        files_only=False,
+        max_files=10,
+        required=b"needle",
+        deadline=None,
+        line_local=True,
+    )
+
+
+def ask_ready_helper(helper: ScanHelper, files: Sequence[tuple[Path, str]]) -> dict[int, list[Event]]:
+    """Once ``helper`` is ready (60 s at most), send it one job per ``(directory, name)`` (tickets 1, 2, …: each
+    directory's fd opened here, as the server passes them) and return its answers by ticket."""
+    ends = time.monotonic() + 60
+    while time.monotonic() < ends:
+        with helper.take() as lease:
+            if lease is None:
+                assert helper.alive, "the helper did not start"
+                time.sleep(0.02)
+                continue
+            for ticket, (place, name) in enumerate(files, 1):
+                fd = os.open(place, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    st = os.stat(place / name)
+                    job = job_of(needle_query(), "read-only", ("openat2", False, st.st_dev, None))
+                    assert lease.send(ticket, job, [(0, name, st.st_ino)], [fd])
+                finally:
+                    os.close(fd)
+            answers: dict[int, list[Event]] = {}
+            while len(answers) < len(files) and helper.alive:
+                answers.update(lease.answers(1.0))
+            return answers
+    raise AssertionError("the helper did not say it was ready")

@@ -33,6 +33,20 @@ def serve_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     )
 
 
+def listening_url(process: subprocess.Popen[str]) -> str:
+    """The URL a ``serve --http`` subprocess prints on stderr once it listens (after its policy line)."""
+    assert process.stderr is not None
+    lines: list[str] = []
+    match = None
+    while match is None and len(lines) < 20:
+        lines.append(process.stderr.readline())
+        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[-1])
+        if not lines[-1]:
+            break
+    assert match is not None, lines
+    return match.group(1)
+
+
 @contextlib.contextmanager
 def http_serve(
     args: Sequence[str], *, env: dict[str, str] | None = None, launcher: Sequence[str] = ("-m", "rootbound")
@@ -57,17 +71,7 @@ def http_serve_process(
         text=True,
     )
     try:
-        assert process.stderr is not None
-        # The server prints its policy line at start and its URL once it is listening.
-        lines: list[str] = []
-        match = None
-        while match is None and len(lines) < 20:
-            lines.append(process.stderr.readline())
-            match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[-1])
-            if not lines[-1]:
-                break
-        assert match is not None, lines
-        yield match.group(1), process
+        yield listening_url(process), process
     finally:
         process.terminate()
         try:

@@ -16,13 +16,10 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from rootbound.confine import landlock
-from rootbound.search.agent_grep import GrepLimits
-from rootbound.search.chunk_scan import CHUNK_FILES, Event, job_of
-from rootbound.search.grep_query import GrepQuery
-from rootbound.search.safe_regex import compile_bytes
+from rootbound.search.chunk_scan import CHUNK_FILES
 from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.scan_process import helper_command
-from tests.helpers.scan_helper_probe import children, helper_socket, read_bytes, until_idle
+from tests.helpers.scan_helper_probe import ask_ready_helper, children, helper_socket, read_bytes, until_idle
 from tests.helpers.serve_process import http_serve_process, text_of
 
 pytestmark = pytest.mark.anyio
@@ -106,37 +103,8 @@ def test_the_helper_s_own_sandbox_opens_nothing_outside_the_dirs(tmp_path: Path)
     finally:
         os.close(held)
     try:
-        ends = time.monotonic() + 60
-        while time.monotonic() < ends:
-            with helper.take() as lease:
-                if lease is None:
-                    assert helper.alive, "the helper did not start"
-                    time.sleep(0.02)
-                    continue
-                answers: dict[int, list[Event]] = {}
-                for ticket, place in enumerate((inside, outside), 1):
-                    fd = os.open(place, os.O_RDONLY | os.O_DIRECTORY)
-                    try:
-                        st = os.stat(place / "f.txt")
-                        query = GrepQuery(
-                            compile_bytes("needle", regex=False),
-                            source=("needle", False, False),
-                            limits=GrepLimits(),
-                            files_only=False,
-                            max_files=10,
-                            required=b"needle",
-                            deadline=None,
-                            line_local=True,
-                        )
-                        job = job_of(query, "read-only", ("openat2", False, st.st_dev, None))
-                        assert lease.send(ticket, job, [(0, "f.txt", st.st_ino)], [fd])
-                    finally:
-                        os.close(fd)
-                while len(answers) < 2 and helper.alive:
-                    answers.update(lease.answers(1.0))
-                assert answers[1] == [("c", "searched", 1), ("h", 0, [(1, "needle", True, False)], False)]  # read
-                assert answers[2] == [("c", "unreadable", 1)]  # outside: the kernel refused the open
-                return
-        raise AssertionError("the helper did not say it was ready")
+        answers = ask_ready_helper(helper, [(inside, "f.txt"), (outside, "f.txt")])
+        assert answers[1] == [("c", "searched", 1), ("h", 0, [(1, "needle", True, False)], False)]  # read
+        assert answers[2] == [("c", "unreadable", 1)]  # outside: the kernel refused the open
     finally:
         helper.close()

@@ -26,13 +26,11 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from rootbound.confine import landlock
-from rootbound.search.agent_grep import GrepLimits
-from rootbound.search.chunk_scan import CHUNK_FILES, Event, job_of
-from rootbound.search.grep_query import GrepQuery
-from rootbound.search.safe_regex import compile_bytes
+from rootbound.search.chunk_scan import CHUNK_FILES
 from rootbound.search.scan_helper import ScanHelper
 from rootbound.workspace.scan_process import helper_command
-from tests.helpers.scan_helper_probe import HELPER_MODULE, helper_socket, read_bytes
+from tests.helpers.scan_helper_probe import HELPER_MODULE, ask_ready_helper, helper_socket, read_bytes
+from tests.helpers.serve_process import listening_url
 
 pytestmark = [
     pytest.mark.anyio,
@@ -101,16 +99,7 @@ def _serve_with_helper_caught(work: Path) -> Iterator[tuple[str, subprocess.Pope
             if not _not_begun(helper):
                 os.kill(helper, signal.SIGCONT)
                 continue
-            assert process.stderr is not None
-            lines: list[str] = []
-            match = None
-            while match is None and len(lines) < 20:
-                lines.append(process.stderr.readline())
-                match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", lines[-1])
-                if not lines[-1]:
-                    break
-            assert match is not None, lines
-            yield match.group(1), process, helper
+            yield listening_url(process), process, helper
             return
         finally:
             if helper is not None and _helper_child(process.pid) == helper:  # a failure left it stopped: let it go
@@ -217,19 +206,6 @@ async def test_the_helper_walls_the_held_dir_whatever_its_name_says_when_it_star
         assert read_bytes(helper) - before >= chunk_bytes  # it read its chunks: an idle helper is sent the fifth
 
 
-def _query() -> GrepQuery:
-    return GrepQuery(
-        compile_bytes("needle", regex=False),
-        source=("needle", False, False),
-        limits=GrepLimits(),
-        files_only=False,
-        max_files=10,
-        required=b"needle",
-        deadline=None,
-        line_local=True,
-    )
-
-
 def test_a_helper_started_after_its_dir_became_a_link_cannot_read_the_link_s_target(tmp_path: Path) -> None:
     work, other, moved = tmp_path / "work", tmp_path / "other", tmp_path / "moved"
     for place in (work, other):
@@ -244,27 +220,8 @@ def test_a_helper_started_after_its_dir_became_a_link_cannot_read_the_link_s_tar
     finally:
         os.close(held)
     try:
-        ends = time.monotonic() + 60
-        while time.monotonic() < ends:
-            with helper.take() as lease:
-                if lease is None:
-                    assert helper.alive, "the helper did not start"
-                    time.sleep(0.02)
-                    continue
-                answers: dict[int, list[Event]] = {}
-                for ticket, (place, name) in enumerate(((moved, "f.txt"), (other, "canary.txt")), 1):
-                    fd = os.open(place, os.O_RDONLY | os.O_DIRECTORY)
-                    try:
-                        st = os.stat(place / name)
-                        job = job_of(_query(), "read-only", ("openat2", False, st.st_dev, None))
-                        assert lease.send(ticket, job, [(0, name, st.st_ino)], [fd])
-                    finally:
-                        os.close(fd)
-                while len(answers) < 2 and helper.alive:
-                    answers.update(lease.answers(1.0))
-                assert answers[1] == [("c", "searched", 1), ("h", 0, [(1, "needle", True, False)], False)]  # held
-                assert answers[2] == [("c", "unreadable", 1)]  # the canary: the kernel refused the open
-                return
-        raise AssertionError("the helper did not say it was ready")
+        answers = ask_ready_helper(helper, [(moved, "f.txt"), (other, "canary.txt")])
+        assert answers[1] == [("c", "searched", 1), ("h", 0, [(1, "needle", True, False)], False)]  # held
+        assert answers[2] == [("c", "unreadable", 1)]  # the canary: the kernel refused the open
     finally:
         helper.close()
