@@ -7,15 +7,17 @@ For this tree and, with ``--baseline``, a temporary ``git worktree`` of that rev
 machine). The attacker, all the time: 4 sessions x 4 ``edit_file`` of a 90 KB old text on a 240 KB file (row 1), a
 stateless 2026-07-28 client with 60 edits in flight (row 2), 10 sessions x 4 literal-free greps over 20,000 files
 and 40 stateless ones (row 3), and about one ``initialize`` a second that it keeps (row 4). The victim, one
-handshake-era session: a ``read_file``, a grep over 3 files and a ``write_file`` in turn for ``--seconds``. Printed:
-each operation's median and worst latency and its failures (tool errors or exceptions), per tree, and the session's
-first call (which also waits for the server's ``roots/list`` round trip) apart from the reads after it.
+handshake-era session in its own process: a ``read_file``, a grep over 3 files and a ``write_file`` in turn for
+``--seconds``. Printed: each operation's median and worst latency and its failures (tool errors or exceptions),
+per tree, and the session's first call (which also waits for the server's ``roots/list`` round trip) apart from the
+reads after it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -120,10 +122,16 @@ async def victim_run(url: str, victim: Path, seconds: float) -> dict[str, list[f
                     times[name].append(None if result.is_error else time.monotonic() - started)
                     if result.is_error:
                         text = " ".join(getattr(block, "text", "") for block in result.content)
-                        print(f"victim {name} failed after {time.monotonic() - started:.1f} s: {text[:200]}")
+                        print(
+                            f"victim {name} failed after {time.monotonic() - started:.1f} s: {text[:200]}",
+                            file=sys.stderr,
+                        )
                 except Exception as error:
                     times[name].append(None)
-                    print(f"victim {name} raised after {time.monotonic() - started:.1f} s: {error!r:.200}")
+                    print(
+                        f"victim {name} raised after {time.monotonic() - started:.1f} s: {error!r:.200}",
+                        file=sys.stderr,
+                    )
                     with contextlib.suppress(Exception):
                         await session_cm.__aexit__(None, None, None)
                     session_cm = client(url, victim)  # evicted or broken: a new session, as a client would
@@ -150,10 +158,14 @@ def run_tree(src: Path, base: Path, seconds: float) -> dict[str, list[float | No
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(attack, url, attacker, stop)
                 await anyio.sleep(3.0)
-                times = await victim_run(url, victim, seconds)
+                # The victim is its own process, as a real one is: its client side (the roots/list answer, its
+                # SSE reads) never waits behind the attacker's 150 client tasks in this one.
+                command = [sys.executable, __file__, "--victim", url, str(victim), str(seconds)]
+                done = await anyio.run_process(command, check=True)
                 stop.set()
                 tasks.cancel_scope.cancel()
-            return times
+            loaded: dict[str, list[float | None]] = json.loads(done.stdout)
+            return loaded
 
         return anyio.run(main)
     finally:
@@ -194,7 +206,15 @@ def figures(times: list[float | None]) -> str:
     return f"{statistics.median(done):.2f} / {max(done):.2f} s ({failed} of {len(times)} failed)"
 
 
+def victim_main(url: str, victim: Path, seconds: float) -> None:
+    """``--victim URL DIR SECONDS``: the victim's run alone, its times as JSON on stdout."""
+    print(json.dumps(anyio.run(victim_run, url, victim, seconds)))
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--victim":
+        victim_main(sys.argv[2], Path(sys.argv[3]), float(sys.argv[4]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--baseline", help="a git revision to run side by side (e.g. c00cb92)")
