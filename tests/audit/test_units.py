@@ -562,3 +562,27 @@ def test_a_string_filler_fits_the_pattern_its_schema_gives() -> None:
     assert pattern_value("(a)\\1", "rbt") is None  # a backreference: RE2 refuses it, so no guess
     assert pattern_value("^[%]{3}$", "rbt") is None
     assert pattern_value("^(a+)+$", "rbt") is None  # no shape fits; RE2 runs it in linear time
+
+
+def test_statement_families_quote_the_path_and_learn_the_allowed_commands() -> None:
+    """SQL doubles a quote, a command line is shlex-quoted; the commands a description or a refusal lists set the
+    reader and lister (only read-only ones the audit sends); SQL needs SQL in the words, a search query is not."""
+    from rootbound.audit.statements import command_words, learn_command, render_text, sql_dialect, text_kind
+
+    assert render_text("sql:read", "/a/ws'", "") == "SELECT * FROM read_text('/a/ws''')"
+    assert render_text("sql:glob", "/a/", "") == "SELECT * FROM glob('/a/*')"
+    assert (
+        render_text("sql:copy", "/a/n.csv", "rbt-x\nmore") == "COPY (SELECT 'rbt-x' AS rbt) TO '/a/n.csv' (FORMAT csv)"
+    )
+    assert render_text("cmd:cat", "/a/b c", "") == "cat '/a/b c'"
+    assert command_words("Available commands: ls, head, pwd\nflags: -l") == ("head", "ls")
+    assert command_words("Run things.") == ("", "")
+    assert command_words("allowed commands are [rm, pwd]") == ("-", "-")
+    assert learn_command("cmd:cat", ["Command 'cat' is not allowed. Allowed commands: more, dir"]) == "cmd:more"
+    assert learn_command("cmd:ls", ["Allowed commands: more, dir"]) == "cmd:dir"
+    sql = {"type": "string", "description": "SQL query to execute"}
+    assert text_kind("query", sql, {"name": "query"}) == "sql"
+    assert text_kind("query", {"type": "string", "description": "words to search for"}, {"name": "search"}) == ""
+    assert text_kind("command", {"type": "string"}, {"name": "run"}) == "cmd"
+    assert sql_dialect({"name": "query", "description": "Execute a query on the DuckDB database"}, "") == "duckdb"
+    assert sql_dialect({"name": "q", "description": "SQL"}, "") == ""
