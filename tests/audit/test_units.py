@@ -586,3 +586,29 @@ def test_statement_families_quote_the_path_and_learn_the_allowed_commands() -> N
     assert text_kind("command", {"type": "string"}, {"name": "run"}) == "cmd"
     assert sql_dialect({"name": "query", "description": "Execute a query on the DuckDB database"}, "") == "duckdb"
     assert sql_dialect({"name": "q", "description": "SQL"}, "") == ""
+
+
+def test_a_command_tool_gets_families_only_where_it_lists_its_commands_or_is_allowed() -> None:
+    """A restricted runner ("Available commands: ls, cat") is probed with ``cat`` and ``ls``; a shell that lists
+    nothing stays exec-like (skipped) unless ``--allow-tool`` names it; SQLite's list kind is a gap row."""
+    from rootbound.audit.text_plans import text_shapes
+    from rootbound.audit.tools import plan_shapes
+
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+    listed = {"name": "run_command", "description": "Available commands: ls, cat, pwd", "inputSchema": schema}
+    shell = {"name": "run_command", "description": "Runs a shell command.", "inputSchema": schema}
+    shapes = text_shapes(listed, plan_shapes(listed, frozenset(), False), False, frozenset())
+    assert [(p.shape, p.access, p.leaves[0].text) for p in shapes] == [
+        ("cmd=cat", "read", "cmd:cat"),
+        ("cmd=ls", "read", "cmd:ls"),
+        ("cmd=write", "skip", ""),
+    ]
+    plain = text_shapes(shell, plan_shapes(shell, frozenset(), False), False, frozenset())
+    assert [p.access for p in plain] == ["skip"] and plain[0].reason.startswith("looks like exec")
+    allowed = text_shapes(shell, plan_shapes(shell, frozenset(), False), False, frozenset({"run_command"}))
+    assert [p.shape for p in allowed] == ["cmd=cat", "cmd=ls", "cmd=write"]
+    sql = {"type": "object", "properties": {"query": {"type": "string", "description": "SQL"}}}
+    lite = {"name": "write_query", "description": "Run it on the SQLite database", "inputSchema": sql}
+    rows = text_shapes(lite, plan_shapes(lite, frozenset(), True), True, frozenset())
+    assert [p.shape for p in rows] == ["sql=readfile", "sql=vacuum", "sql=attach", "sql=list"]
+    assert rows[-1].access == "skip" and "lists no directory" in rows[-1].reason

@@ -50,7 +50,8 @@ class Exerciser(Prober):
             status = ToolStatus(shown(tool.get("name", ""), 120), "skip")
             ctx.run.tools.append(status)
             refs = git_fillers(str(tool.get("name", ""))) if self.git else None
-            shapes = text_shapes(tool, plan_shapes(tool, self.o.allow_tools, self.o.write, refs), self.o.write)
+            shapes = plan_shapes(tool, self.o.allow_tools, self.o.write, refs)
+            shapes = text_shapes(tool, shapes, self.o.write, self.o.allow_tools)
             wants = wanted_type(tool) or ""
             for shape in shapes:
                 shape.wants = wants

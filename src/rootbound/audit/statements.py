@@ -13,8 +13,10 @@ directory to list, a new file to write), and the probe catalogue of that shape i
   ``readfile`` refuses the read family's control: a gap with the server's own words);
 - a command line: ``cat P`` (read) and ``ls P`` (list), with the first reader and lister the tool's description
   (or a refusal: "Available commands: ls, cat, pwd") allows. The audit sends only read-only commands from its own
-  list (:data:`READERS`, :data:`LISTERS`), never a shell operator, so a command tool is probed without
-  ``--allow-tool``; a writer command is never sent (writes through a command line are a gap).
+  list (:data:`READERS`, :data:`LISTERS`), never a shell operator; a command tool whose description lists the
+  commands it allows is probed without ``--allow-tool`` (a restricted runner: that list is what it claims), any
+  other only when ``--allow-tool`` names it. A writer command is never sent (writes through a command line are a
+  gap).
 
 A path is quoted the way the text wants (SQL doubles ``'``; a command line is ``shlex``-quoted). The judging is the
 audit's own: the differential control (the same statement with W's path) and the probe's window.

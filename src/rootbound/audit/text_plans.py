@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from rootbound.audit.schema import dict_of, non_null
-from rootbound.audit.statements import cmd_families, family_shape, sql_dialect, sql_families, text_kind, writes
+from rootbound.audit.statements import (
+    cmd_families,
+    command_words,
+    family_shape,
+    sql_dialect,
+    sql_families,
+    text_kind,
+    writes,
+)
 from rootbound.audit.tools import Access, PathLeaf, ToolPlan
 
 __all__ = ["text_shapes"]
@@ -20,15 +28,20 @@ __all__ = ["text_shapes"]
 MAX_TEXT_PARAMS = 2  # text parameters per tool that get families (a hostile schema cannot multiply the shapes)
 
 
-def text_shapes(tool: dict[str, Any], plans: list[ToolPlan], write: bool) -> list[ToolPlan]:
+def text_shapes(tool: dict[str, Any], plans: list[ToolPlan], write: bool, allow: frozenset[str]) -> list[ToolPlan]:
     """``plans`` with a shape per statement family of each SQL or command-line parameter of ``tool`` (top-level
-    string parameters only); the tool's other shapes stay when they have path leaves of their own."""
+    string parameters only); the tool's other shapes stay when they have path leaves of their own. A command line
+    is probed only where the tool lists the commands it allows (a restricted runner, whose list is its claim) or
+    ``--allow-tool`` names it: any other command tool stays exec-like, never called."""
     schema = dict_of(tool.get("inputSchema"))
     props = dict_of(schema.get("properties"))
     raw = schema.get("required")
     required: list[Any] = raw if isinstance(raw, list) else []
     found = [(str(n), non_null(s)) for n, s in list(props.items())[:64]]
-    found = [(n, s) for n, s in found if text_kind(n, s, tool)][:MAX_TEXT_PARAMS]
+    listed = command_words(str(tool.get("description", ""))[:4000]) != ("", "")
+    restricted = listed or str(tool.get("name", "")) in allow
+    found = [(n, s) for n, s in found if text_kind(n, s, tool) == "sql" or (text_kind(n, s, tool) and restricted)]
+    found = found[:MAX_TEXT_PARAMS]
     if not found or not plans:
         return plans
     base = plans[0]
