@@ -17,6 +17,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import sqlite3
+import subprocess
 import sys
 import unicodedata
 import zipfile
@@ -175,6 +178,22 @@ elif CASE == "patch":  # no bounds (--fixed: checked): paths inside patch texts,
         ),
         tool("apply_diff", {"diff": {"type": "string", "description": "What to change."}}, description="Apply it."),
     ]
+elif CASE == "sql":  # Python's sqlite3 with readfile(): ATTACH, VACUUM INTO and readfile reach anywhere (--fixed: no)
+    TOOLS = [
+        tool(
+            "run_sql",
+            {"query": {"type": "string", "description": "One SQL statement"}},
+            description="Run one statement on the SQLite database (readfile(path) returns a file's bytes).",
+        )
+    ]
+elif CASE == "cmd":  # an allowed list of commands, paths with '/' checked by prefix (--fixed: by components)
+    TOOLS = [
+        tool(
+            "run_command",
+            {"command": {"type": "string", "description": "Single command to execute (example: 'ls -l')"}},
+            description="Run a command in the workspace. Available commands: ls, head, pwd",
+        )
+    ]
 elif CASE in ("no-roots", "casefold"):
     # no-roots: never asks for roots; serves only its own project directory (none of the client's)
     # casefold: a check that case-folds and NFKC-normalises the whole path: A/WS passes for a/ws
@@ -282,7 +301,55 @@ def apply_unified(text: str) -> str:
     return f"patched {path}"
 
 
+def run_sql(query: str) -> str:
+    """One statement on W's database; a file named by ATTACH, VACUUM INTO or readfile() is checked only with
+    --fixed (the authorizer sees both as SQLITE_ATTACH, 24, with the file name as written: a file: URI, which
+    VACUUM INTO opens, is refused; a first version let it through, and the audit found that write)."""
+
+    def readfile(path: str) -> bytes:
+        with open(checked(path) if FIXED else path, "rb") as fh:
+            return fh.read(65536)
+
+    def authorize(action: int, arg1: str | None, *_: Any) -> int:
+        if not FIXED or action != 24 or not arg1:
+            return sqlite3.SQLITE_OK
+        # VACUUM INTO opens file: URIs whatever the connection's flags: the fixed check takes none
+        full = os.path.abspath(arg1)  # a relative name is opened from the process's cwd, as SQLite does
+        return sqlite3.SQLITE_DENY if arg1.lower().startswith("file:") or not inside(full) else sqlite3.SQLITE_OK
+
+    db = sqlite3.connect(os.path.join(ROOTS[0], ".rbt-defect.sqlite"))
+    try:
+        db.create_function("readfile", 1, readfile)
+        db.set_authorizer(authorize)
+        rows = db.execute(query).fetchall()
+        db.commit()
+    except sqlite3.Error as exc:
+        raise Refused(f"SQL error: {exc}") from None
+    finally:
+        db.close()
+    return "\n".join(repr(row) for row in rows) or "ok"
+
+
+def run_command(line: str) -> str:
+    """ls, head or pwd, no shell; an argument with a '/' is a path checked by prefix (--fixed: every argument,
+    by components)."""
+    words = shlex.split(line)
+    if not words or words[0] not in ("ls", "head", "pwd"):
+        raise Refused(f"Command {words[0] if words else ''!r} is not allowed")
+    for arg in words[1:]:
+        if FIXED and not arg.startswith("-"):
+            checked(arg)
+        elif "/" in arg and not os.path.realpath(os.path.join(ROOTS[0], arg)).startswith(ROOTS[0]):
+            raise Refused("Security violation: path outside of allowed directory")
+    done = subprocess.run(words, cwd=ROOTS[0], capture_output=True, text=True, timeout=10, check=False)
+    return done.stdout + done.stderr
+
+
 def call(name: str, args: dict[str, Any]) -> str:
+    if CASE == "sql":
+        return run_sql(str(args["query"]))
+    if CASE == "cmd":
+        return run_command(str(args["command"]))
     if CASE == "patch":
         return apply_codex(str(args["patch"])) if name == "apply_patch" else apply_unified(str(args["diff"]))
     if CASE in ("home-state", "peek"):

@@ -490,3 +490,42 @@ def test_a_patch_parameter_is_probed_at_the_path_its_patch_names() -> None:
     props = {"patch_file": {"type": "string"}}
     by_file = plan_tool({"name": "apply", "inputSchema": {"type": "object", "properties": props}}, frozenset(), True)
     assert [(leaf.name, leaf.patch) for leaf in by_file.leaves] == [("patch_file", "")]
+
+
+def test_paths_inside_sql_statements_are_probed(tmp_path: Path) -> None:
+    """``run_sql(query)`` on Python's sqlite3 with ``readfile()``: ``ATTACH``/``VACUUM INTO`` create files and
+    ``readfile`` reads them anywhere, as mcp-server-sqlite's ``write_query`` does. Before, ``query`` was a
+    pattern: "no path parameter", a free-form-text gap, the escape missed. The confined server (``--fixed``: its
+    authorizer and ``readfile`` check the path) gets no claim, and SQLite's list kind is a gap with its reason."""
+    report = audit(tmp_path, "sql", write=True)
+    found = {(f.tool, f.param, f.kind, f.severity) for f in report.findings}
+    assert ("run_sql", "query", "write", "critical") in found, claims(report)
+    assert ("run_sql", "query", "read", "high") in found, claims(report)
+    statements = " ".join(str(f.request) for f in report.findings if f.kind in ("write", "read"))
+    assert "SELECT readfile('" in statements, statements
+    assert "VACUUM INTO '" in statements or "ATTACH DATABASE '" in statements, statements
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "sql", "--fixed", write=True)
+    assert claims(clean) == [], claims(clean)
+    rows = {(t.name, p.param): (p.status, p.probes) for t in clean.modes[0].tools for p in t.params}
+    for shape in ("vacuum", "attach", "readfile"):
+        assert rows[("run_sql", f"query (sql={shape})")][0] == "tested", rows
+    assert any("lists no directory" in g for g in clean.gaps()), clean.gaps()
+
+
+def test_paths_inside_command_lines_are_probed(tmp_path: Path) -> None:
+    """``run_command(command)`` that allows ``ls, head, pwd`` (said in its description) and checks only arguments
+    with a ``/`` by prefix, as cli-mcp-server 0.2.5 does: ``head <prefix sibling>/canary`` reads outside and
+    ``ls ../ws-evil`` lists it (relative spellings are always probed: a command runs in a directory). Before, the
+    tool looked like exec and was skipped (a gap, the escape missed). The fixed server (every argument checked by
+    components) gets no claim."""
+    report = audit(tmp_path, "cmd")
+    found = {(f.tool, f.kind, f.class_id) for f in report.findings}
+    assert ("run_command", "read", "prefix-bypass") in found, claims(report)
+    assert "ls ../" in " ".join(str(f.request) for f in report.findings if f.kind == "list"), claims(report)
+    assert {f.severity for f in report.findings if f.tool == "run_command"} & {"high", "critical"} == {"high"}
+    assert report.exit_code("low") == 1
+    clean = audit(tmp_path, "cmd", "--fixed")
+    assert claims(clean) == [], claims(clean)
+    rows = {(t.name, p.param): p.status for t in clean.modes[0].tools for p in t.params}
+    assert rows[("run_command", "command (cmd=head)")] == rows[("run_command", "command (cmd=ls)")] == "tested", rows

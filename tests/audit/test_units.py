@@ -562,3 +562,53 @@ def test_a_string_filler_fits_the_pattern_its_schema_gives() -> None:
     assert pattern_value("(a)\\1", "rbt") is None  # a backreference: RE2 refuses it, so no guess
     assert pattern_value("^[%]{3}$", "rbt") is None
     assert pattern_value("^(a+)+$", "rbt") is None  # no shape fits; RE2 runs it in linear time
+
+
+def test_statement_families_quote_the_path_and_learn_the_allowed_commands() -> None:
+    """SQL doubles a quote, a command line is shlex-quoted; the commands a description or a refusal lists set the
+    reader and lister (only read-only ones the audit sends); SQL needs SQL in the words, a search query is not."""
+    from rootbound.audit.statements import command_words, learn_command, render_text, sql_dialect, text_kind
+
+    assert render_text("sql:read", "/a/ws'", "") == "SELECT * FROM read_text('/a/ws''')"
+    assert render_text("sql:glob", "/a/", "") == "SELECT * FROM glob('/a/*')"
+    assert (
+        render_text("sql:copy", "/a/n.csv", "rbt-x\nmore") == "COPY (SELECT 'rbt-x' AS rbt) TO '/a/n.csv' (FORMAT csv)"
+    )
+    assert render_text("cmd:cat", "/a/b c", "") == "cat '/a/b c'"
+    assert command_words("Available commands: ls, head, pwd\nflags: -l") == ("head", "ls")
+    assert command_words("Run things.") == ("", "")
+    assert command_words("allowed commands are [rm, pwd]") == ("-", "-")
+    assert learn_command("cmd:cat", ["Command 'cat' is not allowed. Allowed commands: more, dir"]) == "cmd:more"
+    assert learn_command("cmd:ls", ["Allowed commands: more, dir"]) == "cmd:dir"
+    sql = {"type": "string", "description": "SQL query to execute"}
+    assert text_kind("query", sql, {"name": "query"}) == "sql"
+    assert text_kind("query", {"type": "string", "description": "words to search for"}, {"name": "search"}) == ""
+    assert text_kind("command", {"type": "string"}, {"name": "run"}) == "cmd"
+    assert sql_dialect({"name": "query", "description": "Execute a query on the DuckDB database"}, "") == "duckdb"
+    assert sql_dialect({"name": "q", "description": "SQL"}, "") == ""
+
+
+def test_a_command_tool_gets_families_only_where_it_lists_its_commands_or_is_allowed() -> None:
+    """A restricted runner ("Available commands: ls, cat") is probed with ``cat`` and ``ls``; a shell that lists
+    nothing stays exec-like (skipped) unless ``--allow-tool`` names it; SQLite's list kind is a gap row."""
+    from rootbound.audit.text_plans import text_shapes
+    from rootbound.audit.tools import plan_shapes
+
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+    listed = {"name": "run_command", "description": "Available commands: ls, cat, pwd", "inputSchema": schema}
+    shell = {"name": "run_command", "description": "Runs a shell command.", "inputSchema": schema}
+    shapes = text_shapes(listed, plan_shapes(listed, frozenset(), False), False, frozenset())
+    assert [(p.shape, p.access, p.leaves[0].text) for p in shapes] == [
+        ("cmd=cat", "read", "cmd:cat"),
+        ("cmd=ls", "read", "cmd:ls"),
+        ("cmd=write", "skip", ""),
+    ]
+    plain = text_shapes(shell, plan_shapes(shell, frozenset(), False), False, frozenset())
+    assert [p.access for p in plain] == ["skip"] and plain[0].reason.startswith("looks like exec")
+    allowed = text_shapes(shell, plan_shapes(shell, frozenset(), False), False, frozenset({"run_command"}))
+    assert [p.shape for p in allowed] == ["cmd=cat", "cmd=ls", "cmd=write"]
+    sql = {"type": "object", "properties": {"query": {"type": "string", "description": "SQL"}}}
+    lite = {"name": "write_query", "description": "Run it on the SQLite database", "inputSchema": sql}
+    rows = text_shapes(lite, plan_shapes(lite, frozenset(), True), True, frozenset())
+    assert [p.shape for p in rows] == ["sql=readfile", "sql=vacuum", "sql=attach", "sql=list"]
+    assert rows[-1].access == "skip" and "lists no directory" in rows[-1].reason

@@ -23,6 +23,8 @@ from rootbound.audit.probes import TYPED_SHAPES, Probe, Shape, Style, control_pa
 from rootbound.audit.report import ParamStatus
 from rootbound.audit.session import CallOutcome
 from rootbound.audit.shown import shown
+from rootbound.audit.statements import learn_command
+from rootbound.audit.text_plans import text_family_shape
 from rootbound.audit.tool_errors import extra_required, learn_params, plan_learnt, validation_error
 from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import CLEAN, Change, Trap
@@ -81,6 +83,10 @@ async def control_leaf(
             continue
         if any(_asked_value(host, ctx, (plan, plan), error, tally) for error in errors):
             continue
+        if "command" not in learnt and _command_word(plan, param, errors):
+            learnt.add("command")
+            host.say(f"{ctx.name}: {plan.label}: the server lists the commands it allows; trying again with one")
+            continue
         if "patch" not in learnt and _patch_format(plan, param, errors):
             learnt.add("patch")
             host.say(f"{ctx.name}: {plan.label}: the server names another patch format; trying again in it")
@@ -107,6 +113,16 @@ def _patch_format(plan: ToolPlan, param: str, errors: list[str]) -> bool:
     for index, leaf in enumerate(plan.leaves):
         if leaf.name == param and leaf.patch and fmt is not None and fmt != leaf.patch:
             plan.leaves[index] = dataclasses.replace(leaf, patch=fmt)
+            return True
+    return False
+
+
+def _command_word(plan: ToolPlan, param: str, errors: list[str]) -> bool:
+    """A command leaf whose every call was refused in words that list the allowed commands: use one of them."""
+    for index, leaf in enumerate(plan.leaves):
+        word = learn_command(leaf.text, errors) if leaf.name == param and leaf.text else None
+        if word is not None:
+            plan.leaves[index] = dataclasses.replace(leaf, text=word)
             return True
     return False
 
@@ -191,10 +207,13 @@ async def _shapes(
     # last: a clean subdirectory of W (no links, no FIFO), for tools that refuse or fail on W's own trap entries
     shapes.append(("clean", False))
     shapes = list(dict.fromkeys(shapes))
+    fixed = text_family_shape(plan, param)
+    if fixed:  # a statement or command family names a path of one shape (:mod:`.statements`)
+        shapes = [(fixed, fixed == "new")]
     patterns = PATTERNS if plan.pattern_params else ("rbt",)
     learnt_extra = False
     for every, tried in _passes(plan):
-        for style in STYLES:
+        for style in STYLES[:2] if fixed else STYLES:  # no file: URI inside a statement
             for shape, as_write in shapes:
                 for pattern in patterns:
                     if host.hung(ctx):

@@ -29,6 +29,7 @@ from rootbound.audit.session import (
     CallOutcome,
 )
 from rootbound.audit.shown import shown
+from rootbound.audit.text_plans import text_shapes
 from rootbound.audit.tools import PathLeaf, ToolPlan, plan_shapes
 from rootbound.audit.widening import probe_widening, widens
 
@@ -50,6 +51,7 @@ class Exerciser(Prober):
             ctx.run.tools.append(status)
             refs = git_fillers(str(tool.get("name", ""))) if self.git else None
             shapes = plan_shapes(tool, self.o.allow_tools, self.o.write, refs)
+            shapes = text_shapes(tool, shapes, self.o.write, self.o.allow_tools)
             wants = wanted_type(tool) or ""
             for shape in shapes:
                 shape.wants = wants

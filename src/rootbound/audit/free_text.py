@@ -1,7 +1,7 @@
-"""Tools that can reach files without a path parameter: a command line, an SQL statement, a script. The audit does
-not probe them (it never runs exec-like tools unless told to, and has no grammar for every query language), so
-such a tool is a gap with its reason, never part of a clean verdict: a database server's ``query`` reads any file
-through ``read_csv('/etc/...')`` or ``ATTACH``, a command runner's ``run_command`` through ``cat``.
+"""Tools that can reach files without a path parameter: a script, code, an expression, and SQL or command lines the
+audit has no statement family for (:mod:`.statements` probes ``query``/``sql`` parameters that take SQL and
+``command``/``cmd`` parameters, :mod:`.text_plans`). Such a tool is a gap with its reason, never part of a clean
+verdict: a server's ``run_script`` reads any file through ``open('/etc/...')``.
 """
 
 from __future__ import annotations

@@ -103,6 +103,9 @@ class Prober(AuditorBase):
         probes = catalogue(self.trap, item.shape, "absolute", home=self.o.trap_home, new_name=new)
         if item.style != "absolute":
             probes += catalogue(self.trap, item.shape, item.style, home=self.o.trap_home, new_name=new)
+        elif plan.leaf(item.param).text.startswith("cmd:"):
+            # a command runs in a directory: its relative spellings (``ls ..``) are probed whatever the control
+            probes += catalogue(self.trap, item.shape, "relative", home=self.o.trap_home, new_name=new)
         if ctx.run.status == "ignores roots":
             # nothing confines it by roots: the plain outside paths show what it reaches; the rest adds nothing
             probes = [p for p in probes if p.class_id == "outside-absolute"]

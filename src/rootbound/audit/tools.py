@@ -27,6 +27,7 @@ from rootbound.audit.schema import dict_of as _dict
 from rootbound.audit.schema import non_null as _non_null
 from rootbound.audit.schema import type_of as _type_of
 from rootbound.audit.schema import variants as _variants
+from rootbound.audit.statements import render_text
 from rootbound.audit.values import example_value, pattern_value
 from rootbound.audit.vocabulary import (
     DANGEROUS as _DANGEROUS,
@@ -146,6 +147,7 @@ class PathLeaf:
     required: tuple[bool, ...] = ()  # required at each level of the pointer
     free: bool = False  # inside a free-form object (``args: {}``): the audit put the path at ``args.path``
     patch: str = ""  # a whole patch text ("codex" or "unified", :mod:`.patch_text`): the path is the one it names
+    text: str = ""  # an SQL statement or a command line of this family (:mod:`.statements`): the path is inside it
 
     @property
     def dir_sibling(self) -> bool:
@@ -240,17 +242,13 @@ class ToolPlan:
         anchor = target.pointer if target is not None else ()
         for leaf in self.leaves:
             if leaf is target:
-                _put(
-                    args,
-                    leaf.pointer,
-                    render(leaf.patch, value, content) if leaf.patch else ([value] if leaf.array else value),
-                )
+                _put(args, leaf.pointer, _rendered(leaf, value, content))
                 if leaf.patch:  # the fields that name the patch's files name the same one
                     for mirror in self.mirrors:
                         if every_path or _needed(mirror.pointer, mirror.required, anchor):
                             _put(args, mirror.pointer, [value] if mirror.array else value)
-            elif leaf.patch:
-                _put(args, leaf.pointer, render(leaf.patch, others, content))
+            elif leaf.patch or leaf.text:
+                _put(args, leaf.pointer, _rendered(leaf, others, content))
             elif every_path or _needed(leaf.pointer, leaf.required, anchor):
                 other = others_dir if others_dir is not None and self.workdir(leaf.name) else others
                 _put(args, leaf.pointer, [other] if leaf.array else other)
@@ -266,6 +264,15 @@ class ToolPlan:
             else:
                 _put(args, pointer, filler)
         return args
+
+
+def _rendered(leaf: PathLeaf, value: str, content: str) -> Any:
+    """What a leaf gets for the path ``value``: the path, a patch or a statement naming it, or a list of one."""
+    if leaf.patch:
+        return render(leaf.patch, value, content)
+    if leaf.text:
+        return render_text(leaf.text, value, content)
+    return [value] if leaf.array else value
 
 
 def _needed(pointer: Pointer, required: tuple[bool, ...], anchor: Pointer) -> bool:
