@@ -15,6 +15,8 @@ Now:
   without, and flows with equal demand take turns (round robin). A flow may hold at most ``capacity - reserve``;
   the rest is kept for other flows. So a client's first call waits for at most one call's work of a client with
   a backlog (none where a reserved slot is free), and a backlog never holds the reserved share.
+* Worker threads are our own (:class:`~.workers.Workers`): an idle one ends after 1 s by itself, where anyio's
+  stayed 10 s and ended only on the pool's next use (issue 49's threads back to the baseline within 10 s).
 * :func:`client_of`: a flow is the request's token (its principal) where requests are authenticated; else a
   handshake-era session's connection-scoped session; else (2026-07-28 stateless requests) the peer's address.
 """
@@ -27,6 +29,8 @@ from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Any, Final, TypeVar
 
 import anyio
+
+from rootbound.workspace.limits.workers import Workers
 
 __all__ = ["WORKERS", "CallSlots", "FairSlots", "client_of", "run_to_end"]
 
@@ -115,7 +119,7 @@ class CallSlots:
         self.workers = FairSlots(workers, workers // 4)
         self.walks = FairSlots(max_walks + 1, 1)
         self.writes = FairSlots(writes, writes // 4)
-        self.threads = anyio.CapacityLimiter(workers)  # never the one that waits: the fair pool admits first
+        self.threads = Workers(workers)  # never the one that waits: the fair pool admits first
 
     @contextlib.asynccontextmanager
     async def hold(self, flow: Hashable, *, walks: bool, writes: bool) -> AsyncIterator[None]:
@@ -128,8 +132,8 @@ class CallSlots:
             yield
 
 
-async def run_to_end(function: Callable[[], T], stop: Callable[[], None], limiter: anyio.CapacityLimiter) -> T:
-    """``function()`` on a worker thread. If the caller is cancelled meanwhile, ``stop()`` is called and the
+async def run_to_end(function: Callable[[], T], stop: Callable[[], None], threads: Workers) -> T:
+    """``function()`` on one of ``threads``. If the caller is cancelled meanwhile, ``stop()`` is called and the
     thread is still waited for: this returns (or the cancellation is raised) only once the work has ended."""
     outcome: list[T] = []
 
@@ -142,7 +146,7 @@ async def run_to_end(function: Callable[[], T], stop: Callable[[], None], limite
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(watch)
         try:
-            outcome.append(await anyio.to_thread.run_sync(function, limiter=limiter))
+            outcome.append(await threads.run(function))
         finally:
             tasks.cancel_scope.cancel()
     return outcome[0]
