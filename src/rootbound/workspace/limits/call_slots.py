@@ -18,7 +18,9 @@ Now:
 * Worker threads are our own (:class:`~.workers.Workers`): an idle one ends after 1 s by itself, where anyio's
   stayed 10 s and ended only on the pool's next use (issue 49's threads back to the baseline within 10 s).
 * :func:`client_of`: a flow is the request's token (its principal) where requests are authenticated; else a
-  handshake-era session's connection-scoped session; else (2026-07-28 stateless requests) the peer's address.
+  handshake-era session's connection-scoped session (over HTTP its ``mcp-session-id``; over stdio or in memory its
+  connection: mcp 2.x makes a ``ServerSession`` per request, so counting those made every call a client of its own
+  and one client could take all 32 workers); else (2026-07-28 stateless requests) the peer's address.
 """
 
 from __future__ import annotations
@@ -156,8 +158,9 @@ def client_of(ctx: Any) -> Hashable:
     """The flow a request is counted to: its token's principal, else its handshake-era session, else its peer."""
     request = getattr(ctx, "request", None)
     scope = getattr(request, "scope", None)
-    if not isinstance(scope, dict):
-        return ("session", id(ctx.session))  # stdio or in memory: the one connection
+    if not isinstance(scope, dict):  # stdio or in memory: the one connection (mcp 2.x makes a session per request)
+        session = getattr(ctx, "session", None)
+        return ("connection", id(getattr(session, "_connection", session)))
     token = getattr(scope.get("user"), "access_token", None)
     principal = getattr(token, "client_id", None)
     if isinstance(principal, str):
