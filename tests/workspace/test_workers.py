@@ -93,3 +93,21 @@ def test_a_cancelled_caller_waits_for_its_work_and_errors_reach_the_caller() -> 
             await pool.run(lambda: 1 // 0)
 
     anyio.run(main)
+
+
+def test_retire_idle_ends_the_idle_threads_now_and_the_pool_still_serves() -> None:
+    """A process about to exit (stdio's serve) joins its non-daemon threads: the idle ones end at once, not after
+    their idle wait (60 s here); a call after it still runs."""
+    pool = Workers(2, idle=60.0, name="test-workers-retire")
+
+    async def main() -> None:
+        assert await pool.run(lambda: 1) == 1
+        assert pool.threads() == 1
+        pool.retire_idle()
+        end = time.monotonic() + WAIT
+        while pool.threads() and time.monotonic() < end:
+            await anyio.sleep(0.05)
+        assert pool.threads() == 0
+        assert await pool.run(lambda: 2) == 2
+
+    anyio.run(main)

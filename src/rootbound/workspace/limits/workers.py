@@ -18,6 +18,7 @@ import contextlib
 import contextvars
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Final, TypeVar
 
@@ -25,12 +26,20 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-__all__ = ["IDLE", "Workers"]
+__all__ = ["IDLE", "Workers", "retire_idle"]
 
 T = TypeVar("T")
 
 IDLE: Final = 1.0
 """Seconds an idle worker thread waits for a job before it ends."""
+_POOLS: weakref.WeakSet[Workers] = weakref.WeakSet()
+
+
+def retire_idle() -> None:
+    """Every pool's idle threads end now, and none waits for a job any more (a process about to exit: it joins
+    what is still running, a call finishing, and should not wait out the idle ones)."""
+    for pool in list(_POOLS):
+        pool.retire_idle()
 
 
 class Workers:
@@ -46,11 +55,19 @@ class Workers:
         self._jobs: collections.deque[Callable[[], None]] = collections.deque()
         self._threads = 0
         self._idle = 0
+        self._retiring = False
+        _POOLS.add(self)
 
     def threads(self) -> int:
         """Worker threads alive now (busy or idle): what a test counts back to zero."""
         with self._ready:
             return self._threads
+
+    def retire_idle(self) -> None:
+        """Idle threads end now; from now on a thread ends as soon as it has nothing to do."""
+        with self._ready:
+            self._retiring = True
+            self._ready.notify_all()
 
     async def run(self, function: Callable[[], T]) -> T:
         """``function()`` on a worker thread (the caller's context variables copied); its result, or its error."""
@@ -85,7 +102,9 @@ class Workers:
             elif self._threads < self.limit:
                 self._threads += 1
                 try:
-                    threading.Thread(target=self._serve, name=self._name, daemon=True).start()
+                    # not a daemon: a process that exits joins a call still running (a write finishing), as it
+                    # joined anyio's workers; the idle ones end first (retire_idle)
+                    threading.Thread(target=self._serve, name=self._name, daemon=False).start()
                 except BaseException:
                     self._threads -= 1
                     self._jobs.remove(job)
@@ -99,7 +118,7 @@ class Workers:
                     end = time.monotonic() + self._idle_for
                     self._idle += 1
                     try:
-                        while not self._jobs and (left := end - time.monotonic()) > 0:
+                        while not self._jobs and not self._retiring and (left := end - time.monotonic()) > 0:
                             self._ready.wait(left)
                     finally:
                         self._idle -= 1
