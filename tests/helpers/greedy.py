@@ -23,7 +23,7 @@ from tests.helpers.serve_process import text_of
 
 __all__ = ["answered", "baseline_counts", "counts", "fds_of", "session", "settle_counts"]
 
-SETTLE = 90.0  # seconds counts may take to come back on a loaded machine (anyio prunes idle workers after 10 s)
+SETTLE = 90.0  # seconds counts may take to come back on a loaded machine (an idle worker thread ends after 1 s)
 
 
 def fds_of(pid: int) -> list[str]:

@@ -66,6 +66,19 @@ class RawPeer:
             if incoming.get("id") == request_id:
                 return incoming
 
+    async def responses(self, request_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """Pump messages (answering ``roots/list``) until every one of ``request_ids`` is answered, in any order."""
+        found: dict[int, dict[str, Any]] = {}
+        while len(found) < len(set(request_ids)):
+            incoming: dict[str, Any] = (await self._read.receive()).message.model_dump(by_alias=True, exclude_none=True)
+            if incoming.get("method") == "roots/list" and "id" in incoming:
+                self.roots_requests += 1
+                if self.answer is not None:
+                    await self.send(self.answer(incoming))
+            elif incoming.get("id") in request_ids:
+                found[incoming["id"]] = incoming
+        return found
+
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send a request and pump messages (answering ``roots/list``) until its response arrives."""
         request_id = self.next_id()

@@ -148,3 +148,20 @@ def test_client_of_prefers_the_token_then_the_session_then_the_peer() -> None:
     assert client_of(Ctx({**peer, "user": User()})) == ("token", "alice")
     assert client_of(Ctx({**peer, "headers": [(b"mcp-session-id", b"s1")]})) == ("session", b"s1")
     assert client_of(Ctx(peer)) == ("peer", "127.0.0.1")
+
+
+def test_client_of_over_stdio_is_the_connection_not_the_per_request_session() -> None:
+    """mcp 2.x makes a ``ServerSession`` per request: two requests of one connection are one client."""
+
+    class Session:
+        def __init__(self, connection: object) -> None:
+            self._connection = connection
+
+    class Ctx:
+        request = None
+
+        def __init__(self, connection: object) -> None:
+            self.session = Session(connection)
+
+    one, other = object(), object()
+    assert client_of(Ctx(one)) == client_of(Ctx(one)) != client_of(Ctx(other))

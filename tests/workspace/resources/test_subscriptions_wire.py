@@ -20,7 +20,7 @@ from mcp.client.session import IncomingMessage
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import ResourceUpdated
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 
 from mcp import Client
 from rootbound.core.uri import path_to_uri
@@ -225,3 +225,68 @@ async def test_list_changed_when_a_top_level_entry_comes_or_goes_and_when_roots_
             await client.list_resources()  # fetches the roots again at the latest: the change is seen by then
             assert await changes.receive.receive() == "list_changed"
             assert {r.name for r in (await client.list_resources()).resources} == {"a"}
+
+
+@asynccontextmanager
+async def modern_client(transport: str, root: Path) -> AsyncIterator[tuple[Client, int | None]]:
+    """A 2026-07-28 SDK client of ``rootbound serve root`` over ``transport``, and the server's pid over HTTP."""
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "rootbound", "serve", str(root)],
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        async with Client(params, mode="2026-07-28") as client:
+            yield client, None
+        return
+    with http_serve_process(["--insecure-no-auth", str(root)]) as (url, process):
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as client,
+        ):
+            yield client, process.pid
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_listen_stream_that_asks_for_list_changes_gets_them_and_no_other_stream_does(
+    tmp_path: Path, transport: str
+) -> None:
+    """2026-07-28: ``listChanged: true`` is declared for resources (not for tools or prompts); a
+    ``subscriptions/listen`` stream with ``resourcesListChanged`` is acknowledged with it (and without the tools
+    list changes this server never sends) and gets ``notifications/resources/list_changed`` when another process
+    creates or removes an entry at a root's top level; a stream that asked only for a resource's updates gets
+    those and no list change; the watches end with the streams."""
+    root = tmp_path.resolve() / "work"
+    (root / "sub").mkdir(parents=True)
+    (root / "watched.txt").write_text("one\n")
+    uri = path_to_uri(root / "watched.txt")
+    with anyio.fail_after(DEADLINE):
+        async with modern_client(transport, root) as (client, pid):
+            declared = (await client.session.send_discover("2026-07-28"))["capabilities"]  # server/discover, raw
+            assert declared["resources"].get("listChanged") is True
+            assert not declared.get("tools", {}).get("listChanged")
+            async with (
+                client.listen(resources_list_changed=True, tools_list_changed=True) as lists,
+                client.listen(resource_subscriptions=[uri]) as updates,
+            ):
+                assert lists.honored.resources_list_changed is True
+                assert not lists.honored.tools_list_changed  # never sent here: not acknowledged
+                if pid is not None:
+                    assert watch_threads(pid) == 1
+                write_in_another_process(root / "sub" / "deeper.txt", "below the top level: no list change\n")
+                write_in_another_process(root / "new.txt", "n\n")
+                async for event in lists:
+                    assert isinstance(event, ResourcesListChanged), event
+                    break
+                assert "new.txt" in {r.name for r in (await client.list_resources()).resources}
+                remove_in_another_process(root / "new.txt")
+                async for event in lists:
+                    assert isinstance(event, ResourcesListChanged), event
+                    break
+                write_in_another_process(root / "watched.txt", "two\n")
+                async for event in updates:  # the top level's changes reached the other stream not at all
+                    assert isinstance(event, ResourceUpdated) and event.uri == uri, event
+                    break
+            if pid is not None:
+                while watch_threads(pid):
+                    await anyio.sleep(0.1)  # the streams' ends reach the server as their requests are cancelled

@@ -15,8 +15,12 @@ Now:
   without, and flows with equal demand take turns (round robin). The last ``reserve`` free slots go only to a flow
   holding none: flows with backlogs, however many, together hold at most ``capacity - reserve``, so a client's
   first call finds a reserved slot free (or waits for one call of another newcomer), never for a backlog.
+* Worker threads are our own (:class:`~.workers.Workers`): an idle one ends after 1 s by itself, where anyio's
+  stayed 10 s and ended only on the pool's next use (issue 49's threads back to the baseline within 10 s).
 * :func:`client_of`: a flow is the request's token (its principal) where requests are authenticated; else a
-  handshake-era session's connection-scoped session; else (2026-07-28 stateless requests) the peer's address.
+  handshake-era session's connection-scoped session (over HTTP its ``mcp-session-id``; over stdio or in memory its
+  connection: mcp 2.x makes a ``ServerSession`` per request, so counting those made every call a client of its own
+  and one client could take all 32 workers); else (2026-07-28 stateless requests) the peer's address.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Any, Final, TypeVar
 
 import anyio
+
+from rootbound.workspace.limits.workers import Workers
 
 __all__ = ["WORKERS", "CallSlots", "FairSlots", "client_of", "run_to_end"]
 
@@ -121,7 +127,7 @@ class CallSlots:
         self.workers = FairSlots(workers, workers // 4)
         self.walks = FairSlots(max_walks + 1, 1)
         self.writes = FairSlots(writes, writes // 4)
-        self.threads = anyio.CapacityLimiter(workers)  # never the one that waits: the fair pool admits first
+        self.threads = Workers(workers)  # never the one that waits: the fair pool admits first
 
     @contextlib.asynccontextmanager
     async def hold(self, flow: Hashable, *, walks: bool, writes: bool) -> AsyncIterator[None]:
@@ -134,8 +140,8 @@ class CallSlots:
             yield
 
 
-async def run_to_end(function: Callable[[], T], stop: Callable[[], None], limiter: anyio.CapacityLimiter) -> T:
-    """``function()`` on a worker thread. If the caller is cancelled meanwhile, ``stop()`` is called and the
+async def run_to_end(function: Callable[[], T], stop: Callable[[], None], threads: Workers) -> T:
+    """``function()`` on one of ``threads``. If the caller is cancelled meanwhile, ``stop()`` is called and the
     thread is still waited for: this returns (or the cancellation is raised) only once the work has ended."""
     outcome: list[T] = []
 
@@ -148,7 +154,7 @@ async def run_to_end(function: Callable[[], T], stop: Callable[[], None], limite
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(watch)
         try:
-            outcome.append(await anyio.to_thread.run_sync(function, limiter=limiter))
+            outcome.append(await threads.run(function))
         finally:
             tasks.cancel_scope.cancel()
     return outcome[0]
@@ -158,8 +164,9 @@ def client_of(ctx: Any) -> Hashable:
     """The flow a request is counted to: its token's principal, else its handshake-era session, else its peer."""
     request = getattr(ctx, "request", None)
     scope = getattr(request, "scope", None)
-    if not isinstance(scope, dict):
-        return ("session", id(ctx.session))  # stdio or in memory: the one connection
+    if not isinstance(scope, dict):  # stdio or in memory: the one connection (mcp 2.x makes a session per request)
+        session = getattr(ctx, "session", None)
+        return ("connection", id(getattr(session, "_connection", session)))
     token = getattr(scope.get("user"), "access_token", None)
     principal = getattr(token, "client_id", None)
     if isinstance(principal, str):

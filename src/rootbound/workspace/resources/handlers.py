@@ -23,10 +23,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
-from rootbound.confine.boundary import LIST
-from rootbound.core.errors import RootsError
 from rootbound.core.mrtr import era_of
-from rootbound.core.uri import path_to_uri
 from rootbound.mcp._sdk_server import connection_of
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.limits.answer_budget import ANSWERS
@@ -34,9 +31,9 @@ from rootbound.workspace.resources.addresses import EXTENSION, TEMPLATE, not_fou
 from rootbound.workspace.resources.contents import ReadRequest, fits, read_resource
 from rootbound.workspace.resources.listening import WatchedListen
 from rootbound.workspace.resources.listings import Listing, complete_path, directory_page, list_page
-from rootbound.workspace.resources.subscribing import SubscribeRequest
+from rootbound.workspace.resources.subscribing import SubscribeRequest, watch_top_levels
 from rootbound.workspace.resources.subscribing import subscribe as subscribe_to
-from rootbound.workspace.resources.watches import Notify, Subscription, Watches, WatchesFull
+from rootbound.workspace.resources.watches import BOOKKEEPING, Notify, Watches
 
 __all__ = [
     "DIRECTORY_READ",
@@ -122,7 +119,7 @@ def install_resources(server: Server[Any], host: ResourceHost) -> None:
 
         def page(fs: RootedFS) -> Any:
             if lister is not None:
-                watch_top_levels(fs, lister, host.watches)
+                watch_top_levels(fs, lister, lister.notify, host.watches)
             return list_page(fs, listing)
 
         result = await host.in_roots(ctx, page, True)
@@ -185,8 +182,9 @@ def _declare_in_handshake(server: Server[Any]) -> None:
 def _no_list_changed(server: Server[Any]) -> None:
     """Serving ``subscriptions/listen`` makes the SDK declare ``listChanged: true`` for tools, prompts and resources
     in 2026-07-28; this server sends no tools or prompts ``list_changed``, so its capabilities say so
-    (``subscribe`` stays). Resources' is declared in the handshake era, where a session that listed resources is
-    told when its roots change or a root's top level does (:func:`watch_top_levels`); not in 2026-07-28."""
+    (``subscribe`` stays). Resources' is declared in both eras: a handshake-era session that listed resources, and a
+    2026-07-28 listen stream that asked for ``resourcesListChanged``, are told when a root's top level changes (and
+    the session when its roots do: :func:`watch_top_levels`)."""
     base = server.get_capabilities
 
     def capabilities(
@@ -198,12 +196,11 @@ def _no_list_changed(server: Server[Any]) -> None:
     ) -> types.ServerCapabilities:
         found = base(notification_options, experimental_capabilities, extensions, protocol_version=protocol_version)
         quiet: dict[str, Any] = {}
-        modern = protocol_version is not None and era_of(protocol_version) == "2026-07-28"
-        for name in ("tools", "prompts", "resources") if modern else ("tools", "prompts"):
+        for name in ("tools", "prompts"):
             part = getattr(found, name)
             if part is not None and part.list_changed:
                 quiet[name] = part.model_copy(update={"list_changed": False})
-        if not modern and found.resources is not None and not found.resources.list_changed:
+        if found.resources is not None and not found.resources.list_changed:
             quiet["resources"] = found.resources.model_copy(update={"list_changed": True})
         return found.model_copy(update=quiet) if quiet else found
 
@@ -241,17 +238,6 @@ def _lister(ctx: ServerRequestContext[Any, Any], watches: Watches) -> _Lister:
     return lister
 
 
-def watch_top_levels(fs: RootedFS, lister: _Lister, watches: Watches) -> None:
-    """Watch each directory root's top level for ``lister`` (what ``resources/list`` shows); over a bound, or
-    refused by the kernel, that root is not watched (its entries are still listed)."""
-    for root in fs.boundary:
-        if root.kind != "dir":
-            continue
-        uri = path_to_uri(str(root.path))
-        with contextlib.suppress(RootsError, OSError, WatchesFull), fs.boundary.open(str(root.path), LIST) as handle:
-            watches.subscribe(lister, lister.notify, handle.fd, Subscription(lister, uri, ""))
-
-
 async def _send_list_changed(connection: Connection) -> None:
     with anyio.move_on_after(SEND_GRACE):
         await connection.send_resource_list_changed()
@@ -277,7 +263,7 @@ async def narrow_subscriptions(
             lister.notify("")
 
     if session is not None or isinstance(lister, _Lister):
-        await anyio.to_thread.run_sync(narrow)
+        await BOOKKEEPING.run(narrow)
 
 
 async def _send(connection: Connection, uri: str) -> None:
@@ -311,11 +297,12 @@ def _install_subscriptions(server: Server[Any], host: ResourceHost, run: Run) ->
         return await run(ctx, params.uri, lambda fs: subscribe_to(fs, request))
 
     async def unsubscribe(ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> Any:
-        await anyio.to_thread.run_sync(watches.unsubscribe, connection_of(ctx), params.uri)
+        session = connection_of(ctx)
+        await BOOKKEEPING.run(lambda: watches.unsubscribe(session, params.uri))
         return {}
 
     server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
-    listen = WatchedListen(watches, run)
+    listen = WatchedListen(watches, run, host.in_roots)
     server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, listen)
     _no_list_changed(server)

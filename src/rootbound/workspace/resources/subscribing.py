@@ -6,6 +6,7 @@ that fd. A file that is a root of its own has no served parent to watch: it cann
 
 from __future__ import annotations
 
+import contextlib
 import stat
 from dataclasses import dataclass
 
@@ -13,12 +14,13 @@ from mcp.shared.exceptions import MCPError
 
 from rootbound.confine.boundary import LIST
 from rootbound.core.errors import RootsError
+from rootbound.core.uri import path_to_uri
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.resources.addresses import bad_request, not_found, split_uri
 from rootbound.workspace.resources.listings import served
 from rootbound.workspace.resources.watches import Notify, Subscription, Watches, WatchesFull
 
-__all__ = ["SubscribeRequest", "still_served", "subscribe"]
+__all__ = ["SubscribeRequest", "still_served", "subscribe", "watch_top_levels"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +75,18 @@ def _watch(request: SubscribeRequest, dir_fd: int, name: str) -> None:
             "the kernel refused another inotify watch (fs.inotify.max_user_watches): unsubscribe from something, "
             "or raise the limit"
         )
+
+
+def watch_top_levels(fs: RootedFS, session: object, notify: Notify, watches: Watches) -> int:
+    """Watch each directory root's top level (what ``resources/list`` shows) for ``session``, which ``notify``
+    tells of any change there; over a bound, or refused by the kernel, that root is not watched (its entries are
+    still listed). Returns how many roots are watched."""
+    watched = 0
+    for root in fs.boundary:
+        if root.kind != "dir":
+            continue
+        uri = path_to_uri(str(root.path))
+        with contextlib.suppress(RootsError, OSError, WatchesFull), fs.boundary.open(str(root.path), LIST) as handle:
+            watches.subscribe(session, notify, handle.fd, Subscription(session, uri, ""))
+            watched += 1
+    return watched

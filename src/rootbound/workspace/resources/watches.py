@@ -23,8 +23,9 @@ from typing import Final
 
 from rootbound.confine.fd_access import name_thread
 from rootbound.confine.inotify import Inotify
+from rootbound.workspace.limits.workers import Workers
 
-__all__ = ["MAX_PER_PROCESS", "MAX_PER_SESSION", "Notify", "Subscription", "Watches", "WatchesFull"]
+__all__ = ["BOOKKEEPING", "MAX_PER_PROCESS", "MAX_PER_SESSION", "Notify", "Subscription", "Watches", "WatchesFull"]
 
 MAX_PER_SESSION: Final = 64
 """Subscriptions one session may hold at once."""
@@ -33,6 +34,9 @@ MAX_PER_PROCESS: Final = 1024
 search index's)."""
 _BATCH: Final = 4096
 THREAD_NAME: Final = "rootbound-watch"
+BOOKKEEPING: Final = Workers(4, name="rootbound-watches")
+"""Threads for the handlers' calls into :class:`Watches` off the event loop (unsubscribing, a stream's end, roots
+narrowing): they may wait for the lock or join a reader thread. Idle ones end after 1 s (anyio's stayed 10 s)."""
 
 Notify = Callable[[str], None]
 """Sends ``notifications/resources/updated`` for a URI to one session (from the reader thread; must not block)."""

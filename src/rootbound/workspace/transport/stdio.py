@@ -49,9 +49,11 @@ def serve_stdio(server: Any, *, exit_process: bool = False) -> int:
 def _exit_now(code: int) -> None:
     from rootbound.search.index.registry import close_all
     from rootbound.search.scan_helper import close_helpers
+    from rootbound.workspace.limits.workers import retire_idle
 
     close_helpers()  # waited for: none outlives the server holding its stderr
     close_all()  # the search index's cache folders
+    retire_idle()  # idle worker threads end now: the grace below is for calls still running
     deadline = time.monotonic() + _THREAD_GRACE
     for thread in threading.enumerate():
         if thread is not threading.current_thread() and not thread.daemon:
