@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,21 +62,29 @@ def test_inspector_cli_reads_a_file(inspector: list[str], served: tuple[str, Pat
     assert stamped is (era == "modern")  # 2026-07-28 results carry the serverInfo stamp, handshake ones never
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(240)
 @pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("transport", ["http", "stdio"])
 def test_inspector_cli_lists_templates_and_reads_a_resource(
-    inspector: list[str], served: tuple[str, Path], era: str, tmp_path: Path
+    inspector: list[str], served: tuple[str, Path], era: str, transport: str, tmp_path: Path
 ) -> None:
-    """Issue 49: the workspace as resources, through the Inspector's own ``--method resources/*`` (HTTP)."""
+    """Issue 49: the workspace as resources, through the Inspector's own ``--method resources/*``, over HTTP (both
+    eras) and over stdio (the server started by the Inspector, as a host starts it)."""
     url, work = served
     env = {**os.environ, "HOME": str(tmp_path)}
+    if transport == "http":
+        target = [url, "--protocol-era", era]
+    else:
+        env_args = ["-e", f"PYTHONPATH={os.environ['PYTHONPATH']}"] if os.environ.get("PYTHONPATH") else []
+        target = [*env_args, sys.executable, "-m", "rootbound", "serve", "--no-index", str(work)]
+        target += ["--protocol-era", era]
     answers = []
     for extra in (
         ["--method", "resources/templates/list"],
         ["--method", "resources/read", "--uri", (work / "notes.md").as_uri()],
     ):
         done = subprocess.run(
-            [*inspector, url, "--protocol-era", era, *extra],
+            [*inspector, *target, *extra],
             capture_output=True,
             text=True,
             timeout=90,
@@ -83,7 +92,7 @@ def test_inspector_cli_lists_templates_and_reads_a_resource(
             check=False,
         )
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        answers.append(json.loads(done.stdout))
+        answers.append(json.loads(done.stdout[done.stdout.index("{") :]))  # stdio: the start-up line may come first
     templates, read = answers
     assert [t["uriTemplate"] for t in templates["resourceTemplates"]] == ["file:///{+path}"]
     (content,) = read["contents"]
