@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterable
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -69,14 +71,19 @@ def load_known(index: TreeIndex) -> Known:
     snap = saved.load(index.path, identity)
     if snap is None:
         return {}
-    racy = snap.saved_ns - RACY_NS
-    known: Known = {}
-    for name, row in zip(snap.names, snap.records.tolist(), strict=True):
-        stat_of = tuple(row[:5])
-        if row[4] < racy:  # else changed too close to the save to vouch for it: read again
-            known[name] = (stat_of, KINDS[row[5]], row[6])
-    if snap.total > 2 * max(1, sum(1 for _, kind, _ in known.values() if kind == TEXT)):
+    records = snap.records
+    fresh = records[:, 4] < snap.saved_ns - RACY_NS  # else changed too close to the save to vouch for it: read again
+    if snap.total > 2 * max(1, int((fresh & (records[:, 5] == KINDS.index(TEXT))).sum())):
         return {}
+    # By path, built in C (zip, map: no Python code per file; a first query waits for this).
+    stats = map(tuple, records[:, :5].tolist())
+    kinds = map(KINDS.__getitem__, records[:, 5].tolist())
+    rows: Iterable[tuple[tuple[int, ...], str, int]] = zip(stats, kinds, records[:, 6].tolist(), strict=True)
+    names: Iterable[str] = snap.names
+    if not fresh.all():
+        keep = fresh.tolist()
+        names, rows = compress(names, keep), compress(rows, keep)
+    known: Known = dict(zip(names, rows, strict=True))
     index.segments = list(snap.segments)
     index.names = [[] for _ in snap.segments]
     index.count = snap.total
