@@ -94,12 +94,16 @@ def load_known(index: TreeIndex) -> Known:
     return known
 
 
+_NEVER_VOUCHED: Final = (UNREADABLE, ALWAYS)
+"""Kinds the saved postings do not answer for: such a file is opened by every query."""
+
+
 def _holds(record: tuple[tuple[int, ...], str, int], st: os.stat_result) -> bool:
     """Whether ``st`` (an lstat of the recorded path) is the file ``record`` describes: the kernel's
     ``(dev, ino, size, mtime_ns, ctime_ns)`` as recorded, one link, a kind the saved postings answer for."""
     stat_of, kind, _ = record
     now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return now == stat_of and st.st_nlink == 1 and kind not in (UNREADABLE, ALWAYS)
+    return now == stat_of and st.st_nlink == 1 and kind not in _NEVER_VOUCHED
 
 
 def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bool:
@@ -144,8 +148,9 @@ class Vouched:
             st = lstat_entry(dir_fd, name)
         except OSError:
             return  # gone or unreadable: opened by the query, which counts it as a full scan would
-        if _holds(record, st):
-            _, kind, number = record
+        stat_of, kind, number = record  # :func:`_holds`, inline: once per file of a new server's first query
+        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if now == stat_of and st.st_nlink == 1 and kind not in _NEVER_VOUCHED:
             if kind == TEXT:
                 self.numbers[rel] = number
             self.kinds[rel] = kind
