@@ -17,6 +17,10 @@ Rows, each for a literal and a regex with a required literal, with the ignore fi
   with 3% of the files changed, added or removed); each row checks out the other branch first.
 
 The server's cache is a folder of this run (``XDG_CACHE_HOME``), so the user's own is never touched.
+
+``--baseline PYTHON`` (e.g. ``/work/main/.venv/bin/python``): the ``unchanged`` and ``1% changed`` rows of that
+checkout's server and of this one side by side in one run, each the median of ``--repeat`` new servers, the order of
+the two swapped each time (:func:`baseline_rows`).
 """
 
 from __future__ import annotations
@@ -42,10 +46,10 @@ RG_IGN = ["rg", "-n", "--hidden", "--no-require-git", "-g", "!.git", "--no-messa
 class Server:
     """A new ``rootbound serve`` over stdio, driven by hand (JSON lines): no SDK start-up in the timing."""
 
-    def __init__(self, root: Path, env: dict[str, str], *extra: str) -> None:
+    def __init__(self, root: Path, env: dict[str, str], *extra: str, python: str = sys.executable) -> None:
         began = time.perf_counter()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "rootbound", "serve", *extra, str(root)],
+            [python, "-m", "rootbound", "serve", *extra, str(root)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -159,10 +163,12 @@ def rg_seconds(argv: list[str], runs: int) -> float:
     return statistics.median(times)
 
 
-def one_row(root: Path, env: dict[str, str], arguments: dict[str, Any], want: str) -> dict[str, float]:
-    """A new server: start-up, its first grep right after ``initialized`` (checked against ``want``), seconds to
-    its index ready, a grep then, its peak RSS."""
-    server = Server(root, env, "--index-status", "always")  # the status on every answer (the default says it once)
+def one_row(
+    root: Path, env: dict[str, str], arguments: dict[str, Any], want: str, python: str = sys.executable
+) -> dict[str, float]:
+    """A new server (run by ``python``): start-up, its first grep right after ``initialized`` (checked against
+    ``want``), seconds to its index ready, a grep then, its peak RSS."""
+    server = Server(root, env, "--index-status", "always", python=python)  # the status on every answer
     try:
         first, text = server.grep(arguments)
         if _body(text) != want:
@@ -238,5 +244,69 @@ def restart_rows(root: Path, runs: int = 3) -> None:
     shutil.rmtree(cache, ignore_errors=True)
 
 
+def baseline_rows(root: Path, baseline: str, scenarios: list[str], repeat: int, runs: int = 3) -> None:
+    """Each row for ``baseline`` (another checkout's interpreter, e.g. main's ``.venv/bin/python``) and for this
+    checkout, side by side in one run: per repeat the tree is prepared once, then both servers run on it (in
+    turn, the order swapped each repeat), each with its own cache folder; the medians of ``repeat`` first greps,
+    ``rg`` (median of its runs each repeat) beside. Both answers are checked against a ``--no-index`` scan."""
+    make_git_tree(root)
+    _git(root, "checkout", "-q", "-f", "main")
+    sides = {"baseline": baseline, "this": sys.executable}
+    caches = {side: Path(tempfile.mkdtemp(prefix=f"rootbound-bench-{side}-")) for side in sides}
+    envs = {side: {**os.environ, "XDG_CACHE_HOME": str(caches[side]), "PYTHONWARNINGS": "ignore"} for side in sides}
+    searches: list[tuple[str, dict[str, Any], list[str]]] = [
+        ("literal", {"pattern": LITERAL}, [*RG_IGN, "-F", LITERAL, str(root)]),
+        ("regex", {"pattern": REGEX, "regex": True}, [*RG_IGN, REGEX, str(root)]),
+        ("literal -uu", {"pattern": LITERAL, "include_ignored": True}, [*RG_UU, "-F", LITERAL, str(root)]),
+        ("regex -uu", {"pattern": REGEX, "regex": True, "include_ignored": True}, [*RG_UU, REGEX, str(root)]),
+    ]
+    for side in sides:  # each side's saved index of the tree as it stands
+        one_row(root, envs[side], searches[0][1], _want(root, envs[side], searches[0][1]), sides[side])
+    flip = [False]
+    print(f"\nissue 51, {baseline} vs {sys.executable}; tree {root}; median of {repeat}; load {os.getloadavg()[0]:.1f}")
+    print(f"{'row':<30} {'rg s':>6} {'base s':>7} {'ratio':>6} {'this s':>7} {'ratio':>6} {'this/base':>9}")
+    for scenario in scenarios:
+        for label, arguments, rg in searches:
+            firsts: dict[str, list[float]] = {side: [] for side in sides}
+            rgs: list[float] = []
+            for turn in range(repeat):
+                if scenario == "1% changed":
+                    change_one_percent(root, flip)
+                want = _want(root, envs["this"], arguments)
+                rgs.append(rg_seconds(rg, runs))
+                for side in list(sides)[:: 1 if turn % 2 == 0 else -1]:
+                    firsts[side].append(one_row(root, envs[side], arguments, want, sides[side])["first"])
+            rg_s = statistics.median(rgs)
+            base, this = statistics.median(firsts["baseline"]), statistics.median(firsts["this"])
+            print(
+                f"{scenario + ': ' + label:<30} {rg_s:>6.2f} {base:>7.2f} {base / rg_s:>5.2f}x {this:>7.2f} "
+                f"{this / rg_s:>5.2f}x {this / base:>8.2f}x   load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+    _git(root, "checkout", "-q", "-f", "main")
+    for cache in caches.values():
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _want(root: Path, env: dict[str, str], arguments: dict[str, Any]) -> str:
+    scan = Server(root, env, "--no-index")
+    try:
+        return _body(scan.grep(arguments)[1])
+    finally:
+        scan.close()
+
+
 if __name__ == "__main__":
-    restart_rows(Path(sys.argv[1]).resolve(), int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+    import argparse
+
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("tree", type=Path)
+    parser.add_argument("runs", type=int, nargs="?", default=3, help="rg runs per row (median)")
+    parser.add_argument("--baseline", help="another checkout's interpreter: its rows beside this one's, one run")
+    parser.add_argument("--scenarios", default="unchanged,1% changed", help="with --baseline: which rows")
+    parser.add_argument("--repeat", type=int, default=3, help="with --baseline: first greps per row (median)")
+    options = parser.parse_args()
+    if options.baseline:
+        baseline_rows(options.tree.resolve(), options.baseline, options.scenarios.split(","), options.repeat)
+    else:
+        restart_rows(options.tree.resolve(), options.runs)

@@ -18,6 +18,7 @@ with ``--strict-empty-roots``.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -217,6 +218,13 @@ def _indexes(config: WorkspaceConfig) -> IndexRegistry | None:
         at_start=config.index_at_start and later is None,
         saved=config.index_saved,
     )
+    # The objects the start-up's imports made are kept for good: moved out of the collector's reach, so a full
+    # collection during the first search (which makes tens of thousands of objects: a saved index's records, the
+    # walk) does not go over all of them (issue 51: 0.12-0.19 s of a new server's first grep).
+    if later is None:
+        gc.freeze()
+    else:
+        later.append(gc.freeze)
     if config.index_at_start and later is not None:
         later.append(registry.start_all)
     elif config.index_saved is not None:  # a DIR with a saved index is taken up at start, in the background

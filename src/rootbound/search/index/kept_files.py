@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterable
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -69,14 +71,19 @@ def load_known(index: TreeIndex) -> Known:
     snap = saved.load(index.path, identity)
     if snap is None:
         return {}
-    racy = snap.saved_ns - RACY_NS
-    known: Known = {}
-    for name, row in zip(snap.names, snap.records.tolist(), strict=True):
-        stat_of = tuple(row[:5])
-        if row[4] < racy:  # else changed too close to the save to vouch for it: read again
-            known[name] = (stat_of, KINDS[row[5]], row[6])
-    if snap.total > 2 * max(1, sum(1 for _, kind, _ in known.values() if kind == TEXT)):
+    records = snap.records
+    fresh = records[:, 4] < snap.saved_ns - RACY_NS  # else changed too close to the save to vouch for it: read again
+    if snap.total > 2 * max(1, int((fresh & (records[:, 5] == KINDS.index(TEXT))).sum())):
         return {}
+    # By path, built in C (zip, map: no Python code per file; a first query waits for this).
+    stats = map(tuple, records[:, :5].tolist())
+    kinds = map(KINDS.__getitem__, records[:, 5].tolist())
+    rows: Iterable[tuple[tuple[int, ...], str, int]] = zip(stats, kinds, records[:, 6].tolist(), strict=True)
+    names: Iterable[str] = snap.names
+    if not fresh.all():
+        keep = fresh.tolist()
+        names, rows = compress(names, keep), compress(rows, keep)
+    known: Known = dict(zip(names, rows, strict=True))
     index.segments = list(snap.segments)
     index.names = [[] for _ in snap.segments]
     index.count = snap.total
@@ -87,12 +94,16 @@ def load_known(index: TreeIndex) -> Known:
     return known
 
 
+_NEVER_VOUCHED: Final = (UNREADABLE, ALWAYS)
+"""Kinds the saved postings do not answer for: such a file is opened by every query."""
+
+
 def _holds(record: tuple[tuple[int, ...], str, int], st: os.stat_result) -> bool:
     """Whether ``st`` (an lstat of the recorded path) is the file ``record`` describes: the kernel's
     ``(dev, ino, size, mtime_ns, ctime_ns)`` as recorded, one link, a kind the saved postings answer for."""
     stat_of, kind, _ = record
     now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return now == stat_of and st.st_nlink == 1 and kind not in (UNREADABLE, ALWAYS)
+    return now == stat_of and st.st_nlink == 1 and kind not in _NEVER_VOUCHED
 
 
 def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bool:
@@ -137,8 +148,9 @@ class Vouched:
             st = lstat_entry(dir_fd, name)
         except OSError:
             return  # gone or unreadable: opened by the query, which counts it as a full scan would
-        if _holds(record, st):
-            _, kind, number = record
+        stat_of, kind, number = record  # :func:`_holds`, inline: once per file of a new server's first query
+        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if now == stat_of and st.st_nlink == 1 and kind not in _NEVER_VOUCHED:
             if kind == TEXT:
                 self.numbers[rel] = number
             self.kinds[rel] = kind
