@@ -186,6 +186,14 @@ elif CASE == "sql":  # Python's sqlite3 with readfile(): ATTACH, VACUUM INTO and
             description="Run one statement on the SQLite database (readfile(path) returns a file's bytes).",
         )
     ]
+elif CASE == "sql-write":  # the same without readfile(), as mcp-server-sqlite's write_query: only writes reach out
+    TOOLS = [
+        tool(
+            "write_sql",
+            {"query": {"type": "string", "description": "One SQL statement"}},
+            description="Run one INSERT, UPDATE, DELETE or VACUUM statement on the SQLite database.",
+        )
+    ]
 elif CASE == "cmd":  # an allowed list of commands, paths with '/' checked by prefix (--fixed: by components)
     TOOLS = [
         tool(
@@ -319,7 +327,8 @@ def run_sql(query: str) -> str:
 
     db = sqlite3.connect(os.path.join(ROOTS[0], ".rbt-defect.sqlite"))
     try:
-        db.create_function("readfile", 1, readfile)
+        if CASE == "sql":
+            db.create_function("readfile", 1, readfile)
         db.set_authorizer(authorize)
         rows = db.execute(query).fetchall()
         db.commit()
@@ -346,7 +355,7 @@ def run_command(line: str) -> str:
 
 
 def call(name: str, args: dict[str, Any]) -> str:
-    if CASE == "sql":
+    if CASE in ("sql", "sql-write"):
         return run_sql(str(args["query"]))
     if CASE == "cmd":
         return run_command(str(args["command"]))

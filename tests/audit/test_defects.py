@@ -513,6 +513,21 @@ def test_paths_inside_sql_statements_are_probed(tmp_path: Path) -> None:
     assert any("lists no directory" in g for g in clean.gaps()), clean.gaps()
 
 
+def test_a_sqlite_write_beyond_the_trap_is_a_write(tmp_path: Path) -> None:
+    """``write_sql(query)`` without ``readfile()``, as mcp-server-sqlite's ``write_query``: ``VACUUM INTO`` creates
+    its file (and its journal) wherever it is told. Before, the file an absolute probe created in the server's cwd
+    stayed there (no snapshot restores the cwd), so the relative probe of the same name met an existing file,
+    SQLite refused it after opening it, and the kernel's read was reported (``cwd-relative`` read, high); the
+    directory SQLite opens to sync a file it created was an ``outside-absolute`` meta of its own (low). Every
+    piece of evidence beyond the trap is now the write it was (folded into the tool's critical write)."""
+    report = audit(tmp_path, "sql-write", write=True)
+    found = {(f.tool, f.param, f.kind, f.severity) for f in report.findings}
+    assert ("write_sql", "query", "write", "critical") in found, claims(report)
+    beyond = [f for f in report.findings if f.location in ("cwd", "tmp", "userhome") and f.kind != "write"]
+    assert beyond == [], claims(report)
+    assert report.exit_code("low") == 1
+
+
 def test_paths_inside_command_lines_are_probed(tmp_path: Path) -> None:
     """``run_command(command)`` that allows ``ls, head, pwd`` (said in its description) and checks only arguments
     with a ``/`` by prefix, as cli-mcp-server 0.2.5 does: ``head <prefix sibling>/canary`` reads outside and
