@@ -152,6 +152,12 @@ elif CASE == "values":  # clean; two tools refuse the audit's fillers, listing t
         tool("export_file", {"path": _S, "export_format": _S}, description="Export a file."),
         tool("change_kind", {"path": _S, "index": {"type": "integer"}, "new_kind": _S}, description="Set a kind."),
     ]
+elif CASE == "keys":  # clean; an array of free-form objects whose keys only its refusals name (an empty one: no-op)
+    _FREE = {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "string"}}}
+    TOOLS = [
+        tool("bulk_add_cells", {"notebook_path": _S, "cells_to_add": _FREE}, description="Add cells to a file."),
+        tool("add_entry", {"path": _S, "entry": {"type": "object"}}, description="Append an entry to a file."),
+    ]
 elif CASE == "cells":  # no bounds: a writer whose range must parse and whose values must fit it
     _RANGE = {"type": "string", "description": 'Range of cells (e.g., "A1:C10")'}
     _TABLE = {"type": "array", "items": {"type": "array", "items": {"type": ["string", "number", "null"]}}}
@@ -339,6 +345,31 @@ def run_sql(query: str) -> str:
     return "\n".join(repr(row) for row in rows) or "ok"
 
 
+def add_cells(name: str, args: dict[str, Any]) -> str:
+    """As cursor-notebook-mcp's notebook_bulk_add_cells: an empty list changes nothing; each item needs keys only
+    the refusal names, and a cell type from a list it gives; then the checked file is appended to."""
+    if name == "add_entry":
+        entry = args.get("entry")
+        if not isinstance(entry, dict) or "title" not in entry:
+            raise Refused("'title' is a required property")
+        items: list[Any] = [entry]
+    else:
+        items = args.get("cells_to_add") or []
+        if not items:
+            return "No cells provided to add. No changes made."
+        for i, cell in enumerate(items):
+            if not isinstance(cell, dict) or "cell_type" not in cell or "source" not in cell:
+                raise Refused("Each item in 'cells_to_add' must be a dictionary with 'cell_type' and 'source' keys.")
+            if cell["cell_type"] not in ("code", "markdown"):
+                raise Refused(f"Invalid cell_type {cell['cell_type']!r} at index {i}. Must be 'code' or 'markdown'.")
+    path = checked(str(args.get("notebook_path", args.get("path"))))
+    if not os.path.isfile(path):
+        raise Refused("no such file")
+    with open(path, "a") as fh:
+        fh.write(json.dumps(items))
+    return f"added {len(items)}"
+
+
 def run_command(line: str) -> str:
     """ls, head or pwd, no shell; an argument with a '/' is a path checked by prefix (--fixed: every argument,
     by components)."""
@@ -442,6 +473,8 @@ def call(name: str, args: dict[str, Any]) -> str:
         if name == "change_kind" and kind not in ("code", "markdown", "raw"):
             raise Refused(f"Invalid kind: {kind}. Must be one of: code, markdown, raw")
         return read(path)
+    if CASE == "keys":
+        return add_cells(name, args)
     if CASE == "cells":
         path = str(args["file_path"])
         path = checked(path) if FIXED else path

@@ -74,6 +74,19 @@ def test_a_refusal_that_lists_the_values_a_filler_takes_is_obeyed(tmp_path: Path
     assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
 
 
+def test_the_keys_a_refusal_names_for_an_object_are_filled(tmp_path: Path) -> None:
+    """A clean server whose ``cells_to_add`` is an array of free-form objects (an empty one changes nothing) and
+    whose refusals alone name the keys each needs ("a dictionary with 'cell_type' and 'source' keys") and the
+    values ``cell_type`` takes ("Must be 'code' or 'markdown'"); a free-form ``entry`` that needs "'title' is a
+    required property", as cursor-notebook-mcp's ``notebook_bulk_add_cells``. Before, the audit sent ``[]`` (a
+    no-op that never passed a write control) and never learnt keys: both tools untested, exit 2."""
+    report = audit(tmp_path, "keys", write=True)
+    rows = {(t.name, p.param): (p.status, p.probes) for t in report.modes[0].tools for p in t.params}
+    for tool, param in (("bulk_add_cells", "notebook_path"), ("add_entry", "path")):
+        assert rows[(tool, param)][0] == "tested" and rows[(tool, param)][1] > 0, rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
 def test_a_writer_gets_a_range_and_a_table_of_values_that_fit(tmp_path: Path) -> None:
     """A writer with no bounds whose ``range`` must parse (its description gives "e.g., A1:C10") and whose 2-D
     ``values`` must have as many rows as the range, as negokaz-excel's writers do. Before, the fillers ("rbt", [])

@@ -10,6 +10,9 @@ from rootbound.audit import build_trap
 from rootbound.audit.far_canaries import remove_created
 from rootbound.audit.judge import kernel_evidence
 from rootbound.audit.kernel_events import IN_CREATE, IN_ISDIR, IN_MODIFY, IN_OPEN, KernelEvent
+from rootbound.audit.tool_errors import object_keys
+from rootbound.audit.tools import plan_tool
+from rootbound.audit.values import allowed_values, required_keys
 
 
 def test_what_a_call_opened_where_it_wrote_is_part_of_the_write(tmp_path: Path) -> None:
@@ -53,3 +56,40 @@ def test_a_file_a_probe_created_beyond_the_trap_is_removed(tmp_path: Path) -> No
     assert not remove_created(trap, "cwd", other.name) and other.exists()
     assert not remove_created(trap, "cwd", canary.name) and canary.exists()
     assert not remove_created(trap, "nowhere", made.name)
+
+
+def test_the_keys_a_refusal_names_as_required() -> None:
+    """Before, no refusal taught an object's keys (only values and flags)."""
+    said = {
+        "missing key 'cell_type'": ["cell_type"],
+        "'source' is a required property": ["source"],
+        "Each item in 'cells_to_add' must be a dictionary with 'cell_type' and 'source' keys.": ["cell_type", "source"],
+        "each cell needs cell_type and source": ["cell_type", "source"],
+        "missing required fields: title, body": ["title", "body"],
+        "cells_to_add.0.cell_type\n  Field required [type=missing]": ["cell_type"],
+        "failed with 'rbt'": [],
+        "the file needs a name": [],
+        "Pass confirm=True to proceed.": [],
+    }
+    assert {text: required_keys(text) for text in said} == said
+    assert allowed_values("Invalid cell_type 'rbt' at index 0. Must be 'code' or 'markdown'.") == ["code", "markdown"]
+    assert allowed_values("source must be a string") == []
+
+
+def test_the_keys_a_refusal_names_fill_the_object_it_speaks_of() -> None:
+    """A required array of free-form objects gets one element (``[]`` may be a no-op that proves nothing); the
+    keys a refusal names become string fillers of that element, each of which can then learn its value."""
+    free = {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "string"}}}
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "cells": free},
+        "required": ["path", "cells"],
+    }
+    plan = plan_tool({"name": "add_cells", "inputSchema": schema}, frozenset(), True)
+    assert plan.arguments("path", "P", "", "rbt", "")["cells"] == [{}]
+    refusal = "Each item in 'cells' must be a dictionary with 'cell_type' and 'source' keys."
+    assert object_keys((plan,), refusal, set()) == (("cells",), ["cell_type", "source"])
+    assert plan.arguments("path", "P", "", "rbt", "")["cells"] == [{"cell_type": "rbt", "source": "rbt"}]
+    assert plan.roles[("cells", "[]", "cell_type")][0] == "filler"
+    assert object_keys((plan,), refusal, set()) is None  # nothing new to add
+    assert object_keys((plan,), "'title' is a required property", {("cells",)}) is None  # learnt once
