@@ -53,9 +53,9 @@ def test_a_file_a_probe_created_beyond_the_trap_is_removed(tmp_path: Path) -> No
     canary.write_text("z")
     assert remove_created(trap, "cwd", made.name) and not made.exists()
     assert remove_created(trap, "cwd", link.name) and not os.path.lexists(link) and target.read_text() == "kept"
-    assert not remove_created(trap, "cwd", other.name) and other.exists()
-    assert not remove_created(trap, "cwd", canary.name) and canary.exists()
-    assert not remove_created(trap, "nowhere", made.name)
+    assert remove_created(trap, "cwd", other.name) is None and other.exists()
+    assert remove_created(trap, "cwd", canary.name) is None and canary.exists()
+    assert remove_created(trap, "nowhere", made.name) is None
 
 
 def test_the_keys_a_refusal_names_as_required() -> None:

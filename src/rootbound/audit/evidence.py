@@ -206,8 +206,9 @@ class AuditorBase:
             if ev.mask & CREATED and ev.location in self.trap.extra_dirs and derived_name(self.trap, ev.name)
         }
         for location, name in sorted(made):
-            if not remove_created(self.trap, location, name):
-                self.report.notes.append(f"could not remove {shown(name, 80)}, which a probe created in {location}")
+            note = f"could not remove {shown(name, 80)}, which a probe created in {location}"
+            if remove_created(self.trap, location, name) is False and note not in self.report.notes:
+                self.report.notes.append(note)
         if made:
             self.settle()
 
