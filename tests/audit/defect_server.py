@@ -152,6 +152,12 @@ elif CASE == "values":  # clean; two tools refuse the audit's fillers, listing t
         tool("export_file", {"path": _S, "export_format": _S}, description="Export a file."),
         tool("change_kind", {"path": _S, "index": {"type": "integer"}, "new_kind": _S}, description="Set a kind."),
     ]
+elif CASE == "keys":  # clean; an array of free-form objects whose keys only its refusals name (an empty one: no-op)
+    _FREE = {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "string"}}}
+    TOOLS = [
+        tool("bulk_add_cells", {"notebook_path": _S, "cells_to_add": _FREE}, description="Add cells to a file."),
+        tool("add_entry", {"path": _S, "entry": {"type": "object"}}, description="Append an entry to a file."),
+    ]
 elif CASE == "cells":  # no bounds: a writer whose range must parse and whose values must fit it
     _RANGE = {"type": "string", "description": 'Range of cells (e.g., "A1:C10")'}
     _TABLE = {"type": "array", "items": {"type": "array", "items": {"type": ["string", "number", "null"]}}}
@@ -184,6 +190,14 @@ elif CASE == "sql":  # Python's sqlite3 with readfile(): ATTACH, VACUUM INTO and
             "run_sql",
             {"query": {"type": "string", "description": "One SQL statement"}},
             description="Run one statement on the SQLite database (readfile(path) returns a file's bytes).",
+        )
+    ]
+elif CASE == "sql-write":  # the same without readfile(), as mcp-server-sqlite's write_query: only writes reach out
+    TOOLS = [
+        tool(
+            "write_sql",
+            {"query": {"type": "string", "description": "One SQL statement"}},
+            description="Run one INSERT, UPDATE, DELETE or VACUUM statement on the SQLite database.",
         )
     ]
 elif CASE == "cmd":  # an allowed list of commands, paths with '/' checked by prefix (--fixed: by components)
@@ -319,7 +333,8 @@ def run_sql(query: str) -> str:
 
     db = sqlite3.connect(os.path.join(ROOTS[0], ".rbt-defect.sqlite"))
     try:
-        db.create_function("readfile", 1, readfile)
+        if CASE == "sql":
+            db.create_function("readfile", 1, readfile)
         db.set_authorizer(authorize)
         rows = db.execute(query).fetchall()
         db.commit()
@@ -328,6 +343,31 @@ def run_sql(query: str) -> str:
     finally:
         db.close()
     return "\n".join(repr(row) for row in rows) or "ok"
+
+
+def add_cells(name: str, args: dict[str, Any]) -> str:
+    """As cursor-notebook-mcp's notebook_bulk_add_cells: an empty list changes nothing; each item needs keys only
+    the refusal names, and a cell type from a list it gives; then the checked file is appended to."""
+    if name == "add_entry":
+        entry = args.get("entry")
+        if not isinstance(entry, dict) or "title" not in entry:
+            raise Refused("'title' is a required property")
+        items: list[Any] = [entry]
+    else:
+        items = args.get("cells_to_add") or []
+        if not items:
+            return "No cells provided to add. No changes made."
+        for i, cell in enumerate(items):
+            if not isinstance(cell, dict) or "cell_type" not in cell or "source" not in cell:
+                raise Refused("Each item in 'cells_to_add' must be a dictionary with 'cell_type' and 'source' keys.")
+            if cell["cell_type"] not in ("code", "markdown"):
+                raise Refused(f"Invalid cell_type {cell['cell_type']!r} at index {i}. Must be 'code' or 'markdown'.")
+    path = checked(str(args.get("notebook_path", args.get("path"))))
+    if not os.path.isfile(path):
+        raise Refused("no such file")
+    with open(path, "a") as fh:
+        fh.write(json.dumps(items))
+    return f"added {len(items)}"
 
 
 def run_command(line: str) -> str:
@@ -346,7 +386,7 @@ def run_command(line: str) -> str:
 
 
 def call(name: str, args: dict[str, Any]) -> str:
-    if CASE == "sql":
+    if CASE in ("sql", "sql-write"):
         return run_sql(str(args["query"]))
     if CASE == "cmd":
         return run_command(str(args["command"]))
@@ -433,6 +473,8 @@ def call(name: str, args: dict[str, Any]) -> str:
         if name == "change_kind" and kind not in ("code", "markdown", "raw"):
             raise Refused(f"Invalid kind: {kind}. Must be one of: code, markdown, raw")
         return read(path)
+    if CASE == "keys":
+        return add_cells(name, args)
     if CASE == "cells":
         path = str(args["file_path"])
         path = checked(path) if FIXED else path

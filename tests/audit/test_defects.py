@@ -74,6 +74,19 @@ def test_a_refusal_that_lists_the_values_a_filler_takes_is_obeyed(tmp_path: Path
     assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
 
 
+def test_the_keys_a_refusal_names_for_an_object_are_filled(tmp_path: Path) -> None:
+    """A clean server whose ``cells_to_add`` is an array of free-form objects (an empty one changes nothing) and
+    whose refusals alone name the keys each needs ("a dictionary with 'cell_type' and 'source' keys") and the
+    values ``cell_type`` takes ("Must be 'code' or 'markdown'"); a free-form ``entry`` that needs "'title' is a
+    required property", as cursor-notebook-mcp's ``notebook_bulk_add_cells``. Before, the audit sent ``[]`` (a
+    no-op that never passed a write control) and never learnt keys: both tools untested, exit 2."""
+    report = audit(tmp_path, "keys", write=True)
+    rows = {(t.name, p.param): (p.status, p.probes) for t in report.modes[0].tools for p in t.params}
+    for tool, param in (("bulk_add_cells", "notebook_path"), ("add_entry", "path")):
+        assert rows[(tool, param)][0] == "tested" and rows[(tool, param)][1] > 0, rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
 def test_a_writer_gets_a_range_and_a_table_of_values_that_fit(tmp_path: Path) -> None:
     """A writer with no bounds whose ``range`` must parse (its description gives "e.g., A1:C10") and whose 2-D
     ``values`` must have as many rows as the range, as negokaz-excel's writers do. Before, the fillers ("rbt", [])
@@ -511,6 +524,21 @@ def test_paths_inside_sql_statements_are_probed(tmp_path: Path) -> None:
     for shape in ("vacuum", "attach", "readfile"):
         assert rows[("run_sql", f"query (sql={shape})")][0] == "tested", rows
     assert any("lists no directory" in g for g in clean.gaps()), clean.gaps()
+
+
+def test_a_sqlite_write_beyond_the_trap_is_a_write(tmp_path: Path) -> None:
+    """``write_sql(query)`` without ``readfile()``, as mcp-server-sqlite's ``write_query``: ``VACUUM INTO`` creates
+    its file (and its journal) wherever it is told. Before, the file an absolute probe created in the server's cwd
+    stayed there (no snapshot restores the cwd), so the relative probe of the same name met an existing file,
+    SQLite refused it after opening it, and the kernel's read was reported (``cwd-relative`` read, high); the
+    directory SQLite opens to sync a file it created was an ``outside-absolute`` meta of its own (low). Every
+    piece of evidence beyond the trap is now the write it was (folded into the tool's critical write)."""
+    report = audit(tmp_path, "sql-write", write=True)
+    found = {(f.tool, f.param, f.kind, f.severity) for f in report.findings}
+    assert ("write_sql", "query", "write", "critical") in found, claims(report)
+    beyond = [f for f in report.findings if f.location in ("cwd", "tmp", "userhome") and f.kind != "write"]
+    assert beyond == [], claims(report)
+    assert report.exit_code("low") == 1
 
 
 def test_paths_inside_command_lines_are_probed(tmp_path: Path) -> None:

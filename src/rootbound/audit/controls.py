@@ -25,7 +25,7 @@ from rootbound.audit.session import CallOutcome
 from rootbound.audit.shown import shown
 from rootbound.audit.statements import learn_command
 from rootbound.audit.text_plans import text_family_shape
-from rootbound.audit.tool_errors import extra_required, learn_params, plan_learnt, validation_error
+from rootbound.audit.tool_errors import extra_required, learn_params, object_keys, plan_learnt, validation_error
 from rootbound.audit.tools import ToolPlan
 from rootbound.audit.trap import CLEAN, Change, Trap
 from rootbound.audit.values import learn_value
@@ -133,16 +133,24 @@ class _Tally:
 
     answered: int = 0
     valued: set[tuple[str, ...]] = dataclasses.field(default_factory=set)
+    keyed: set[tuple[str, ...]] = dataclasses.field(default_factory=set)  # objects given the keys a refusal named
     described: bool = False  # the optional fillers with a described example were sent
 
 
 def _learn_at_once(
     host: AuditorView, ctx: ModeContext, plans: tuple[ToolPlan, ToolPlan], error: str, tally: _Tally
 ) -> str:
-    """What a refusal teaches that is worth the same spelling again: a value it lists ("value"), else (once) the
+    """What a refusal teaches that is worth the same spelling again: a value it lists or the keys an object needs
+    ("value"), else (once) the
     optional fillers whose description gives an example (``range``, "e.g., A1:C10": a server may need it after
     all; "described", undone by :func:`_send_described` if the same refusal comes back); "" if nothing."""
     if _asked_value(host, ctx, plans, error, tally):
+        return "value"
+    keys = object_keys(plans, error, tally.keyed) if len(tally.keyed) < 2 else None
+    if keys is not None:
+        tally.keyed.add(keys[0])
+        where, names = shown(".".join(keys[0]), 60), shown(", ".join(keys[1]), 80)
+        host.say(f"{ctx.name}: {plans[0].label}: the server names the keys {where} needs; trying {names}")
         return "value"
     if tally.described or not plans[1].described:
         return ""

@@ -14,10 +14,11 @@ from typing import Any
 from rootbound.audit.asks import shape_for
 from rootbound.audit.causality import CONTROL, caused_changes, caused_events, derived_name
 from rootbound.audit.classes import by_id, severity_for
+from rootbound.audit.far_canaries import remove_created
 from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import index_unchanged
 from rootbound.audit.judge import judge, kernel_evidence
-from rootbound.audit.kernel_events import KernelEvent
+from rootbound.audit.kernel_events import CREATED, KernelEvent
 from rootbound.audit.kernel_watch import Watch
 from rootbound.audit.mode_context import ModeContext, Where
 from rootbound.audit.options import (
@@ -193,6 +194,23 @@ class AuditorBase:
             mine = made and ev.name.startswith("rbt-") and ev.name not in planted
             if ev.location == "cwd" and ev.kind == "write" and mine:
                 self.cwd_created.add(self.trap.cwd / ev.name)
+
+    def undo_beyond(self, events: list[KernelEvent]) -> None:
+        """Remove what a call created beyond the trap (the temp dir, the home, the server's cwd: no snapshot
+        restores them) under a name the audit gave out, so that the next probe of that name meets the place as it
+        was: a file left there by an earlier probe turns a create into an open of an existing file (SQLite's
+        ``VACUUM INTO`` refuses it), which the kernel reports as a read, not the write the probe makes."""
+        made = {
+            (ev.location, ev.name)
+            for ev in events
+            if ev.mask & CREATED and ev.location in self.trap.extra_dirs and derived_name(self.trap, ev.name)
+        }
+        for location, name in sorted(made):
+            note = f"could not remove {shown(name, 80)}, which a probe created in {location}"
+            if remove_created(self.trap, location, name) is False and note not in self.report.notes:
+                self.report.notes.append(note)
+        if made:
+            self.settle()
 
     def caused(
         self, ctx: ModeContext, tool: str, probe: Probe, events: list[KernelEvent], *, control: bool = False

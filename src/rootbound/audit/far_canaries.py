@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rootbound.audit.trap import Trap, plant_canary, remove
 
-__all__ = ["plant_far", "remove_far"]
+__all__ = ["plant_far", "remove_created", "remove_far"]
 
 
 def _under(path: Path, parent: Path) -> bool:
@@ -103,3 +103,27 @@ def remove_far(trap: Trap, created: list[Path] | None = None) -> bool:
         ok = remove(path) and ok
     trap.planted.clear()
     return ok
+
+
+def remove_created(trap: Trap, location: str, name: str) -> bool | None:
+    """Remove an entry a probe created directly in a place beyond the trap (``location`` one of
+    ``trap.extra_dirs``): no snapshot restores those, and a file left there turns the next probe of the same name
+    into an open of an existing file (SQLite's ``VACUUM INTO`` refuses it, a read by the kernel's word). Only an
+    ``rbt-`` name that is not a planted canary (else None: left for the end of the audit, which removes the temp
+    dir and home canaries whole); a link is unlinked, never followed. True if it is gone, False if it could not
+    be removed."""
+    where = trap.extra_dirs.get(location)
+    planted = {p.name for p in trap.planted} | {c.path.name for c in trap.canaries.values()}
+    planted |= set(trap.entries.values())
+    if where is None or not name.startswith("rbt-") or "/" in name or name in planted:
+        return None
+    path = where / name
+    try:
+        if path.is_symlink() or not path.is_dir():
+            os.unlink(path)
+            return True
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return remove(path)

@@ -188,8 +188,8 @@ _SHARED = frozenset({"cwd"})
 def kernel_evidence(trap: Trap, events: list[KernelEvent], allowed: frozenset[str]) -> list[Evidence]:
     """Evidence from what the kernel saw during one call: an outside canary (or an outside directory) opened, read,
     listed; beyond the trap (temp dir, home, the server's cwd), also created, changed or removed (inside the trap
-    the snapshot judges writes). One piece of evidence per (location, kind); the hard link's inode is never seen
-    here (only directories are watched, and W is allowed)."""
+    the snapshot judges writes). One piece of evidence per (location, kind), and only the write where the call
+    wrote; the hard link's inode is never seen here (only directories are watched, and W is allowed)."""
     found: dict[tuple[str, str], Evidence] = {}
     far = set(trap.extra_dirs)
     ours = {p.name for p in trap.planted}
@@ -218,4 +218,7 @@ def kernel_evidence(trap: Trap, events: list[KernelEvent], allowed: frozenset[st
         key = (loc, kind)
         if key not in found:
             found[key] = Evidence(kind, loc, f"the kernel saw the server: {ev.what} {name} (inotify)")  # type: ignore[arg-type]
-    return list(found.values())
+    # what the call opened, read or listed where it also created or changed a file is part of that write (SQLite
+    # opens the directory to sync the file it created there): one piece of evidence, the write
+    wrote = {loc for loc, kind in found if kind == "write"}
+    return [ev for (loc, kind), ev in found.items() if kind == "write" or loc not in wrote]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MASK", "MAX_EVENTS", "KernelEvent", "Windows"]
+__all__ = ["CREATED", "MASK", "MAX_EVENTS", "KernelEvent", "Windows"]
 
 IN_ACCESS = 0x001
 IN_MODIFY = 0x002
@@ -23,6 +23,7 @@ IN_ISDIR = 0x40000000
 _READS = IN_ACCESS | IN_OPEN
 _WRITES = IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
 MASK = _READS | _WRITES
+CREATED = IN_CREATE | IN_MOVED_TO  # an entry that appeared in a watched directory
 MAX_EVENTS = 10_000  # per read: a server flooding the trap cannot make a window's events unbounded
 
 

@@ -56,6 +56,7 @@ class Prober(AuditorBase):
         outside = frozenset(ctx.allowed) | LINKED
         ctx.noise.add_events(plan.name, [ev for ev in events if ev.location not in outside])
         ctx.noise.add_changes(plan.name, self.trap.base, [c for c in changes if self.location(c) not in outside])
+        self.undo_beyond(events)
         self.restore(changes)
 
     async def probe_leaf(
@@ -93,6 +94,7 @@ class Prober(AuditorBase):
             self.judge_write(ctx, plan.name, item.param, probe.class_id, probe, out, changes)
             # what it read where it also wrote is part of that write
             self.judge_kernel(ctx, plan.name, item.param, probe, out, events, skip={self.location(c) for c in changes})
+            self.undo_beyond(events)
             self.restore(changes)
         return count, len(probes)
 

@@ -1,5 +1,6 @@
 """What a tool's refusals teach: the parameters a validation error names (a tool with an empty schema, or a
-required parameter its schema left out), and whether an error is a validation error at all."""
+required parameter its schema left out), the keys a refusal names for an object the audit fills, and whether an
+error is a validation error at all."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rootbound.audit.tools import (
     PATTERN_NAME,
     Access,
     PathLeaf,
+    Pointer,
     ToolPlan,
     filler,
     path_name,
@@ -20,8 +22,9 @@ from rootbound.audit.tools import (
 from rootbound.audit.tools import (
     role as param_role,
 )
+from rootbound.audit.values import required_keys
 
-__all__ = ["extra_required", "learn_params", "plan_learnt", "validation_error"]
+__all__ = ["extra_required", "learn_params", "object_keys", "plan_learnt", "validation_error"]
 
 _QUOTED = re.compile(r"""["'`]([A-Za-z_][A-Za-z0-9_]{0,40})["'`]""")
 _LOC = re.compile(r"""(?:path|loc)["']?\s*[:=]\s*\[\s*["']([A-Za-z_][A-Za-z0-9_]{0,40})["']""")
@@ -99,3 +102,51 @@ def extra_required(plan: ToolPlan, learnt: dict[str, str], exclude: frozenset[st
             )  # type: ignore[assignment]
         added = True
     return added
+
+
+def _objects(plan: ToolPlan) -> dict[Pointer, tuple[tuple[bool, ...], bool, dict[str, Any]]]:
+    """The objects the plan fills: pointer -> (required per level, an array of them, the keys sent now). A
+    free-form object probed at ``args.path`` is one too."""
+    out: dict[Pointer, tuple[tuple[bool, ...], bool, dict[str, Any]]] = {}
+    for pointer, (_, levels, value) in plan.roles.items():
+        if isinstance(value, dict):
+            out[pointer] = (levels, False, value)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            out[pointer] = (levels, True, value[0])
+    for leaf in plan.leaves:
+        if leaf.free and len(leaf.pointer) > 1:
+            out.setdefault(leaf.pointer[:-1], (leaf.required[:-1], False, {}))
+    return out
+
+
+def object_keys(plans: tuple[ToolPlan, ...], text: str, done: set[Pointer]) -> tuple[Pointer, list[str]] | None:
+    """Add the keys a refusal names as missing or required (:func:`required_keys`: "missing key 'cell_type'",
+    "'source' is a required property") to the object the audit fills that it speaks of: the plan's only object (or
+    array of objects), else the one the refusal names. Each key becomes a string filler of its own (the next
+    refusal may list the values it takes: :func:`rootbound.audit.values.learn_value`), on every plan given (a
+    pass's copy too). (the object's pointer, the keys added), or None; an object in ``done`` is not learnt again."""
+    keys = required_keys(text)
+    objects = _objects(plans[0])
+    if not keys or not objects:
+        return None
+    if len(objects) > 1:
+        named = [p for p in objects if re.search(r"(?<![\w])" + re.escape(p[-1]) + r"(?![\w])", text)]
+        objects = {p: objects[p] for p in named[:1]} if len(named) == 1 else {}
+    pointer = next(iter(objects), None)
+    if pointer is None or pointer in done:
+        return None
+    levels, array, sent = objects[pointer]
+    base, below = ((*pointer, "[]"), (*levels, True)) if array else (pointer, levels)
+    taken = {leaf.pointer for leaf in plans[0].leaves} | set(plans[0].roles)
+    new = [k for k in keys if k not in sent and (*base, k) not in taken]
+    if not new:
+        return None
+    for plan in plans:
+        if pointer in plan.roles:  # its keys become fillers of their own: each can learn its value
+            del plan.roles[pointer]
+        fillers = list(sent.items()) + [(k, filler(k, {"type": "string"})) for k in new]
+        for key, value in fillers:
+            if len(plan.leaves) + len(plan.roles) < MAX_LEAVES:
+                at: Pointer = (*base, key)  # not ``roles[*base, key]``: Python 3.10
+                plan.roles[at] = ("filler", (*below, True), value)
+    return pointer, new

@@ -473,7 +473,10 @@ def plan_shapes(
                 # a free-form object (``args: {}``): whatever it holds may be a path; probed at ``args.path``
                 plan.leaves.append(PathLeaf((*pointer, "path"), False, (*levels, True), free=True))
             elif role in ("object", "object-array"):
-                plan.roles[pointer] = ("filler", levels, _filler(pointer[-1], sub))
+                value = _filler(pointer[-1], sub)
+                if role == "object-array" and value == [] and all(levels):  # "no items" may be a no-op that proves
+                    value = [_object_filler(sub.get("items"))]  # nothing: one element, its keys learnt if refused
+                plan.roles[pointer] = ("filler", levels, value)
             elif role in ("pattern", "content", "old", "new", "filler"):
                 if role == "filler" and levels == (False,) and example_value(_describes(sub)) is not None:
                     plan.described.append(pointer)  # optional, its shape shown: sent once a call without it fails

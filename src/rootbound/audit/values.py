@@ -16,14 +16,14 @@ from typing import Any
 
 import re2
 
-__all__ = ["allowed_values", "example_value", "learn_value", "name_words", "pattern_value"]
+__all__ = ["allowed_values", "example_value", "learn_value", "name_words", "pattern_value", "required_keys"]
 
 _WORD = r"[A-Za-z0-9_][A-Za-z0-9_.:+-]{0,39}"
 _INTRO = re.compile(
     r"\b(?:must be one of|should be one of|expected one of|one of the following|is not one of|valid (?:values|options|"
     r"choices|types|formats)(?: are| is)?|allowed (?:values|options|types|formats)(?: are| is)?|"
     r"supported(?: values| options| types| formats)?(?: are| is)?|choose from|possible values(?: are)?|"
-    r"available (?:values|options|formats)(?: are| is)?)\s*[:=]?\s*",
+    r"available (?:values|options|formats)(?: are| is)?|must be(?=\s*[\"'`]))\s*[:=]?\s*",
     re.IGNORECASE,
 )
 _QUOTED_WORD = re.compile(r"""["'`](""" + _WORD + r""")["'`]""")
@@ -53,6 +53,57 @@ def allowed_values(text: str) -> list[str]:
             items = re.split(_SEP, bare.group(0))
             return [v for v in dict.fromkeys(items) if re.fullmatch(_WORD, v)][:MAX_VALUES]
     return []
+
+
+_KEY = r"[A-Za-z_][A-Za-z0-9_]{0,39}"
+_QUOTED_KEY = re.compile(r"""["'`](""" + _KEY + r""")["'`]""")
+_KEY_WORDS = r"(?:required )?(?:keys?|fields?|properties|property)"
+_KEY_LIST = r"""((?:["'`]?""" + _KEY + r"""["'`]?)(?:""" + _SEP + r"""["'`]?""" + _KEY + r"""["'`]?){0,7})"""
+_KEYS = (
+    # "missing key 'cell_type'", "missing required fields: a, b", "requires the keys a and b"
+    re.compile(
+        r"\b(?:missing|(?:with|needs?|requires?|must (?:have|contain|include))(?: the)?) "
+        + _KEY_WORDS
+        + r"\s*[:=]?\s*"
+        + _KEY_LIST,
+        re.IGNORECASE,
+    ),
+    # "a dictionary with 'cell_type' and 'source' keys", "each cell needs cell_type and source"
+    re.compile(
+        r"\b(?:with|needs?|requires?|must (?:have|contain|include))(?: the)? "
+        + _KEY_LIST
+        + r"(?: "
+        + _KEY_WORDS
+        + r")?",
+        re.IGNORECASE,
+    ),
+    # "'source' is a required property" (JSON Schema validators)
+    re.compile(r"""["'`](""" + _KEY + r""")["'`] is a required (?:property|field|key)""", re.IGNORECASE),
+    # pydantic: "cells_to_add.0.cell_type\n  Field required"
+    re.compile(r"(?m)^\s*" + _KEY + r"(?:\.\d+)?\.(" + _KEY + r")\s*\n\s*Field required"),
+)
+_NOT_KEYS = {"a", "an", "the", "to", "be", "and", "or", "keys", "key", "fields", "field", "it", "at", "least", "one"}
+
+
+def required_keys(text: str) -> list[str]:
+    """The keys a refusal names as missing or required for an object ("missing key 'cell_type'", "'source' is a
+    required property", "a dictionary with 'cell_type' and 'source' keys", "each cell needs cell_type and source"):
+    a quoted list, or a bare one of two or more names joined by commas, "and" or "or". [] if none. Only plain
+    names (letters, digits, ``_``; at most 40 characters, 8 of them)."""
+    text = text[:4000]
+    keys: list[str] = []
+    for pattern in _KEYS:
+        for match in pattern.finditer(text):
+            found = match.group(1)
+            quoted = _QUOTED_KEY.findall(found)
+            names = quoted or [k for k in re.split(_SEP, found) if re.fullmatch(_KEY, k)]
+            explicit = pattern is not _KEYS[1] or match.group(0).lower().endswith(
+                ("key", "keys", "field", "fields", "properties", "property")
+            )
+            if not explicit and (len(names) < 2 or match.group(0).lower().startswith("with")):
+                continue  # "failed with 'rbt'", "needs a file": one word after "with" or "needs" is not a key
+            keys += [k for k in names if k.lower() not in _NOT_KEYS]
+    return list(dict.fromkeys(keys))[:8]
 
 
 def example_value(text: str) -> str | None:
