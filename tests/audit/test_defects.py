@@ -186,6 +186,15 @@ def test_a_parameter_the_server_only_compares_as_a_string_is_no_path(tmp_path: P
     assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
 
 
+def test_a_parameter_refused_in_plain_text_stays_a_gap(tmp_path: Path) -> None:
+    """The other side of "no path": a reader that answers every spelling of W with a refusal in plain text (no
+    isError) and opens nothing is not "no path" but a gap (its control failed): exit 2."""
+    report = audit(tmp_path, "text-refusal")
+    row = report.modes[0].tools[0].params[0]
+    assert row.status == "not tested" and "no file access" not in row.detail, row
+    assert claims(report) == [] and report.exit_code("low") == 2, report.gaps()
+
+
 def test_a_parameter_whose_share_ran_out_is_resumed_at_the_end_of_its_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

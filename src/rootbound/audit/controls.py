@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from rootbound.audit.asks import refusal_flag, set_flag
 from rootbound.audit.filetypes import named_type
-from rootbound.audit.judge import control_evidence, control_names_path, result_text
+from rootbound.audit.judge import control_evidence, control_names_path, refusal_words, result_text
 from rootbound.audit.kernel_events import IN_ACCESS, KernelEvent
 from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
 from rootbound.audit.patch_text import learn_format
@@ -97,14 +97,17 @@ async def control_leaf(
             plan.wants = ext
             continue
         break
-    if not errors and tally.calls >= 2 and not tally.touched and getattr(host, "watch", None) is not None:
-        # every spelling of W answered, and the kernel saw the server open, read or list nothing in the trap
-        # under any of them (nor did the trap change): the value is compared as a string, never used as a path
+    plain = not any(leaf.patch or leaf.text for leaf in plan.leaves if leaf.name == param)
+    quiet = tally.calls >= 2 and tally.plain and not tally.touched and getattr(host, "watch", None) is not None
+    if plain and not errors and quiet:
+        # every spelling of W answered (one at least in no word of refusal), and the kernel saw the server open,
+        # read or list nothing in the trap under any of them (nor did the trap change): the value is compared as a
+        # string, never used as a path. Not for a path inside a statement, a command line or a patch.
         status.status = NO_PATH
         status.detail = (
             f"not a path parameter: the control showed no file access ({tally.calls} calls with W's paths all "
-            "answered, and the kernel saw no open, read or listing in the trap under any of them; a bare stat "
-            "is not visible to it)"
+            f"answered, {tally.plain} in no word of refusal, and the kernel saw no open, read or listing in the trap "
+            "under any of them; a bare stat is not visible to it)"
         )
         return None
     if errors and not tally.answered:
@@ -147,6 +150,7 @@ class _Tally:
     described: bool = False  # the optional fillers with a described example were sent
     calls: int = 0  # control calls made
     touched: bool = False  # a control call's window held a kernel event, or the trap changed
+    plain: int = 0  # control calls answered without an error and in no word of refusal
 
 
 def _learn_at_once(
@@ -384,6 +388,7 @@ async def _attempt(
     changes = host.diff()
     tally.calls += 1
     tally.touched = tally.touched or bool(events) or bool(changes)
+    tally.plain += not (out.is_error or out.timed_out or refusal_words(result_text(out.result)))
     inside = [c for c in changes if host.location(c) in ctx.allowed]
     host.judge_write(ctx, plan.name, param, label, Probe("symlink-parent", value, "far"), out, changes)
     changed = {host.location(c) for c in changes}
