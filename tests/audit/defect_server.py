@@ -7,7 +7,9 @@ finding), a dispatcher tool whose free-form ``args`` reaches the file system, a 
 and serves nothing of them, a check that compares paths case-insensitively on a case-sensitive file system, and a
 ``configure`` tool that widens the server's own bounds through a nested settings object, tools that refuse the
 audit's fillers and list the values they take (``values``), and a writer whose range must parse and whose table of
-values must fit it (``cells``). With ``--fixed`` the
+values must fit it (``cells``), a tool that only compares a directory's name with its roots (``path-context``), a reader
+that refuses every path in plain text (``text-refusal``).
+With ``--fixed`` the
 case's escape is closed. ``peek``: a clean server that, at start, reads a file of the auditor's (a key in the
 auditor's home, named by ``ROOTBOUND_TEST_PEEK``) and writes what it got to ``ROOTBOUND_TEST_PEEK_REPORT``.
 """
@@ -152,6 +154,17 @@ elif CASE == "values":  # clean; two tools refuse the audit's fillers, listing t
         tool("export_file", {"path": _S, "export_format": _S}, description="Export a file."),
         tool("change_kind", {"path": _S, "index": {"type": "integer"}, "new_kind": _S}, description="Set a kind."),
     ]
+elif CASE == "path-context":  # clean; a reader, and a tool that only compares a directory's name with the roots
+    TOOLS = [
+        tool("read_notebook", {"notebook_path": _S}, ["notebook_path"], description="Read a notebook."),
+        tool(
+            "get_server_path_context",
+            {"project_directory": {"type": "string", "description": "The client's project directory"}},
+            description="Say how a project directory relates to the server's allowed roots.",
+        ),
+    ]
+elif CASE == "text-refusal":  # a reader that refuses every path in plain text (no isError) and opens nothing
+    TOOLS = [tool("read_notebook", {"notebook_path": _S}, ["notebook_path"], description="Read a notebook.")]
 elif CASE == "keys":  # clean; an array of free-form objects whose keys only its refusals name (an empty one: no-op)
     _FREE = {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "string"}}}
     TOOLS = [
@@ -473,6 +486,14 @@ def call(name: str, args: dict[str, Any]) -> str:
         if name == "change_kind" and kind not in ("code", "markdown", "raw"):
             raise Refused(f"Invalid kind: {kind}. Must be one of: code, markdown, raw")
         return read(path)
+    if CASE == "path-context":
+        if name == "read_notebook":
+            return read(checked(str(args["notebook_path"])))
+        given = os.path.abspath(str(args.get("project_directory", "")))  # a string compared, never opened
+        status = "inside" if any(given == r or given.startswith(r + "/") for r in ROOTS) else "outside"
+        return json.dumps({"allowed_roots": ROOTS, "project_directory_status": status})
+    if CASE == "text-refusal":
+        return "Error: access denied for this path"
     if CASE == "keys":
         return add_cells(name, args)
     if CASE == "cells":

@@ -173,6 +173,44 @@ def test_a_clean_notebook_server_reaches_exit_0(tmp_path: Path) -> None:
     assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
 
 
+def test_a_parameter_the_server_only_compares_as_a_string_is_no_path(tmp_path: Path) -> None:
+    """As cursor-notebook-mcp's notebook_get_server_path_context: ``project_directory`` is compared with the roots
+    as a string, never opened; every control answers, none shows W, and the kernel sees no access. Before, it
+    stayed "not tested" ("the control never showed W's file"): exit 2 for a clean server. Now it is "no path" with
+    its reason said in the row, and the reader beside it is still tested."""
+    report = audit(tmp_path, "path-context")
+    rows = {(t.name, p.param): p for t in report.modes[0].tools for p in t.params}
+    row = rows[("get_server_path_context", "project_directory")]
+    assert row.status == "no path" and "the control showed no file access" in row.detail, row
+    assert rows[("read_notebook", "notebook_path")].status == "tested", rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
+def test_a_parameter_refused_in_plain_text_stays_a_gap(tmp_path: Path) -> None:
+    """The other side of "no path": a reader that answers every spelling of W with a refusal in plain text (no
+    isError) and opens nothing is not "no path" but a gap (its control failed): exit 2."""
+    report = audit(tmp_path, "text-refusal")
+    row = report.modes[0].tools[0].params[0]
+    assert row.status == "not tested" and "no file access" not in row.detail, row
+    assert claims(report) == [] and report.exit_code("low") == 2, report.gaps()
+
+
+def test_a_parameter_whose_share_ran_out_is_resumed_at_the_end_of_its_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parameter whose share of the budget runs out is probed again at the end of its mode, in the time the mode
+    may still use, with the probes it missed only (as cursor-notebook-mcp's notebook_export, each call running
+    nbconvert). The share is forced to nothing here (no timing is asserted): every parameter's first pass sends
+    nothing. Before, each stayed "0 probes: its share of the budget ran out": exit 2 for a clean server."""
+    monkeypatch.setattr("rootbound.audit.exercise.fair_share", lambda left_time, left, modes_left: 0.0)
+    report = audit(tmp_path, "notebook", write=True)
+    rows = {(t.name, p.param): p for t in report.modes[0].tools for p in t.params}
+    export = rows[("notebook_export", "notebook_path")]
+    assert export.status == "tested" and export.probes > 0, export
+    assert all(p.status in ("tested", "no path") for p in rows.values()), rows
+    assert claims(report) == [] and report.exit_code("low") == 0, (claims(report), report.gaps())
+
+
 def test_a_dispatcher_tools_free_form_arguments_are_probed(tmp_path: Path) -> None:
     """``order(action, args: {})``: one tool, an enum of actions and free-form arguments. Before, it was "no path
     tool" (exit 0) while ``order(action="read_file", args={"path": ...})`` read anything."""

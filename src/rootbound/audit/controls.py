@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from rootbound.audit.asks import refusal_flag, set_flag
 from rootbound.audit.filetypes import named_type
-from rootbound.audit.judge import control_evidence, control_names_path, result_text
+from rootbound.audit.judge import control_evidence, control_names_path, refusal_words, result_text
 from rootbound.audit.kernel_events import IN_ACCESS, KernelEvent
 from rootbound.audit.mode_context import AuditorView, Learnt, ModeContext
 from rootbound.audit.patch_text import learn_format
@@ -97,6 +97,19 @@ async def control_leaf(
             plan.wants = ext
             continue
         break
+    plain = not any(leaf.patch or leaf.text for leaf in plan.leaves if leaf.name == param)
+    quiet = tally.calls >= 2 and tally.plain and not tally.touched and getattr(host, "watch", None) is not None
+    if plain and not errors and quiet:
+        # every spelling of W answered (one at least in no word of refusal), and the kernel saw the server open,
+        # read or list nothing in the trap under any of them (nor did the trap change): the value is compared as a
+        # string, never used as a path. Not for a path inside a statement, a command line or a patch.
+        status.status = NO_PATH
+        status.detail = (
+            f"not a path parameter: the control showed no file access ({tally.calls} calls with W's paths all "
+            f"answered, {tally.plain} in no word of refusal, and the kernel saw no open, read or listing in the trap "
+            "under any of them; a bare stat is not visible to it)"
+        )
+        return None
     if errors and not tally.answered:
         status.status = "blocked"
         status.detail = f"the server refused every spelling of W: {errors[0]}"
@@ -135,6 +148,9 @@ class _Tally:
     valued: set[tuple[str, ...]] = dataclasses.field(default_factory=set)
     keyed: set[tuple[str, ...]] = dataclasses.field(default_factory=set)  # objects given the keys a refusal named
     described: bool = False  # the optional fillers with a described example were sent
+    calls: int = 0  # control calls made
+    touched: bool = False  # a control call's window held a kernel event, or the trap changed
+    plain: int = 0  # control calls answered without an error and in no word of refusal
 
 
 def _learn_at_once(
@@ -227,7 +243,7 @@ async def _shapes(
                     if host.hung(ctx):
                         return None, True
                     attempt = Try(style, shape, as_write, pattern, every)
-                    got, out = await _attempt(host, ctx, tried, param, attempt, sent)
+                    got, out = await _attempt(host, ctx, tried, param, attempt, (sent, tally))
                     if got is not None or out is None:
                         if got is None and out is None:
                             status.detail = "it modified W during its control (the audit writes only with --write)"
@@ -237,7 +253,7 @@ async def _shapes(
                         errors.append("timed out" if out.timed_out else _message(out))
                         learnt = _learn_at_once(host, ctx, (plan, tried), errors[-1], tally) if out.is_error else ""
                         if learnt:  # what the refusal taught, at once: the same spelling again with it
-                            got, again = await _attempt(host, ctx, tried, param, attempt, sent)
+                            got, again = await _attempt(host, ctx, tried, param, attempt, (sent, tally))
                             if got is not None:
                                 return got, True
                             if again is None:
@@ -253,7 +269,7 @@ async def _shapes(
                         if not learnt_extra and out.is_error and validation_error(text):
                             learnt_extra = True
                             if extra_required(tried, learn_params(text), ctx.tool_names):
-                                got, out = await _attempt(host, ctx, tried, param, attempt, sent)
+                                got, out = await _attempt(host, ctx, tried, param, attempt, (sent, tally))
                                 if got is not None:
                                     return got, True
                     else:
@@ -334,12 +350,14 @@ async def _attempt(
     plan: ToolPlan,
     param: str,
     attempt: Try,
-    sent: dict[str, CallOutcome],
+    seen: tuple[dict[str, CallOutcome], _Tally],
 ) -> tuple[Learnt | None, CallOutcome | None]:
     """One control call. ``(Learnt, out)`` on success; ``(None, out)`` when W never showed; ``(None, None)`` when
     a tool the audit may not let write changed W (it is not called again). A call with the same arguments (up to
-    the fresh name of a new file), shape and intent as one in ``sent`` is not made again: its answer is reused."""
+    the fresh name of a new file), shape and intent as one in ``sent`` is not made again: its answer is reused.
+    The tally counts the calls and whether any of them touched the trap (a kernel event, a change)."""
     style, shape, as_write, pattern, every = attempt
+    sent, tally = seen
     trap = host.trap
     new = trap.new_name(plan.wants)
     second = trap.new_name(plan.wants)  # the other path of a rename or a copy: a new file of the type it wants
@@ -368,6 +386,9 @@ async def _attempt(
     # A control can itself escape (a recursive listing that follows W's links out, a write through a link).
     label = "control"
     changes = host.diff()
+    tally.calls += 1
+    tally.touched = tally.touched or bool(events) or bool(changes)
+    tally.plain += not (out.is_error or out.timed_out or refusal_words(result_text(out.result)))
     inside = [c for c in changes if host.location(c) in ctx.allowed]
     host.judge_write(ctx, plan.name, param, label, Probe("symlink-parent", value, "far"), out, changes)
     changed = {host.location(c) for c in changes}

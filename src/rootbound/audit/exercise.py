@@ -33,13 +33,23 @@ from rootbound.audit.text_plans import text_shapes
 from rootbound.audit.tools import PathLeaf, ToolPlan, plan_shapes
 from rootbound.audit.widening import probe_widening, widens
 
-__all__ = ["Exerciser"]
+__all__ = ["Exerciser", "fair_share"]
+
+
+def fair_share(left_time: float, left: int, modes_left: int) -> float:
+    """One parameter's share of the budget: at most twice an equal share of what is left, over the parameters
+    left in its mode and the modes still to run (what it leaves goes to those after it)."""
+    return min(left_time, 2 * left_time / max(1, left) / max(1, modes_left))
 
 
 class Exerciser(Prober):
     """Plans, controls and probes the tools of one mode."""
 
+    # parameters whose share of the budget ran out partway: resumed at the end of the mode (the probes they sent)
+    unfinished: list[tuple[Learnt, ParamStatus, ToolStatus, set[int]]]
+
     async def exercise(self, ctx: ModeContext) -> None:
+        self.unfinished = []
         tools = await ctx.peer.list_tools()
         self.adopt_startup(ctx.name)
         ctx.tool_names = frozenset(str(t.get("name", "")) for t in tools[:200])
@@ -133,6 +143,8 @@ class Exerciser(Prober):
                 # probed at once, while the budget lasts: each parameter gets an equal share of what is left
                 left = 1 + len(plan.leaves) - index + sum(len(p.leaves) for p, _ in work[position + 1 :])
                 await self.probe_now(ctx, got, pstat, status, left)
+        # the parameters whose share ran out resume, in what this mode may still use of the budget
+        await self.finish_partial(ctx)
         if self.hung(ctx):
             ctx.run.status, ctx.run.detail = "hung", "calls stopped answering; the server was killed"
             return
@@ -198,11 +210,14 @@ class Exerciser(Prober):
         parameter cannot starve the rest, and what a fast one leaves goes to those after it. "tested" only with
         probes."""
         left_time = max(0.0, self.deadline - time.monotonic())
-        share = min(left_time, 2 * left_time / max(1, left) / max(1, self.modes_left))
+        share = fair_share(left_time, left, self.modes_left)
         pstat.status = "not tested"
         pstat.detail = "its control passed, but no probe ran (the audit's budget ran out first)"
-        pstat.probes, total = await self.probe_leaf(ctx, item, pstat, until=time.monotonic() + share)
+        sent: set[int] = set()
+        pstat.probes, total = await self.probe_leaf(ctx, item, pstat, until=time.monotonic() + share, sent=sent)
         status.probes += pstat.probes
+        if pstat.probes < total and not self.hung(ctx):
+            self.unfinished.append((item, pstat, status, sent))
         if pstat.probes == 0:
             pstat.detail = "0 probes: " + (
                 "calls stopped answering" if self.hung(ctx) else f"its share of the budget ({share:.1f}s) ran out"
@@ -214,6 +229,30 @@ class Exerciser(Prober):
             pstat.detail = f"{pstat.probes} of {total} probes: its share of the budget ({share:.1f}s) ran out"
         else:
             pstat.status, pstat.detail = "tested", ""
+
+    async def finish_partial(self, ctx: ModeContext) -> None:
+        """At the end of a mode, the parameters whose share ran out get the probes they missed, in the time this
+        mode may still use (what is left over the modes still to run, this one included), shared equally."""
+        pending, self.unfinished = self.unfinished, []
+        spare = max(0.0, self.deadline - time.monotonic()) / max(1, self.modes_left)
+        end = time.monotonic() + spare
+        for position, (item, pstat, status, sent) in enumerate(pending):
+            now = time.monotonic()
+            if self.hung(ctx) or now >= end:
+                break
+            share = (end - now) / (len(pending) - position)
+            more, total = await self.probe_leaf(ctx, item, pstat, until=now + share, sent=sent)
+            pstat.probes += more
+            status.probes += more
+            status.tested = status.tested or pstat.probes > 0
+            if pstat.probes >= total:
+                pstat.status, pstat.detail = "tested", ""
+            else:
+                pstat.status = "partly tested" if pstat.probes else "not tested"
+                pstat.detail = (
+                    f"{pstat.probes} of {total} probes: its share of the budget ran out, and so did the time left "
+                    "at the end of the mode"
+                )
 
     async def ignores_path(self, ctx: ModeContext, plan: ToolPlan, leaf: PathLeaf) -> bool:
         """A dispatcher's action whose control never showed W: called with W's marker in its free-form arguments

@@ -90,6 +90,11 @@ _REFUSES = re.compile(
 )
 
 
+def refusal_words(text: str) -> bool:
+    """Whether an answer holds a word of refusal or absence ("denied", "only", "error", "not"...)."""
+    return bool(_REFUSES.search(text))
+
+
 def _spellings(path: os.PathLike[str] | str) -> set[str]:
     return {str(path), os.path.realpath(path)}
 

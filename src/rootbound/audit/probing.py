@@ -60,21 +60,34 @@ class Prober(AuditorBase):
         self.restore(changes)
 
     async def probe_leaf(
-        self, ctx: ModeContext, item: Learnt, pstat: ParamStatus | None = None, until: float = float("inf")
+        self,
+        ctx: ModeContext,
+        item: Learnt,
+        pstat: ParamStatus | None = None,
+        until: float = float("inf"),
+        sent: set[int] | None = None,
     ) -> tuple[int, int]:
         """Every probe at one path parameter, the tool's other path parameters inside W, until ``until`` (the
-        parameter's share of the budget): (probes sent, probes in its catalogue)."""
+        parameter's share of the budget): (probes sent, probes in its catalogue). ``sent`` collects the indices
+        of the probes sent; given non-empty, the call resumes: only the others are sent (no second differential:
+        the first recorded the tool's noise)."""
         plan = item.plan
-        await self.differential(ctx, item)
-        probes = self.probes_for(ctx, item)
+        resume = bool(sent)
+        sent = set() if sent is None else sent
+        if not resume:
+            await self.differential(ctx, item)
+        catalogue_ = self.probes_for(ctx, item)
         if pstat is not None:  # a probe that proved nothing still leaves a trace: which classes were tried
-            pstat.classes = sorted({p.class_id for p in probes})
+            pstat.classes = sorted({p.class_id for p in catalogue_})
+        todo = [(i, p) for i, p in enumerate(catalogue_) if i not in sent]
         if plan.access != "write":
-            return await self.fire_reads(ctx, item, probes, until), len(probes)
+            return await self.fire_reads(ctx, item, todo, until, sent), len(catalogue_)
         count = 0
-        for index, probe in enumerate(probes):
+        probes = catalogue_
+        for index, probe in todo:
             if self.hung(ctx) or time.monotonic() > until:
                 break
+            sent.add(index)
             self.say(f"{ctx.name}: {plan.label} {item.param} {index + 1}/{len(probes)}")
             other = item.others(self, self.trap.new_name())
             args = plan.arguments(
@@ -116,9 +129,13 @@ class Prober(AuditorBase):
             probes = catalogue(self.trap, "file", "absolute", home=self.o.trap_home)
         return probes
 
-    async def fire_reads(self, ctx: ModeContext, item: Learnt, probes: list[Probe], until: float) -> int:
-        """Read probes change nothing, so a few run at once (writes stay one at a time, between snapshots)."""
+    async def fire_reads(
+        self, ctx: ModeContext, item: Learnt, todo: list[tuple[int, Probe]], until: float, sent: set[int]
+    ) -> int:
+        """Read probes change nothing, so a few run at once (writes stay one at a time, between snapshots). The
+        indices of those sent go into ``sent``."""
         plan = item.plan
+        probes = [p for _, p in todo]
         limiter = anyio.CapacityLimiter(PARALLEL)
         done = 0
         other = item.others(self, "")
@@ -126,11 +143,12 @@ class Prober(AuditorBase):
 
         explained: set[str] = set()  # locations the answers already proved (the kernel adds nothing there)
 
-        async def one(probe: Probe) -> None:
+        async def one(index: int, probe: Probe) -> None:
             nonlocal done
             async with limiter:
                 if self.hung(ctx) or time.monotonic() > until:
                     return
+                sent.add(index)
                 args = plan.arguments(
                     item.param, probe.path, other, item.pattern, "", every_path=item.every, others_dir=workdir
                 )
@@ -143,8 +161,8 @@ class Prober(AuditorBase):
 
         self.window_open()
         async with anyio.create_task_group() as group:
-            for probe in probes:
-                group.start_soon(one, probe)
+            for index, probe in todo:
+                group.start_soon(one, index, probe)
         events = [
             ev
             for ev in self.window_close()
