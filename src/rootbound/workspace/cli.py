@@ -308,9 +308,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def _scan_helper_command(args: argparse.Namespace, sandbox: Sandbox) -> tuple[str, ...] | None:
     """The scan helper's command, or ``None``: turned off, one CPU to run on (a second process would only take
     turns with this one), or no ``memfd_create`` for its stop flag (not Linux)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    cpus = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
-    if args.no_scan_helper or cpus < 2 or not hasattr(os, "memfd_create"):
+    from rootbound.workspace.limits.fairness import usable_cpus
+
+    if args.no_scan_helper or usable_cpus() < 2 or not hasattr(os, "memfd_create"):
         return None
     from rootbound.workspace.scan_process import helper_command
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Any, Final, TypeVar
 
@@ -106,9 +107,7 @@ class FairSlots:
 
     def _grant(self) -> None:
         while self.in_use < self.capacity and self._waiting:
-            queued: dict[Hashable, int] = {}
-            for flow, _ in self._waiting.values():
-                queued[flow] = queued.get(flow, 0) + 1
+            queued = Counter(flow for flow, _ in self._waiting.values())
             allowed = [(self.held(f) + queued[f], t) for t, (f, _) in self._waiting.items() if self._may_take(f)]
             if not allowed:
                 return

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Hashable, Iterator
 from typing import Final
+
+from rootbound.workspace.limits.fairness import usable_cpus
 
 __all__ = ["CpuTurns", "Turn", "default_turns"]
 
@@ -41,10 +43,7 @@ MAX_WAIT_S: Final = 0.5
 
 def default_turns() -> int:
     """One turn per CPU this process may use (at least one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 class Turn:
@@ -58,10 +57,6 @@ class Turn:
         self._flow = flow
         self._holding = False
         self._since = 0.0
-
-    @property
-    def holding(self) -> bool:
-        return self._holding
 
     def offer(self) -> None:
         """Take a turn if the call has none; hand it on if it has been held for a slice and a client with no more
@@ -114,10 +109,8 @@ class CpuTurns:
     def owed(self, flow: Hashable) -> bool:
         """Whether another client waits whose demand (turns held plus calls waiting) is no more than ``flow``'s."""
         with self._lock:
-            queued: dict[Hashable, int] = {}
-            for waiter in self._waiting.values():
-                queued[waiter] = queued.get(waiter, 0) + 1
-            mine = self._held.get(flow, 0) + queued.get(flow, 0)
+            queued = Counter(self._waiting.values())
+            mine = self._held.get(flow, 0) + queued[flow]
             return any(w != flow and self._held.get(w, 0) + n <= mine for w, n in queued.items())
 
     def acquire(self, flow: Hashable) -> None:
@@ -155,9 +148,7 @@ class CpuTurns:
     def _grant(self) -> None:
         granted = False
         while self.in_use < self.capacity and self._waiting:
-            queued: dict[Hashable, int] = {}
-            for flow in self._waiting.values():
-                queued[flow] = queued.get(flow, 0) + 1
+            queued = Counter(self._waiting.values())
             _, ticket = min((self._held.get(f, 0) + queued[f], t) for t, f in self._waiting.items())
             flow = self._waiting.pop(ticket)
             self._take(flow)

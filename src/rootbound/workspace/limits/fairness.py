@@ -20,16 +20,20 @@ from typing import Any
 
 import anyio
 
-__all__ = ["SessionSlots", "Token", "default_max_walks"]
+__all__ = ["SessionSlots", "Token", "default_max_walks", "usable_cpus"]
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform tells it), at least one."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def default_max_walks() -> int:
     """Walks that may run at once by default: the CPUs this process may use, less one (at least one)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 2
-    return max(1, cpus - 1)
+    return max(1, usable_cpus() - 1)
 
 
 class SessionSlots:
