@@ -117,13 +117,9 @@ def remove_created(trap: Trap, location: str, name: str) -> bool | None:
     planted |= set(trap.entries.values())
     if where is None or not name.startswith("rbt-") or "/" in name or name in planted:
         return None
-    path = where / name
     try:
-        if path.is_symlink() or not path.is_dir():
-            os.unlink(path)
-            return True
+        return remove(where / name)  # relative to the place's fd: a link is unlinked, a directory removed whole
     except FileNotFoundError:
         return True
     except OSError:
         return False
-    return remove(path)
