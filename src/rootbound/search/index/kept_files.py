@@ -148,9 +148,8 @@ class Vouched:
             st = lstat_entry(dir_fd, name)
         except OSError:
             return  # gone or unreadable: opened by the query, which counts it as a full scan would
-        stat_of, kind, number = record  # :func:`_holds`, inline: once per file of a new server's first query
-        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        if now == stat_of and st.st_nlink == 1 and kind not in _NEVER_VOUCHED:
+        if _holds(record, st):
+            _, kind, number = record
             if kind == TEXT:
                 self.numbers[rel] = number
             self.kinds[rel] = kind
