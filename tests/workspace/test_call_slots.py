@@ -10,23 +10,25 @@ import pytest
 from rootbound.workspace.limits.call_slots import CallSlots, FairSlots, client_of, run_to_end
 
 
+async def hold_until(pool: FairSlots, flow: str, got: list[str], release: anyio.Event) -> None:
+    """Hold one of ``pool``'s slots for ``flow`` (noted in ``got`` once granted) until ``release`` is set."""
+    async with pool.hold(flow):
+        got.append(flow)
+        await release.wait()
+
+
 def test_one_flow_never_takes_the_reserved_share() -> None:
     async def main() -> None:
         pool = FairSlots(4, 1)
         got: list[str] = []
         release = anyio.Event()
 
-        async def take(flow: str) -> None:
-            async with pool.hold(flow):
-                got.append(flow)
-                await release.wait()
-
         async with anyio.create_task_group() as tasks:
             for _ in range(6):
-                tasks.start_soon(take, "greedy")
+                tasks.start_soon(hold_until, pool, "greedy", got, release)
             await anyio.wait_all_tasks_blocked()
             assert got == ["greedy"] * 3  # 4 slots, 1 kept for the others
-            tasks.start_soon(take, "victim")
+            tasks.start_soon(hold_until, pool, "victim", got, release)
             await anyio.wait_all_tasks_blocked()
             assert got[-1] == "victim"
             release.set()
@@ -45,20 +47,15 @@ def test_many_flows_with_backlogs_never_take_the_share_a_newcomer_finds() -> Non
         got: list[str] = []
         release = anyio.Event()
 
-        async def take(flow: str) -> None:
-            async with pool.hold(flow):
-                got.append(flow)
-                await release.wait()
-
         async with anyio.create_task_group() as tasks:
             for n in range(3):  # three greedy clients, each asking for more than its bound
                 for _ in range(14):
-                    tasks.start_soon(take, f"greedy{n}")
+                    tasks.start_soon(hold_until, pool, f"greedy{n}", got, release)
             await anyio.wait_all_tasks_blocked()
             # The first backlog holds 12; the two others' first calls took a reserved slot each, and no more:
             # before, the three filled the pool (12 + 4).
             assert len(got) == 14, got
-            tasks.start_soon(take, "victim")
+            tasks.start_soon(hold_until, pool, "victim", got, release)
             await anyio.wait_all_tasks_blocked()
             assert got[-1] == "victim"  # at once: no call of theirs had to end
             release.set()
