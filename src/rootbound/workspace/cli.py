@@ -471,6 +471,23 @@ def run(args: argparse.Namespace) -> int:
         index_saved = saved_store(cache_root()) if index_cache is not None else None
         sandbox.saved_fd = None if index_saved is None else index_saved.dir_fd
 
+    early = None
+    if not args.http:
+        # Over stdio: hold the DIRs, spawn the helper, restrict the process and start taking up the saved indexes
+        # now, then load the SDK while the take up checks every file (issue 51; workspace/early_start.py).
+        from rootbound.confine.local_disks import keep_mountinfo_open
+        from rootbound.workspace.early_start import EarlyStart, IndexPlan
+        from rootbound.workspace.sandbox import SandboxError
+
+        keep_mountinfo_open()  # for the quick calls' local-disk check (Boundary.on_local_disks), which the sandbox
+        plan = IndexPlan(tuple(dirs), not args.no_index, confine_only, args.index_at_start, index_cache, index_saved)
+        early = EarlyStart.make(plan, _scan_helper_command(args, sandbox), sandbox.then)
+        sandbox.loads_later = True
+        try:
+            status = sandbox.apply()
+        except SandboxError as error:
+            return _fail(f"cannot sandbox: {error} (--no-sandbox to serve without)")
+
     from rootbound.mcp.server import SILENCE_ENV
     from rootbound.workspace.limits.answer_budget import HTTP_MAX_ANSWER, HTTP_MAX_MEDIA
     from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
@@ -503,6 +520,7 @@ def run(args: argparse.Namespace) -> int:
         index_saved=index_saved,
         after_sandbox=sandbox.then,
         scan_helper=_scan_helper_command(args, sandbox),
+        early=early,
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),
     )
@@ -529,13 +547,11 @@ def run(args: argparse.Namespace) -> int:
             sessions=sessions,
             connections=ConnectionLimits(args.max_connections or 0, args.request_read_timeout),
         )
-    from rootbound.workspace.sandbox import SandboxError
+    import gc
+
     from rootbound.workspace.transport.stdio import serve_stdio
 
-    try:
-        status = sandbox.apply()
-    except SandboxError as error:
-        return _fail(f"cannot sandbox: {error} (--no-sandbox to serve without)")
+    gc.freeze()  # the start-up's objects, out of the collector's reach (server.py, _freeze_start_up)
     print(f"rootbound serve: {policy}; sandbox: {status}", file=sys.stderr, flush=True)
     if sys.stdin.isatty():  # a person, not a host: say what it waits for (a host's pipe never sees this line)
         print(TERMINAL_NOTE, file=sys.stderr, flush=True)

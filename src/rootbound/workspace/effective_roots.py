@@ -65,9 +65,11 @@ class HeldBoundaries:
     taken in again, as the request's claim is now.
     """
 
-    def __init__(self, dirs: Sequence[Path], budget: RootBudget | None = None) -> None:
+    def __init__(
+        self, dirs: Sequence[Path], budget: RootBudget | None = None, *, allowlist: Boundary | None = None
+    ) -> None:
         self.dirs = tuple(dirs)
-        self.allowlist = Boundary(dirs) if dirs else None
+        self.allowlist = allowlist if allowlist is not None else Boundary(dirs) if dirs else None  # held at start
         self.budget = budget or RootBudget()  # issue 16 #2: roots per snapshot, and the process's fds
         self._held: weakref.WeakKeyDictionary[RootSet, Boundary] = weakref.WeakKeyDictionary()
         self._recent: OrderedDict[RootSet, int] = OrderedDict()  # strong keys: their entries above stay

@@ -7,8 +7,10 @@ unless ``--writable``) and the interpreter's own files (read-only) fails with EA
 can bind only its serving port and connect nowhere over TCP. What it cannot cover is in docs/security.md,
 "Defence in depth".
 
-Applied after everything serving needs is imported and the listening socket is bound, and before the first
-thread starts: Landlock restricts the calling thread and the threads it starts later, never threads already running.
+Applied before the first thread starts: Landlock restricts the calling thread and the threads it starts later, never
+threads already running. Over HTTP, after everything serving needs is imported and the listening socket is bound.
+Over stdio, before the SDK is imported (:attr:`Sandbox.loads_later`): a new stdio server's saved search indexes are
+taken up while the SDK loads (issue 51), and the SDK's modules are read through the wall, as numpy's always were.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class Sandbox:
         self.saved_fd: int | None = None  # the saved indexes' folder (held open), read-write: part of the cache
         self.then: list[Callable[[], None]] = []  # run once the process is restricted (or known not to be)
         self.listens = listens  # serving over TCP: its port stays bindable
+        # Applied before the server's modules are imported (stdio): the native libraries they link stay loadable.
+        self.loads_later = False
         self.writable = writable
         self.enabled = enabled
         self.abi = ll.abi_version() if enabled else 0
@@ -119,7 +123,8 @@ class Sandbox:
         if not self.active or self.applied:
             self._then()
             return self.describe()
-        _preload(_PRELOAD_HTTP if self.listens else _PRELOAD_STDIO)
+        if not self.loads_later:
+            _preload(_PRELOAD_HTTP if self.listens else _PRELOAD_STDIO)
         threads = _thread_count()
         if threads != 1:
             raise SandboxError(f"{threads} threads are running; Landlock would leave all but one unrestricted")
@@ -130,7 +135,7 @@ class Sandbox:
                     grant = _READ | (_WRITE if self.writable else 0)
                     for path in self.dirs:
                         _allow(ruleset, path, grant & handled_fs)
-                    for path in _runtime_paths():
+                    for path in _runtime_paths() + (_loader_paths() if self.loads_later else []):
                         _allow(ruleset, path, _READ, missing_ok=True)
                     if self.cache is not None:
                         _allow(ruleset, self.cache, _CACHE & handled_fs)
@@ -196,6 +201,27 @@ def _runtime_paths() -> list[Path]:
         path = Path(entry).resolve()
         if path.is_dir() and path not in paths and path != cwd:
             paths.append(path)
+    return paths
+
+
+def _loader_paths() -> list[Path]:
+    """What the dynamic loader reads to load a native module's libraries (``libstdc++``, ``libssl``, ``libgcc_s``):
+    its cache and the directories of the C library already mapped into this process. Public files of the system,
+    read-only; needed only when native modules are imported after the restriction (:attr:`Sandbox.loads_later`)."""
+    paths = [Path("/etc/ld.so.cache")]
+    try:
+        with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
+            mapped = {line.split(maxsplit=5)[-1].strip() for line in maps if ".so" in line}
+    except OSError:
+        return paths
+    for name in sorted(mapped):
+        base = os.path.basename(name)
+        if base.startswith(("libc.so", "ld-linux", "libm.so")) and os.path.isabs(name):
+            folder = str(Path(name).parent.resolve())
+            twin = folder.removeprefix("/usr") if folder.startswith("/usr/") else "/usr" + folder  # unmerged /usr
+            for each in (Path(folder), Path(twin)):
+                if each not in paths and each != Path("/"):
+                    paths.append(each)
     return paths
 
 

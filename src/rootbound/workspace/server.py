@@ -19,7 +19,6 @@ with ``--strict-empty-roots``.
 from __future__ import annotations
 
 import gc
-import sys
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +40,9 @@ from rootbound.core.mrtr import era_of
 from rootbound.core.roots import RootsChange, RootSet
 from rootbound.mcp import RootsService
 from rootbound.mcp._handshake_port import ANSWERED_WITH_ERROR
-from rootbound.search.index.registry import IndexRegistry
 from rootbound.search.index.saved import SavedStore
 from rootbound.search.rooted_fs import RootedFS
-from rootbound.search.scan_helper import ScanHelper
+from rootbound.workspace.early_start import EarlyStart, IndexPlan, index_registry, spawn_scan_helper
 from rootbound.workspace.effective_roots import (
     IGNORED_ROOTS_WHY,
     NO_CAPABILITY_HELP,
@@ -136,15 +134,18 @@ class WorkspaceConfig:
     """Every search answer ends with how it was answered (``[index]``, ``[scan: ...]``); by default each kind is
     said once a client (``--index-status always``: for an operator or a test that must see the index answer)."""
     index_cache: Path | None = None
+    """This process's folder for the index's postings (``registry.own_folder``; ``None``: in memory)."""
     index_saved: SavedStore | None = None
     """The saved indexes' folder (issue 51): each DIR's index is taken up at start from there and saved back."""
-    """This process's folder for the index's postings (``registry.own_folder``; ``None``: in memory)."""
     after_sandbox: list[Callable[[], None]] | None = None
     """Where what must wait for the kernel sandbox goes (its threads would escape it): the CLI's ``Sandbox.then``."""
     scan_helper: tuple[str, ...] | None = None
     """The scan helper's command (``workspace/scan_process.helper_command``): grep's scans use a second process
     (``search/scan_helper.py``), given the held DIRs' fds to wall itself to; ``None``: one process
     (``--no-scan-helper``, one CPU, or a library caller)."""
+    early: EarlyStart | None = None
+    """The DIRs held, the scan helper and the indexes, made by the CLI before it restricted itself and loaded the
+    SDK (``workspace/early_start.py``); ``None``: made here (``scan_helper``, ``index_*`` and ``after_sandbox``)."""
     inline_quick_calls: bool = False
     """Try each quick read-only call (``ToolSpec.quick``) on the event loop for up to :data:`INLINE_SLICE`, when the
     roots are on local disks (``Boundary.on_local_disks``), and hand it to a worker thread only if it runs longer.
@@ -205,52 +206,22 @@ def _result(output: ToolOutput, *, modern: bool) -> dict[str, Any]:
     return result
 
 
-def _indexes(config: WorkspaceConfig) -> IndexRegistry | None:
-    """One search index per DIR, shared by every session (none for the home directory of no-DIR mode: a wall,
-    not a workspace), its postings in ``config.index_cache`` (removed at exit) or in memory. Built at start only
-    once the sandbox is applied: a build is a thread."""
-    if not config.index or not config.dirs or config.dirs_confine_only:
-        return None
-    later = config.after_sandbox
-    registry = IndexRegistry(
-        [d.resolve() for d in config.dirs],
-        cache=config.index_cache,
-        at_start=config.index_at_start and later is None,
-        saved=config.index_saved,
-    )
-    # The objects the start-up's imports made are kept for good: moved out of the collector's reach, so a full
-    # collection during the first search (which makes tens of thousands of objects: a saved index's records, the
-    # walk) does not go over all of them (issue 51: 0.12-0.19 s of a new server's first grep).
-    if later is None:
+def _index_plan(config: WorkspaceConfig) -> IndexPlan:
+    dirs, confine_only = config.dirs, config.dirs_confine_only
+    return IndexPlan(dirs, config.index, confine_only, config.index_at_start, config.index_cache, config.index_saved)
+
+
+def _freeze_start_up(config: WorkspaceConfig) -> None:
+    """The objects the start-up's imports made are kept for good: moved out of the collector's reach, so a full
+    collection during the first search (which makes tens of thousands of objects: a saved index's records, the
+    walk) does not go over all of them (issue 51: 0.12-0.19 s of a new server's first grep). With an early start
+    the CLI does it once the server is built."""
+    if config.early is not None:
+        return
+    if config.after_sandbox is None:
         gc.freeze()
     else:
-        later.append(gc.freeze)
-    if config.index_at_start and later is not None:
-        later.append(registry.start_all)
-    elif config.index_saved is not None:  # a DIR with a saved index is taken up at start, in the background
-        if later is None:
-            registry.start_saved()
-        else:
-            later.append(registry.start_saved)
-    return registry
-
-
-def _scan_helper(config: WorkspaceConfig, held: HeldBoundaries) -> ScanHelper | None:
-    """The scan helper process, spawned now (before the sandbox: it applies its own, built from the held DIRs'
-    fds, never their names) and ended with the process; ``None`` when the config asks for none or it cannot be
-    spawned (grep then scans in one process)."""
-    if config.scan_helper is None:
-        return None
-    try:
-        if held.allowlist is None:
-            helper = ScanHelper(config.scan_helper)
-        else:
-            with held.allowlist.use():
-                helper = ScanHelper(config.scan_helper, holds=held.allowlist.root_fds())
-    except OSError as error:
-        print(f"rootbound serve: scan helper not started ({error.strerror}): grep scans on one core", file=sys.stderr)
-        return None
-    return helper  # ended by close_helpers() on every exit path
+        config.after_sandbox.append(gc.freeze)
 
 
 def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsService]:
@@ -258,9 +229,15 @@ def build_workspace_server(config: WorkspaceConfig) -> tuple[Server[Any], RootsS
     allow = list(config.dirs) if config.dirs and not config.dirs_confine_only else None
     if config.inline_quick_calls:
         keep_mountinfo_open()  # before the CLI applies its sandbox, which refuses the open (Boundary.on_local_disks)
-    held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots))
-    indexes = _indexes(config)
-    helper = _scan_helper(config, held)
+    early = config.early
+    if early is None:
+        allowlist = Boundary(config.dirs) if config.dirs else None
+        indexes = index_registry(_index_plan(config), config.after_sandbox)
+        helper = spawn_scan_helper(config.scan_helper, allowlist)
+    else:
+        allowlist, indexes, helper = early.allowlist, early.indexes, early.helper
+    _freeze_start_up(config)
+    held = HeldBoundaries(config.dirs, RootBudget(max_roots=config.max_roots), allowlist=allowlist)
     service = RootsService(
         fallback=allow,
         warm=not config.ignore_client_roots,  # issue 33 #5: "listed" from the first answer, cached for first calls

@@ -1,0 +1,123 @@
+"""A stdio server restricts itself and starts its index before it loads the SDK (issue 51, ``early_start.py``): the
+take up of a saved index checks every file while the SDK's ~0.5-0.8 s of imports run, not after the first grep.
+
+The launcher (in this file) watches for the first import of ``mcp`` and says, at that moment, whether the process
+can still open a file outside its DIRs and which threads run; it then lets ``rootbound serve`` go on, and a real
+SDK client checks that the server so started serves, grep with RE2 included (RE2's native library is loaded after
+the restriction: the loader's cache and library directories stay readable, ``Sandbox.loads_later``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rootbound.confine import landlock
+from rootbound.search.index.tree_index import THREAD_NAME
+from tests.helpers.serve_process import serve, text_of
+
+needs_landlock = pytest.mark.skipif(landlock.abi_version() == 0, reason="this kernel offers no Landlock")
+
+LAUNCHER = """
+import json, os, sys, threading
+outside = sys.argv.pop(1)
+
+
+class FirstSdkImport:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp":
+            sys.meta_path.remove(self)
+            try:
+                os.close(os.open(outside, os.O_RDONLY))
+                restricted = False
+            except PermissionError:
+                restricted = True
+            threads = sorted(t.name for t in threading.enumerate())
+            sys.stderr.write("SDK-IMPORT " + json.dumps({"restricted": restricted, "threads": threads}) + "\\n")
+            sys.stderr.flush()
+        return None
+
+
+sys.meta_path.insert(0, FirstSdkImport())
+from rootbound.__main__ import main
+sys.argv[0] = "rootbound"
+raise SystemExit(main())
+"""
+
+
+@pytest.fixture
+def launcher(tmp_path: Path) -> Path:
+    path = tmp_path / "launch.py"
+    path.write_text(LAUNCHER)
+    return path
+
+
+def _at_sdk_import(launcher: Path, outside: Path, *args: str) -> tuple[bool, list[str]]:
+    """What the launcher said when the SDK's first module was imported; the server is stopped after it."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(launcher.parent / "cache")}
+    process = subprocess.Popen(
+        [sys.executable, str(launcher), str(outside), "serve", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert process.stderr is not None
+    seen: list[str] = []
+    try:
+        for line in process.stderr:  # ends when the server exits (a start failure says why before it)
+            seen.append(line)
+            if line.startswith("SDK-IMPORT "):
+                said = json.loads(line.removeprefix("SDK-IMPORT "))
+                return bool(said["restricted"]), [str(name) for name in said["threads"]]
+    finally:
+        process.kill()
+        process.wait(timeout=60)
+    raise AssertionError("the SDK was never imported: " + "".join(seen)[-2000:])
+
+
+@needs_landlock
+def test_stdio_is_restricted_and_indexing_before_the_sdk_loads(tmp_path: Path, launcher: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.py").write_text("def getaddrinfo(): pass\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not served\n")
+    restricted, threads = _at_sdk_import(launcher, outside, "--index-at-start", str(tree))
+    assert restricted
+    assert THREAD_NAME in threads  # the build (or a saved index's take up) runs while the SDK loads
+
+
+def test_http_still_loads_the_sdk_before_restricting(tmp_path: Path, launcher: Path) -> None:
+    """HTTP binds its port and imports its stack first (docs/security.md, "When"): nothing runs before that."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not served\n")
+    restricted, threads = _at_sdk_import(launcher, outside, "--http", "127.0.0.1:0", "--index-at-start", str(tree))
+    assert not restricted
+    assert THREAD_NAME not in threads
+
+
+@needs_landlock
+def test_a_server_started_early_serves_regex_grep_and_refuses_outside(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.py").write_text("def getaddrinfo(host): pass\n")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    async def main() -> None:
+        async with serve("stdio", [str(tree)], mode="legacy", provider=None, env=env) as client:
+            error, text = await text_of(client, "grep", pattern=r"def get[a-z]+info\(", regex=True)
+            assert not error, text
+            assert "a.py:1:" in text
+            error, text = await text_of(client, "read_file", path=str(tmp_path / "cache"))
+            assert error
+
+    anyio.run(main)
