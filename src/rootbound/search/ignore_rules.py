@@ -165,6 +165,12 @@ def _globs(globs: Sequence[str], what: str) -> pathspec.GitIgnoreSpec | None:
         raise InvalidPattern(message=f"invalid {what} glob (gitignore syntax expected)") from None
 
 
+def filter_key(exclude: Sequence[str], include: Sequence[str], gitignore: bool) -> tuple[object, ...]:
+    """What a :class:`PathFilter` was built from, as the index's walk cache names it: one recorded walk per start
+    and key (the tools' filters and the index's own walks ahead of the first query use this one spelling)."""
+    return (tuple(exclude), tuple(include), gitignore)
+
+
 class PathFilter:
     """The caller's choices for one walk: ``exclude``/``include`` globs (gitignore syntax), whether the ignore files
     apply (``gitignore=False`` is "include ignored files": no ignore file of any kind is read), and whether ``.git``

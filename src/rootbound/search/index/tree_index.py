@@ -43,7 +43,7 @@ from rootbound.confine.inotify import (
 from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.grep_scan import LineScanner
-from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter
+from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter, filter_key
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.search.index.calls import Calls, import_failure, say_once
 from rootbound.search.index.kept_files import Known, Vouched, kept, load_known, save_index
@@ -149,6 +149,7 @@ class TreeIndex:
         self.bytes = 0
         self.recent: list[str] = []  # directories with a structural change since a view walk began
         self.built_at = 0.0
+        self.ahead = False  # the walks ahead of the first query run (:meth:`_walk_ahead`): a query waits for them
         self.build_seconds = 0.0
 
     # -- lifetime -------------------------------------------------------------------------------------------------
@@ -217,6 +218,7 @@ class TreeIndex:
                     self.state, self.checking, self.known = "ready", False, {}
                     self.built_at = time.monotonic()
                     self.build_seconds = self.built_at - began
+            self._walk_ahead()
             try:
                 save_index(self)
             except (OSError, ValueError, MemoryError):
@@ -266,7 +268,7 @@ class TreeIndex:
         assert boundary is not None
         assert notify is not None
         fs = RootedFiles(boundary, read_only=True)
-        self.total = self._count(fs)
+        self.total = len(known) if known else self._count(fs)  # a saved index knows it: no walk just to count
         builder = SegmentBuilder(self.cache)
         names: list[str] = []
         reader = LineScanner(search=None, required=b"-", max_file_size=self.limits.max_file_size)
@@ -316,6 +318,25 @@ class TreeIndex:
                     self._take(builder, names)
                     names = []
         self._take(builder, names)
+
+    def _walk_ahead(self) -> None:
+        """Record now the walks a new session's first grep or search_files makes (from the DIR's top, with and
+        without the ignore files): its first query then opens its candidates and walks nothing (issue 51). A
+        query holding the index, or a walk that fails, leaves it to the queries, as before."""
+        boundary = self.boundary
+        if boundary is None:
+            return
+        fs = RootedFiles(boundary, read_only=True)
+        self.ahead = True
+        try:
+            for gitignore in (True, False):
+                if self.state != "ready":
+                    return
+                where = PathFilter(gitignore=gitignore)
+                with contextlib.suppress(OSError, RootsError, LimitExceeded):
+                    self.plan(fs, str(self.path), "", where, filter_key((), (), gitignore), WalkLimits(), None)
+        finally:
+            self.ahead = False
 
     def _take(self, builder: SegmentBuilder, names: list[str]) -> None:
         segment = builder.flush()
@@ -490,7 +511,9 @@ class TreeIndex:
         """The view of a walk below ``start`` (at ``start_rel`` in the index) and, for ``pattern`` (``(text, regex,
         ignore_case)``), the files a grep must open; ``None`` when the index cannot answer now (not ready, events
         lost, a change while it walked, another query holds it: the caller scans). Raises what the walk raises."""
-        if not self.lock.acquire(blocking=False):
+        # Another query holding the index: scan rather than queue behind it. The walks ahead of the first query are
+        # waited for: they are the walk this query would make itself, and they end it (bounded: AHEAD_WAIT).
+        if not (self.lock.acquire(timeout=AHEAD_WAIT) if self.ahead else self.lock.acquire(blocking=False)):
             return None
         try:
             if not self.usable() or not self._drain_locked():
@@ -586,6 +609,9 @@ class TreeIndex:
     def needs_rebuild(self) -> bool:
         return self.state == "failed" or len(self.dirty) >= self.limits.rebuild_dirty
 
+
+AHEAD_WAIT: Final = 5.0
+"""How long a query waits for a walk made ahead of it (:meth:`TreeIndex._walk_ahead`) before it scans."""
 
 UNAVAILABLE: Final = "its modules could not be imported"
 """Why an index failed when its own modules (numpy) cannot be imported: never retried in this process."""

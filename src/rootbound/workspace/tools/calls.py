@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from rootbound.core.errors import InvalidPath, RootsError
 from rootbound.search.grep_query import GrepLimits, GrepQuery
-from rootbound.search.ignore_rules import PathFilter
+from rootbound.search.ignore_rules import PathFilter, filter_key
 from rootbound.search.safe_regex import BytesPattern, compile_bytes, line_local
 
 __all__ = [
@@ -261,7 +261,7 @@ def grep_request(args: Mapping[str, Any], limits: Limits, budget: Budget) -> Gre
         compiled,
         PathFilter(exclude=exclude, include=include, gitignore=gitignore),
         source=(pattern, regex, ignore_case),
-        where_key=(tuple(exclude), tuple(include), gitignore),
+        where_key=filter_key(exclude, include, gitignore),
         limits=GrepLimits(
             max_matches=limits.max_matches, max_per_file=min(per_file, limits.max_matches), context=around
         ),

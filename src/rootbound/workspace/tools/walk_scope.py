@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from rootbound.confine.boundary import LSTAT, EffectiveRoot
 from rootbound.core.errors import RootsError
+from rootbound.search import ignore_rules
 from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.tools.calls import (
@@ -31,11 +32,8 @@ def path_filter(args: Mapping[str, Any], *, include: bool = False) -> PathFilter
 
 def filter_key(args: Mapping[str, Any], *, include: bool = False) -> tuple[object, ...]:
     """What :func:`path_filter` was built from: the index keeps one walk result per start and key."""
-    return (
-        tuple(globs_arg(args, "exclude")),
-        tuple(globs_arg(args, "include")) if include else (),
-        not bool_arg(args, "include_ignored"),
-    )
+    included = globs_arg(args, "include") if include else ()
+    return ignore_rules.filter_key(globs_arg(args, "exclude"), included, not bool_arg(args, "include_ignored"))
 
 
 def start_points(fs: RootedFS, path: str | None, context: Mapping[str, Any]) -> list[object]:
