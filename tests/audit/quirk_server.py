@@ -58,6 +58,7 @@ def tool(name: str, props: dict[str, Any], required: list[str] | None = None, **
 
 
 TOOLS: list[dict[str, Any]] = []
+_DOCS: list[str] = []  # doc-ids: the paths open_doc checked, by id
 if CASE == "refuse-hint":  # issue 34 item 1: the refusal quotes a name that looks like a parameter
     TOOLS = [tool("read_file", {"path": _S})]
 elif CASE == "sibling":  # item 2: path plus a working directory that must be a directory inside the roots
@@ -131,6 +132,11 @@ elif CASE == "readonly-shell":  # item 8: read-only by annotation, runs a shell;
     ]
 elif CASE == "uri-tree":  # no bounds; pathlib takes file:///a/b for <cwd>/file:/a/b and makes its parents there
     TOOLS = [tool("convert", {"save_path": {"type": "string", "description": "Where to save the Markdown."}})]
+elif CASE == "doc-ids":  # open_doc(path) checks the path and answers an opaque id; read_doc(doc_id) reads it
+    TOOLS = [
+        tool("open_doc", {"path": {"type": "string", "description": "The document to open."}}),
+        tool("read_doc", {"doc_id": {"type": "string", "description": "An id that open_doc returned."}}),
+    ]
 elif CASE == "fifo":  # a correct reader that opens without O_NONBLOCK: a FIFO blocks it
     TOOLS = [tool("read_file", {"path": _S})]
 elif CASE == "grants":  # item 3: the roots plus directories it always allows ($QUIRK_GRANTS, colon-separated)
@@ -207,6 +213,16 @@ def call(name: str, args: dict[str, Any]) -> str:
             with open(path, "w", encoding="utf-8") as fh:  # "refreshes its index entry": a write outside
                 fh.write(text)
         return text
+    if name == "open_doc":
+        path = checked(str(args["path"]))
+        read(path)  # parsed once at open, as a document server does
+        _DOCS.append(path)
+        return f"doc-{len(_DOCS)}"
+    if name == "read_doc":
+        doc = str(args["doc_id"])
+        if not doc.startswith("doc-") or not doc[4:].isdigit() or not 0 < int(doc[4:]) <= len(_DOCS):
+            raise Refused("unknown document id (open_doc returns one)")
+        return read(_DOCS[int(doc[4:]) - 1])
     if name == "convert":  # as pymupdf4llm-mcp's save_path: Path(p).expanduser().resolve(), parents made
         out = Path(str(args["save_path"])).expanduser().resolve()
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rootbound.audit import build_trap
 from rootbound.audit.far_canaries import remove_created, remove_trees
+from rootbound.audit.free_text import chained_id_reach
 from rootbound.audit.judge import kernel_evidence
 from rootbound.audit.kernel_events import IN_CREATE, IN_ISDIR, IN_MODIFY, IN_OPEN, KernelEvent
 from rootbound.audit.tool_errors import object_keys
@@ -125,3 +126,21 @@ def test_the_keys_a_refusal_names_fill_the_object_it_speaks_of() -> None:
     assert plan.roles[("cells", "[]", "cell_type")][0] == "filler"
     assert object_keys((plan,), refusal, set()) is None  # nothing new to add
     assert object_keys((plan,), "'title' is a required property", {("cells",)}) is None  # learnt once
+
+
+def test_an_id_is_a_gap_only_where_a_path_tool_returns_it() -> None:
+    """``doc_id``/``docId`` beside ``open_doc(path)``, or an id whose description names the path tool, is read
+    through a chain the audit does not probe (a gap); an ``issue_id`` beside it, or any id on a server without a
+    path tool, is not (a remote tracker's ids are nothing to the audit)."""
+
+    def tool(name: str, param: str, description: str = "") -> dict[str, object]:
+        props = {param: {"type": "string", "description": description}}
+        return {"name": name, "inputSchema": {"type": "object", "properties": props}}
+
+    assert "'open_doc' takes a path" in chained_id_reach(tool("read_doc", "doc_id"), ["open_doc"])
+    assert "'open_doc' takes a path" in chained_id_reach(tool("read_doc", "docId"), ["open_doc"])
+    assert "'load' takes a path" in chained_id_reach(tool("page", "handle_ref", "a handle load returned"), ["load"])
+    assert chained_id_reach(tool("get_issue", "issue_id"), ["open_doc"]) == ""
+    assert chained_id_reach(tool("read_doc", "doc_id"), []) == ""
+    assert chained_id_reach(tool("read_doc", "doc_name"), ["open_doc"]) == ""
+    assert chained_id_reach(tool("open_doc", "doc_id"), ["open_doc"]) == ""  # its own path: probed there

@@ -489,3 +489,15 @@ def test_a_tree_with_a_file_the_audit_did_not_make_is_left_and_said(tmp_path: Pa
     notes = [n for n in report.notes if n.startswith("could not remove") and "file:" in n]
     assert notes and "did not make" in notes[0] and "server-notes.txt" in notes[0], report.notes
     assert [p.name for p in cwd.iterdir()] == ["file:"], "the planted canaries are still removed"
+
+
+def test_an_id_another_tool_returns_for_a_path_is_a_gap(tmp_path: Path) -> None:
+    """``open_doc(path)`` (checked) answers ``doc-1``; ``read_doc(doc_id)`` reads that file. The audit does not
+    probe through the chain, so ``read_doc`` must be a gap with its reason (issue 47: "probed, or listed as gaps,
+    never 'not a path tool'"). Before, its row said "not a path tool" and the audit exited 0 (clean)."""
+    report = audit(tmp_path, "doc-ids")
+    assert params(report) == {("open_doc", "path"): "tested"}
+    rows = {(row["tool"], row["status"]): row["detail"] for row in report.coverage()}
+    assert "an id another tool returns ('open_doc' takes a path)" in rows.get(("read_doc", "not tested"), ""), rows
+    assert any("read_doc not tested" in g and "doc_id" in g for g in report.gaps()), report.gaps()
+    assert report.at_or_above("low") == [] and report.exit_code("low") == 2
