@@ -1,6 +1,7 @@
 """Build the hand-check trap: DIR/ws (the workspace given to the server) and DIR/outside (canaries of each type the
 published servers want: .txt .csv .xlsx .ipynb .zip .sqlite, and .pdf when PyMuPDF is importable). Each canary
-holds the token TOKEN (prints nothing else). openpyxl/fitz are imported from the Python that runs this."""
+holds the token TOKEN (prints nothing else); the workbook also in a second sheet's name, "t-TOKEN". openpyxl/fitz
+are imported from the Python that runs this."""
 
 from __future__ import annotations
 
@@ -11,6 +12,15 @@ import sys
 import zipfile
 from pathlib import Path
 from typing import Any
+
+
+def _sheet_name(token: str) -> str:
+    """A second sheet named after the token, so a tool that answers only with sheet names (a "meta" answer) shows
+    the token if it read the workbook. Excel's rule: at most 31 characters, none of []:*?/\\."""
+    name = f"t-{token}"
+    if len(name) > 31 or any(c in token for c in "[]:*?/\\"):
+        raise SystemExit("TOKEN must fit a sheet name: at most 29 characters, none of []:*?/\\")
+    return name
 
 
 def main() -> int:
@@ -46,6 +56,7 @@ def main() -> int:
     else:
         wb = openpyxl.Workbook()
         wb.active["A1"] = token
+        wb.create_sheet(_sheet_name(token))
         wb.save(out / "canary.xlsx")
         wb2 = openpyxl.Workbook()
         wb2.active["A1"] = "inside"

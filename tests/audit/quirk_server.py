@@ -5,8 +5,10 @@ the smallest server that showed one defect of the audit: a refusal that quotes a
 parameter that must be a directory, parameter names that look like paths and are not (or the reverse), ``$ref``'d
 enums and arrays of objects, an editor that only edits existing files, a listing that fails on W's own links, a
 read-only tool that runs a shell, a read that blocks on a FIFO, a server that fails to start with several error
-lines, a tool that widens the server's own bounds, a reader that answers only metadata. ``$QUIRK_CALL_LOG`` records
-every tool called by name. With ``--fixed`` the case's escape is closed (a clean server must get exit 0).
+lines, a tool that widens the server's own bounds, a reader that answers only metadata, a converter that makes a
+``file:`` URI's path under its cwd (``uri-tree``; ``--foreign``: and a file of its own in that tree).
+``$QUIRK_CALL_LOG`` records every tool called by name. With ``--fixed`` the case's escape is closed (a clean server
+must get exit 0).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 CASE = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--case=")), "")
@@ -55,6 +58,7 @@ def tool(name: str, props: dict[str, Any], required: list[str] | None = None, **
 
 
 TOOLS: list[dict[str, Any]] = []
+_DOCS: list[str] = []  # doc-ids: the paths open_doc checked, by id
 if CASE == "refuse-hint":  # issue 34 item 1: the refusal quotes a name that looks like a parameter
     TOOLS = [tool("read_file", {"path": _S})]
 elif CASE == "sibling":  # item 2: path plus a working directory that must be a directory inside the roots
@@ -125,6 +129,13 @@ elif CASE == "readonly-shell":  # item 8: read-only by annotation, runs a shell;
         tool("git_pull", {"repo_path": _S}),
         tool("git_remote_add", {"repo_path": _S, "name": _S, "address": _S}),
         tool("read_file", {"path": _S}),
+    ]
+elif CASE == "uri-tree":  # no bounds; pathlib takes file:///a/b for <cwd>/file:/a/b and makes its parents there
+    TOOLS = [tool("convert", {"save_path": {"type": "string", "description": "Where to save the Markdown."}})]
+elif CASE == "doc-ids":  # open_doc(path) checks the path and answers an opaque id; read_doc(doc_id) reads it
+    TOOLS = [
+        tool("open_doc", {"path": {"type": "string", "description": "The document to open."}}),
+        tool("read_doc", {"doc_id": {"type": "string", "description": "An id that open_doc returned."}}),
     ]
 elif CASE == "fifo":  # a correct reader that opens without O_NONBLOCK: a FIFO blocks it
     TOOLS = [tool("read_file", {"path": _S})]
@@ -202,6 +213,23 @@ def call(name: str, args: dict[str, Any]) -> str:
             with open(path, "w", encoding="utf-8") as fh:  # "refreshes its index entry": a write outside
                 fh.write(text)
         return text
+    if name == "open_doc":
+        path = checked(str(args["path"]))
+        read(path)  # parsed once at open, as a document server does
+        _DOCS.append(path)
+        return f"doc-{len(_DOCS)}"
+    if name == "read_doc":
+        doc = str(args["doc_id"])
+        if not doc.startswith("doc-") or not doc[4:].isdigit() or not 0 < int(doc[4:]) <= len(_DOCS):
+            raise Refused("unknown document id (open_doc returns one)")
+        return read(_DOCS[int(doc[4:]) - 1])
+    if name == "convert":  # as pymupdf4llm-mcp's save_path: Path(p).expanduser().resolve(), parents made
+        out = Path(str(args["save_path"])).expanduser().resolve()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("converted\n", encoding="utf-8")
+        if "--foreign" in sys.argv and str(args["save_path"]).startswith("file:"):  # its own file in that tree
+            (Path.cwd() / "file:" / "server-notes.txt").write_text("kept\n", encoding="utf-8")
+        return f"saved {out.name}"
     if name == "move_item":
         src, dst = checked(str(args["src"])), str(args["dst"])
         if FIXED:

@@ -8,11 +8,12 @@ import re
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rootbound.audit import Report, ServerSpec
+from rootbound.audit import AuditOptions, Report, ServerSpec, run_audit
 from rootbound.audit.tool_errors import extra_required, learn_params, validation_error
 from rootbound.audit.tools import plan_shapes
 from rootbound.audit.trap import build_trap
@@ -459,3 +460,44 @@ def test_the_readme_form_finds_a_script_in_the_current_directory(
     )  # fmt: skip
     assert code == 1 and "mode args: ok" in stdout, stdout
     assert sorted(p.name for p in project.iterdir()) == ["my_server.py"]
+
+
+def test_a_tree_a_file_uri_made_in_the_cwd_is_removed(tmp_path: Path) -> None:
+    """``Path("file:///…/rbt-new-X.md").resolve()`` is ``<cwd>/file:/…/rbt-new-X.md`` and the converter makes its
+    parents there (pymupdf4llm-mcp does). Before, that tree was left in the server's cwd after the audit (the
+    audit removed only files it named directly in the cwd); ``run_and_check`` fails if the cwd changed."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    report = audit(tmp_path, "uri-tree", write=True, server_cwd=cwd)
+    assert report.findings, "the converter writes anywhere: it must be found"
+    assert list(cwd.iterdir()) == [], sorted(p.name for p in cwd.iterdir())
+    assert not [n for n in report.notes if n.startswith("could not remove")], report.notes
+
+
+def test_a_tree_with_a_file_the_audit_did_not_make_is_left_and_said(tmp_path: Path) -> None:
+    """The same converter also writes a file of its own into the ``file:`` tree: the tree is left whole (the
+    audit removes only what it named) and the report says so."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    options = AuditOptions(
+        spec=quirk("uri-tree", "--foreign"), trap_dir=tmp_path, modes="args", write=True, server_cwd=cwd
+    )
+    report = anyio.run(run_audit, options)
+    tree = cwd / "file:"
+    assert (tree / "server-notes.txt").read_text() == "kept\n"
+    assert [p.name for p in tree.rglob("rbt-new-*")], "the probe's own file goes with the tree it is in"
+    notes = [n for n in report.notes if n.startswith("could not remove") and "file:" in n]
+    assert notes and "did not make" in notes[0] and "server-notes.txt" in notes[0], report.notes
+    assert [p.name for p in cwd.iterdir()] == ["file:"], "the planted canaries are still removed"
+
+
+def test_an_id_another_tool_returns_for_a_path_is_a_gap(tmp_path: Path) -> None:
+    """``open_doc(path)`` (checked) answers ``doc-1``; ``read_doc(doc_id)`` reads that file. The audit does not
+    probe through the chain, so ``read_doc`` must be a gap with its reason (issue 47: "probed, or listed as gaps,
+    never 'not a path tool'"). Before, its row said "not a path tool" and the audit exited 0 (clean)."""
+    report = audit(tmp_path, "doc-ids")
+    assert params(report) == {("open_doc", "path"): "tested"}
+    rows = {(row["tool"], row["status"]): row["detail"] for row in report.coverage()}
+    assert "an id another tool returns ('open_doc' takes a path)" in rows.get(("read_doc", "not tested"), ""), rows
+    assert any("read_doc not tested" in g and "doc_id" in g for g in report.gaps()), report.gaps()
+    assert report.at_or_above("low") == [] and report.exit_code("low") == 2

@@ -18,7 +18,7 @@ from rootbound.audit.far_canaries import remove_created
 from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import index_unchanged
 from rootbound.audit.judge import judge, kernel_evidence
-from rootbound.audit.kernel_events import CREATED, KernelEvent
+from rootbound.audit.kernel_events import CREATED, IN_CREATE, IN_ISDIR, KernelEvent
 from rootbound.audit.kernel_watch import Watch
 from rootbound.audit.mode_context import ModeContext, Where
 from rootbound.audit.options import (
@@ -58,6 +58,7 @@ class AuditorBase:
         self.fifo_done = False
         self.flooded = False
         self.cwd_created: set[Path] = set()  # rbt- files write probes created in the server's cwd (removed at the end)
+        self.cwd_dirs: set[str] = set()  # directories calls made in the server's cwd (far_canaries.remove_trees)
         self.watch = watch
         self.finished = ""  # the last mode whose probes all ran (an error closing its session does not undo them)
         self.args_era: tuple[bool, str] | None = None  # args mode's session: 2026-07-28 or not, the version chosen
@@ -175,7 +176,20 @@ class AuditorBase:
             self.watch.begin()
 
     def window_close(self) -> list[KernelEvent]:
-        return self.watch.end() if self.watch is not None else []
+        events = self.watch.end() if self.watch is not None else []
+        self.dirs_made_in_cwd(events)
+        return events
+
+    def dirs_made_in_cwd(self, events: list[KernelEvent]) -> None:
+        """Top-level directories a call made in the server's cwd (outside the trap: no snapshot restores it), by
+        the kernel's word: a directory's create event, not a move (a move brings in one that existed). At the end
+        each is removed if it holds only what the audit named (a converter's ``<cwd>/file:/…/rbt-new-X.pdf``)."""
+        if "cwd" not in self.trap.extra_dirs:
+            return
+        for ev in events:
+            made = ev.mask & IN_CREATE and ev.mask & IN_ISDIR
+            if made and ev.location == "cwd" and ev.name and len(self.cwd_dirs) < 100:
+                self.cwd_dirs.add(ev.name)
 
     def settle(self) -> None:
         """Discard the events the audit itself caused (its snapshots and restores read every canary)."""

@@ -13,7 +13,7 @@ import anyio
 
 from rootbound.audit.asks import wanted_type
 from rootbound.audit.controls import control_leaf, learn
-from rootbound.audit.free_text import free_text_reach
+from rootbound.audit.free_text import chained_id_reach, free_text_reach
 from rootbound.audit.git_trap import git_fillers
 from rootbound.audit.judge import result_text
 from rootbound.audit.mode_context import Learnt, ModeContext
@@ -56,9 +56,11 @@ class Exerciser(Prober):
         work: list[tuple[ToolPlan, ToolStatus]] = []
         widening: list[tuple[ToolPlan, list[ParamStatus]]] = []
         pstats: dict[tuple[int, str], ParamStatus] = {}
+        planned: list[tuple[dict[str, Any], ToolStatus]] = []
         for tool in tools[:200]:
             status = ToolStatus(shown(tool.get("name", ""), 120), "skip")
             ctx.run.tools.append(status)
+            planned.append((tool, status))
             refs = git_fillers(str(tool.get("name", ""))) if self.git else None
             shapes = plan_shapes(tool, self.o.allow_tools, self.o.write, refs)
             shapes = text_shapes(tool, shapes, self.o.write, self.o.allow_tools)
@@ -104,6 +106,10 @@ class Exerciser(Prober):
                     status.params.append(pstats[id(plan), leaf.name])
                 if plan.access != "skip":
                     work.append((plan, status))
+        path_tools = [str(tool.get("name", "")) for tool, status in planned if status.takes_path]
+        for tool, status in planned:  # read by an id another tool returns for a path: a gap, not "not a path tool"
+            if not status.takes_path and not status.reaches:
+                status.reaches = chained_id_reach(tool, path_tools)
         if len(tools) > 200:
             self.report.notes.append(f"{ctx.name}: the server listed {len(tools)} tools; the first 200 were planned")
         learnt: list[tuple[Learnt, ParamStatus, ToolStatus]] = []

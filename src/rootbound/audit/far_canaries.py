@@ -10,19 +10,27 @@ canaries that live only in the trap.
 
 Each holds a token file and an entry only a listing shows, named from the trap's seed (``--replay`` plants the
 same names). :func:`remove_far` removes exactly what was planted (and the ``rbt-`` files a write probe created in
-the cwd); every step is an ``unlink``/``rmdir`` that never follows a link.
+the cwd), :func:`remove_trees` the directories a probe made in the cwd that hold only names the audit gave out; every
+step is an ``unlink``/``rmdir`` that never follows a link.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
+from rootbound.audit.causality import derived_name
+from rootbound.audit.shown import shown
 from rootbound.audit.trap import Trap, plant_canary, remove
 
-__all__ = ["plant_far", "remove_created", "remove_far"]
+__all__ = ["plant_far", "remove_created", "remove_far", "remove_trees"]
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_MAX_DEPTH = 64  # a deeper tree is not checked (left, and said): a path probe's components are far fewer
+_MAX_ENTRIES = 10_000
 
 
 def _under(path: Path, parent: Path) -> bool:
@@ -123,3 +131,74 @@ def remove_created(trap: Trap, location: str, name: str) -> bool | None:
         return True
     except OSError:
         return False
+
+
+class _Foreign(Exception):
+    """An entry under a directory the audit means to remove that the audit did not name (or that it could not
+    check): the whole directory is left."""
+
+
+def _audit_files(parent: int, leaf: str, trap: Trap, depth: int, seen: list[int]) -> int:
+    """How many entries under directory ``leaf`` (relative to ``parent``) bear a name the audit gave out (or one
+    derived from it); raises :class:`_Foreign` at the first file or link that does not (its path below ``leaf``).
+    Any directory may lie between (a ``file:`` URI's path components). Read through directory fds opened with
+    O_NOFOLLOW: a link is an entry, never followed."""
+    if depth > _MAX_DEPTH:
+        raise _Foreign("(deeper than the audit checks)")
+    fd = os.open(leaf, _DIR, dir_fd=parent)
+    try:
+        found = 0
+        for child in os.listdir(fd):
+            seen[0] += 1
+            if seen[0] > _MAX_ENTRIES:
+                raise _Foreign("(more entries than the audit checks)")
+            named = child.startswith("rbt-") and derived_name(trap, child)
+            if stat.S_ISDIR(os.stat(child, dir_fd=fd, follow_symlinks=False).st_mode):
+                try:
+                    found += named + _audit_files(fd, child, trap, depth + 1, seen)
+                except _Foreign as exc:
+                    raise _Foreign(f"{child}/{exc}") from None
+            elif named:
+                found += 1
+            else:
+                raise _Foreign(child)
+        return found
+    finally:
+        os.close(fd)
+
+
+def remove_trees(trap: Trap, names: list[str]) -> list[str]:
+    """Remove the top-level directories a probe created in the server's cwd (``names``: the kernel saw each one
+    made there during a call) whose whole tree holds only directories and files named by the audit: a converter
+    given ``file:///…/rbt-new-X.pdf`` makes ``<cwd>/file:/…/rbt-new-X.pdf``. Fails closed: a tree with any other
+    file, one that cannot be read, or one with no name of the audit's (the server's own directory) is left; the
+    notes say which were left because of what they hold. Removal is :func:`remove`'s (dir fds, links unlinked).
+    Called once the server is gone: nothing changes the tree between the check and the removal."""
+    where = trap.extra_dirs.get("cwd")
+    if where is None:
+        return []
+    notes: list[str] = []
+    try:
+        parent = os.open(where, _DIR)
+    except OSError:
+        return []
+    try:
+        for name in names:
+            if "/" in name or name in (".", ".."):
+                continue
+            try:
+                ours = _audit_files(parent, name, trap, 0, [0]) + (name.startswith("rbt-") and derived_name(trap, name))
+            except FileNotFoundError:
+                continue  # gone already (a later probe's undo, or the server)
+            except (_Foreign, OSError) as exc:
+                what = str(exc) if isinstance(exc, _Foreign) else f"(unreadable: {exc.strerror or exc})"
+                notes.append(
+                    f"could not remove {shown(where / name, 200)}, which a probe created in the server's working "
+                    f"directory: it holds files the audit did not make ({shown(name + '/' + what, 120)})"
+                )
+                continue
+            if ours and not remove(where / name):
+                notes.append(f"could not remove {shown(where / name, 200)}, which a probe created there")
+    finally:
+        os.close(parent)
+    return notes

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CREATED", "MASK", "MAX_EVENTS", "KernelEvent", "Windows"]
+__all__ = ["CREATED", "IN_CREATE", "IN_ISDIR", "MASK", "MAX_EVENTS", "KernelEvent", "Windows"]
 
 IN_ACCESS = 0x001
 IN_MODIFY = 0x002

@@ -22,7 +22,7 @@ import anyio
 from rootbound.audit import _sdk
 from rootbound.audit.causality import ATTRIBUTION
 from rootbound.audit.exercise import Exerciser
-from rootbound.audit.far_canaries import plant_far, remove_far
+from rootbound.audit.far_canaries import plant_far, remove_far, remove_trees
 from rootbound.audit.git_trap import build_git, looks_like_git
 from rootbound.audit.judge import kernel_evidence
 from rootbound.audit.kernel_watch import watch_trap
@@ -293,6 +293,7 @@ async def run_audit(options: AuditOptions) -> Report:
                 "outside the roots but caused by no probe (the server's own files, or what its inside control did "
                 "too), never a finding: " + shown(", ".join(sorted(auditor.server_own)[:8]), 300)
             )
+        report.notes.extend(remove_trees(trap, sorted(auditor.cwd_dirs)))  # before remove_far: it forgets names
         if not remove_far(trap, sorted(auditor.cwd_created)):
             report.notes.append("a canary beyond the trap (temp dir, home or the server's cwd) could not be removed")
         if options.keep_trap:
