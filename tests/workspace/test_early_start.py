@@ -44,7 +44,7 @@ class FirstSdkImport:
 
 
 sys.meta_path.insert(0, FirstSdkImport())
-from rootbound.__main__ import main
+from rootbound.cli import main
 sys.argv[0] = "rootbound"
 raise SystemExit(main())
 """
@@ -121,3 +121,31 @@ def test_a_server_started_early_serves_regex_grep_and_refuses_outside(tmp_path: 
             assert error
 
     anyio.run(main)
+
+
+@needs_landlock
+def test_a_module_that_cannot_load_through_the_sandbox_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """Without the loader's directories (as on a system whose libraries live elsewhere) a native module fails to
+    load once the process is restricted: ``serve`` says which module and how to serve anyway, exit 2."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    script = (
+        "import sys\nimport rootbound.workspace.sandbox as sandbox\n"
+        "sandbox._loader_paths = lambda: []\n"
+        "from rootbound.cli import main\n"
+        "sys.argv = ['rootbound', 'serve', sys.argv[1]]\nraise SystemExit(main())\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tree)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rootbound serve: cannot load the module "), done.stderr
+    assert lines[0].endswith("once sandboxed (ImportError); --no-sandbox serves")

@@ -406,6 +406,13 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _module_of(error: BaseException) -> str:
+    """The module an import failure names, never its message (it may hold paths)."""
+    name = getattr(error, "name", None)
+    dotted = isinstance(name, str) and 0 < len(name) <= 200 and all(part.isidentifier() for part in name.split("."))
+    return f"the module {name}" if dotted else "a module"
+
+
 def _home() -> Path | None:
     """The serving user's home directory from the password database (not ``$HOME``), if it is a real one."""
     import pwd
@@ -488,10 +495,15 @@ def run(args: argparse.Namespace) -> int:
         except SandboxError as error:
             return _fail(f"cannot sandbox: {error} (--no-sandbox to serve without)")
 
-    from rootbound.mcp.server import SILENCE_ENV
-    from rootbound.workspace.limits.answer_budget import HTTP_MAX_ANSWER, HTTP_MAX_MEDIA
-    from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
-    from rootbound.workspace.tools import Limits
+    try:  # over stdio, read through the sandbox: a module that cannot load there is said in one line
+        from rootbound.mcp.server import SILENCE_ENV
+        from rootbound.workspace.limits.answer_budget import HTTP_MAX_ANSWER, HTTP_MAX_MEDIA
+        from rootbound.workspace.server import WorkspaceConfig, build_workspace_server
+        from rootbound.workspace.tools import Limits
+    except (ImportError, OSError) as error:
+        if early is None:
+            raise
+        return _fail(f"cannot load {_module_of(error)} once sandboxed ({type(error).__name__}); --no-sandbox serves")
 
     os.environ.setdefault(SILENCE_ENV, "1")  # the server's stderr is a host's log: say it once in --help instead
     config = WorkspaceConfig(
