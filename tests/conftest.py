@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -17,3 +20,17 @@ def anyio_backend() -> str:
 # tests/mcp/v1 runs on mcp 1.x only, in the second venv (`make pytest-mcp1`, .deps/mcp1); tests/mcp/both runs in
 # both. The main run (mcp 2.x) leaves v1 to that venv.
 collect_ignore = ["mcp/v1"] if importlib.metadata.version("mcp").split(".")[0] != "1" else []
+
+
+_CACHE = tempfile.mkdtemp(prefix="rootbound-tests-cache-")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every server the suite starts keeps its search indexes here, never in the developer's own cache (16 saved
+    DIRs at most, least recently used evicted: a test run would evict theirs). ``ROOTBOUND_CACHE_HOME`` is
+    rootbound's alone, so pip's and uv's caches (the install tests) stay where they are."""
+    os.environ["ROOTBOUND_CACHE_HOME"] = os.path.realpath(_CACHE)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_CACHE, ignore_errors=True)

@@ -279,7 +279,7 @@ def test_row4_a_client_filling_the_session_table_never_evicts_a_waiting_victim(t
 
 @pytest.mark.timeout(900)
 def test_row8_a_link_above_the_index_cache_is_never_followed(tmp_path: Path) -> None:
-    """Row 8: a local process plants a link above the cache folder (``$XDG_CACHE_HOME/rootbound`` -> elsewhere).
+    """Row 8: a local process plants a link above the cache folder (``$ROOTBOUND_CACHE_HOME/rootbound`` -> elsewhere).
     Before, start-up and ``--clear-index`` removed every digit-named folder in the link's target and the postings
     were written there. Now the path is opened one component at a time without following links: nothing in the
     target is removed or written (the postings stay in memory), and the victim's grep is answered."""
@@ -290,7 +290,7 @@ def test_row8_a_link_above_the_index_cache_is_never_followed(tmp_path: Path) -> 
     (target / "index" / "999999" / "keep.txt").write_text("keep\n")
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "rootbound").symlink_to(target)
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {"ROOTBOUND_CACHE_HOME": str(tmp_path / "cache")}
     cleared = serve_cli(str(tmp_path / "served"), "--clear-index", env=env)
     assert cleared.returncode == 0, cleared.stderr
     with http_serve_process([str(tmp_path / "served"), "--index-at-start"], env=env) as (url, _process):

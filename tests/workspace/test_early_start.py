@@ -2,9 +2,10 @@
 take up of a saved index checks every file while the SDK's ~0.5-0.8 s of imports run, not after the first grep.
 
 The launcher (in this file) watches for the first import of ``mcp`` and says, at that moment, whether the process
-can still open a file outside its DIRs and which threads run; it then lets ``rootbound serve`` go on, and a real
-SDK client checks that the server so started serves, grep with RE2 included (RE2's native library is loaded after
-the restriction: the loader's cache and library directories stay readable, ``Sandbox.loads_later``)."""
+can still open a file outside its DIRs and which search indexes exist and were started; it then lets ``rootbound
+serve`` go on. A real SDK client checks that a server so started serves, grep with RE2 included (RE2's native
+library is loaded after the restriction: the loader's cache and library directories stay readable,
+``Sandbox.loads_later``)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,12 @@ import anyio
 import pytest
 
 from rootbound.confine import landlock
-from rootbound.search.index.tree_index import THREAD_NAME
 from tests.helpers.serve_process import serve, text_of
 
 needs_landlock = pytest.mark.skipif(landlock.abi_version() == 0, reason="this kernel offers no Landlock")
 
 LAUNCHER = """
-import json, os, sys, threading
+import json, os, sys
 outside = sys.argv.pop(1)
 
 
@@ -37,8 +37,10 @@ class FirstSdkImport:
                 restricted = False
             except PermissionError:
                 restricted = True
-            threads = sorted(t.name for t in threading.enumerate())
-            sys.stderr.write("SDK-IMPORT " + json.dumps({"restricted": restricted, "threads": threads}) + "\\n")
+            import gc
+            from rootbound.search.index.tree_index import TreeIndex
+            started = sorted(o.state for o in gc.get_objects() if isinstance(o, TreeIndex))
+            sys.stderr.write("SDK-IMPORT " + json.dumps({"restricted": restricted, "indexes": started}) + "\\n")
             sys.stderr.flush()
         return None
 
@@ -58,8 +60,9 @@ def launcher(tmp_path: Path) -> Path:
 
 
 def _at_sdk_import(launcher: Path, outside: Path, *args: str) -> tuple[bool, list[str]]:
-    """What the launcher said when the SDK's first module was imported; the server is stopped after it."""
-    env = {**os.environ, "XDG_CACHE_HOME": str(launcher.parent / "cache")}
+    """When the SDK's first module was imported: whether the process was restricted, and the states of the search
+    indexes made by then (``new``: not started). The server is stopped after it."""
+    env = {**os.environ, "ROOTBOUND_CACHE_HOME": str(launcher.parent / "cache")}
     process = subprocess.Popen(
         [sys.executable, str(launcher), str(outside), "serve", *args],
         stdin=subprocess.PIPE,
@@ -75,7 +78,7 @@ def _at_sdk_import(launcher: Path, outside: Path, *args: str) -> tuple[bool, lis
             seen.append(line)
             if line.startswith("SDK-IMPORT "):
                 said = json.loads(line.removeprefix("SDK-IMPORT "))
-                return bool(said["restricted"]), [str(name) for name in said["threads"]]
+                return bool(said["restricted"]), [str(state) for state in said["indexes"]]
     finally:
         process.kill()
         process.wait(timeout=60)
@@ -89,9 +92,9 @@ def test_stdio_is_restricted_and_indexing_before_the_sdk_loads(tmp_path: Path, l
     (tree / "a.py").write_text("def getaddrinfo(): pass\n")
     outside = tmp_path / "outside.txt"
     outside.write_text("not served\n")
-    restricted, threads = _at_sdk_import(launcher, outside, "--index-at-start", str(tree))
+    restricted, indexes = _at_sdk_import(launcher, outside, "--index-at-start", str(tree))
     assert restricted
-    assert THREAD_NAME in threads  # the build (or a saved index's take up) runs while the SDK loads
+    assert indexes and "new" not in indexes  # its build (or a saved index's take up) started before the SDK loads
 
 
 def test_http_still_loads_the_sdk_before_restricting(tmp_path: Path, launcher: Path) -> None:
@@ -100,9 +103,9 @@ def test_http_still_loads_the_sdk_before_restricting(tmp_path: Path, launcher: P
     tree.mkdir()
     outside = tmp_path / "outside.txt"
     outside.write_text("not served\n")
-    restricted, threads = _at_sdk_import(launcher, outside, "--http", "127.0.0.1:0", "--index-at-start", str(tree))
+    restricted, indexes = _at_sdk_import(launcher, outside, "--http", "127.0.0.1:0", "--index-at-start", str(tree))
     assert not restricted
-    assert THREAD_NAME not in threads
+    assert indexes == []  # not even made yet: the server is built (with its indexes) after the SDK is imported
 
 
 @needs_landlock
@@ -110,7 +113,7 @@ def test_a_server_started_early_serves_regex_grep_and_refuses_outside(tmp_path: 
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "a.py").write_text("def getaddrinfo(host): pass\n")
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {"ROOTBOUND_CACHE_HOME": str(tmp_path / "cache")}
 
     async def main() -> None:
         async with serve("stdio", [str(tree)], mode="legacy", provider=None, env=env) as client:
@@ -135,7 +138,7 @@ def test_a_module_that_cannot_load_through_the_sandbox_is_one_line_not_a_traceba
         "from rootbound.cli import main\n"
         "sys.argv = ['rootbound', 'serve', sys.argv[1]]\nraise SystemExit(main())\n"
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {**os.environ, "ROOTBOUND_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(
         [sys.executable, "-c", script, str(tree)],
         stdin=subprocess.DEVNULL,

@@ -59,7 +59,7 @@ def test_restarted_servers_answer_as_a_full_scan_with_the_tree_changed_between(t
     build_tree(root, fillers=40)
     outside = tmp_path / "outside"
     outside.mkdir()
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {"ROOTBOUND_CACHE_HOME": str(tmp_path / "cache")}
     saved = tmp_path / "cache" / "rootbound" / "index" / "saved" / saved_name(str(root.resolve()))
     time.sleep(RACY_NS / 1e9 + 0.2)
 

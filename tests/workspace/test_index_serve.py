@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import anyio
 import pytest
 
+from rootbound.search.index.registry import CACHE_ENV, cache_root
 from tests.helpers.serve_process import serve, text_of
 
 pytestmark = pytest.mark.anyio
@@ -28,7 +30,7 @@ async def test_index_at_start_on_disk_under_the_sandbox_and_removed_at_exit(tmp_
     index_root = tmp_path / "cache" / "rootbound" / "index"
     stale = index_root / NEVER_A_PID
     (stale / "1").mkdir(parents=True)
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {"ROOTBOUND_CACHE_HOME": str(tmp_path / "cache")}
     with anyio.fail_after(120):
         async with serve(transport, ["--index-at-start", str(work)], mode="legacy", provider=None, env=env) as client:
             # Built in the background from the start: searches scan until then, and say so once (issue 50 item 6).
@@ -56,7 +58,7 @@ def test_clear_index_removes_the_folders_of_servers_not_running(tmp_path: Path) 
     (index_root / "saved" / "0123.rbi").write_bytes(b"x")  # a saved index (issue 51): removed too
     done = subprocess.run(
         [sys.executable, "-m", "rootbound", "serve", "--clear-index"],
-        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+        env={**{k: v for k, v in os.environ.items() if k != CACHE_ENV}, "XDG_CACHE_HOME": str(tmp_path)},  # XDG's
         capture_output=True,
         text=True,
         timeout=60,
@@ -68,3 +70,21 @@ def test_clear_index_removes_the_folders_of_servers_not_running(tmp_path: Path) 
     )
     assert sorted(p.name for p in index_root.iterdir()) == [str(os.getpid()), "saved"]
     assert list((index_root / "saved").iterdir()) == []
+
+
+def test_rootbound_s_own_cache_variable_comes_before_xdg_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite's servers keep their indexes out of the developer's own cache (``tests/conftest.py``) without
+    moving every other program's cache (pip's, uv's) as ``XDG_CACHE_HOME`` would."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "own"))
+    assert cache_root() == tmp_path / "own" / "rootbound" / "index"
+    monkeypatch.delenv(CACHE_ENV)
+    assert cache_root() == tmp_path / "xdg" / "rootbound" / "index"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache_root() == Path(os.path.expanduser("~")) / ".cache" / "rootbound" / "index"
+
+
+def test_the_suite_never_uses_the_developer_s_cache() -> None:
+    """Set once for the session by ``tests/conftest.py``, inherited by every server the tests start."""
+    assert os.environ.get(CACHE_ENV, "").startswith(os.path.realpath(tempfile.gettempdir()))
+    assert not str(cache_root()).startswith(os.path.expanduser("~/.cache"))

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 from rootbound.confine.boundary import Boundary
-from rootbound.search.index.registry import IndexRegistry
-from rootbound.search.index.tree_index import TreeIndex
 from rootbound.search.ignore_rules import PathFilter, filter_key
 from rootbound.search.ignore_walk import WalkLimits
+from rootbound.search.index.registry import IndexRegistry
+from rootbound.search.index.tree_index import TreeIndex
 from rootbound.search.rooted_fs import RootedFS
 from rootbound.workspace.tools import Budget, Limits
 from rootbound.workspace.tools.calls import grep_request

@@ -328,7 +328,7 @@ def test_require_sandbox_refuses_to_start_without_it(tree: Path) -> None:
 
 @needs_landlock
 def test_stdio_startup_line_reports_the_sandbox(tree: Path, tmp_path: Path) -> None:
-    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    cache = {"ROOTBOUND_CACHE_HOME": str(tmp_path / "cache")}
     done = serve_cli(str(tree / "inside"), env=cache)  # stdin at EOF: the server starts, reports, and ends
     first = done.stderr.splitlines()[0]
     assert first.startswith("rootbound serve: stdio; roots: "), first
@@ -341,7 +341,7 @@ def test_stdio_startup_line_reports_the_sandbox(tree: Path, tmp_path: Path) -> N
         f"; sandbox: landlock ABI {KERNEL_ABI}, files: the DIRs read-only, TCP: no bind, no connect"
     )
     (tmp_path / "not-a-folder").write_text("")  # no cache folder can be made below a file: postings in memory
-    done = serve_cli(str(tree / "inside"), env={"XDG_CACHE_HOME": str(tmp_path / "not-a-folder")})
+    done = serve_cli(str(tree / "inside"), env={"ROOTBOUND_CACHE_HOME": str(tmp_path / "not-a-folder")})
     first = done.stderr.splitlines()[0]
     assert first.endswith(
         f"; search index postings in memory ({tmp_path / 'not-a-folder' / 'rootbound' / 'index'} is not writable); "

@@ -35,8 +35,17 @@ RETRY_AFTER: Final = 60.0
 """Seconds after a failed build (events lost, watch limit) before another is tried."""
 
 
+CACHE_ENV: Final = "ROOTBOUND_CACHE_HOME"
+"""Where rootbound's cache goes instead of ``$XDG_CACHE_HOME`` (rootbound's alone: a test suite or an operator
+moves it without moving every other program's cache)."""
+
+
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """``$ROOTBOUND_CACHE_HOME/rootbound/index``, else ``$XDG_CACHE_HOME/rootbound/index``, else
+    ``~/.cache/rootbound/index``."""
+    base = (
+        os.environ.get(CACHE_ENV) or os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    )
     return Path(base) / "rootbound" / "index"
 
 
