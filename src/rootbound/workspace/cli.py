@@ -243,8 +243,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--clear-index",
         action="store_true",
         help="remove the search index folders of servers not running and every saved index from the user's cache "
-        "directory "
-        "($XDG_CACHE_HOME/rootbound/index), say how many, and exit (a running server removes its own at exit)",
+        "directory ($ROOTBOUND_CACHE_HOME, else $XDG_CACHE_HOME: rootbound/index), say how many, and exit (a running "
+        "server removes its own at exit)",
     )
     serve.add_argument(
         "--no-scan-helper",

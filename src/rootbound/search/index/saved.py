@@ -15,8 +15,8 @@ of bounds, unsorted keys, a file number out of range, a path that is not a plain
 reason and the server builds afresh. A checksum stops bytes flipped or cut off, not a process of the same user that
 rewrites the file whole: such a process can change the DIR's files too.
 
-Where: ``$XDG_CACHE_HOME/rootbound/index/saved`` (``confine/cache_folder``: reached one component at a time, no
-link followed, 0700, this user's), held open from start; at most :data:`MAX_SAVED` files and :data:`MAX_SAVED_BYTES`
+Where: ``$ROOTBOUND_CACHE_HOME/rootbound/index/saved`` (else ``$XDG_CACHE_HOME``; ``confine/cache_folder``:
+reached one component at a time, no link followed, 0700, this user's), held open from start; at most :data:`MAX_SAVED` files and :data:`MAX_SAVED_BYTES`
 bytes, the least recently used evicted first.
 """
 
