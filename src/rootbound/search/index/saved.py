@@ -16,8 +16,8 @@ reason and the server builds afresh. A checksum stops bytes flipped or cut off, 
 rewrites the file whole: such a process can change the DIR's files too.
 
 Where: ``$ROOTBOUND_CACHE_HOME/rootbound/index/saved`` (else ``$XDG_CACHE_HOME``; ``confine/cache_folder``:
-reached one component at a time, no link followed, 0700, this user's), held open from start; at most :data:`MAX_SAVED` files and :data:`MAX_SAVED_BYTES`
-bytes, the least recently used evicted first.
+reached one component at a time, no link followed, 0700, this user's), held open from start; at most
+:data:`MAX_SAVED` files and :data:`MAX_SAVED_BYTES` bytes, the least recently used evicted first.
 """
 
 from __future__ import annotations
