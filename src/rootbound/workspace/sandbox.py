@@ -87,6 +87,8 @@ class Sandbox:
         self.listens = listens  # serving over TCP: its port stays bindable
         # Applied before the server's modules are imported (stdio): the native libraries they link stay loadable.
         self.loads_later = False
+        # A server (its protocol stack imported first); the scan helper, which never loads it, says False.
+        self.serves = True
         self.writable = writable
         self.enabled = enabled
         self.abi = ll.abi_version() if enabled else 0
@@ -123,7 +125,7 @@ class Sandbox:
         if not self.active or self.applied:
             self._then()
             return self.describe()
-        if not self.loads_later:
+        if not self.loads_later and self.serves:
             _preload(_PRELOAD_HTTP if self.listens else _PRELOAD_STDIO)
         threads = _thread_count()
         if threads != 1:

@@ -40,6 +40,7 @@ def main(argv: list[str]) -> int:
     sock_fd, flag_fd, mode, *held = argv
     dirs = [int(fd) for fd in held]
     sandbox = Sandbox(dirs, writable=False, listens=False, enabled=mode == "--sandbox")
+    sandbox.serves = False  # no protocol stack to import first: the helper's start-up is its own modules only
     try:
         sandbox.apply()
     except SandboxError as error:  # the server scans alone: its grep is slower, never less walled
