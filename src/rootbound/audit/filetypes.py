@@ -65,19 +65,28 @@ def _types(*overrides: tuple[str, str]) -> str:
     )
 
 
-# the least stylesheet a real workbook has (excelize crashes styling cells of a workbook without one)
+# the least stylesheet readers accept (excelize crashes styling cells of a workbook without one; openpyxl refuses a
+# bare ``<fill/>``: "expected Fill"): one font, the two fills every workbook has (``none`` and ``gray125``), one
+# border with its sides, one cell style (Normal) and one cell format, in the schema's order
 _STYLES = (
-    f'{_XML}<styleSheet xmlns="{_SML}"><fonts count="1"><font/></fonts><fills count="1"><fill/></fills>'
-    '<borders count="1"><border/></borders><cellStyleXfs count="1"><xf/></cellStyleXfs>'
-    '<cellXfs count="1"><xf xfId="0"/></cellXfs></styleSheet>'
+    f'{_XML}<styleSheet xmlns="{_SML}">'
+    '<fonts count="1"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts>'
+    '<fills count="2"><fill><patternFill patternType="none"/></fill>'
+    '<fill><patternFill patternType="gray125"/></fill></fills>'
+    '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
+    '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+    '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>'
+    '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
+    "</styleSheet>"
 )
 
 
 def xlsx(text: str) -> bytes:
     """A one-sheet workbook: cell A1 holds ``text`` (a shared string), B1 the number 1. The sheet is named ``rbt``,
     the audit's string filler, so a tool that must name a sheet of the workbook (``sheetName``) names one that
-    exists; its ``dimension`` and a stylesheet are there, as real writers make them (excelize refuses to update a sheet
-    without the one and crashes styling cells without the other)."""
+    exists; its ``dimension``, a workbook view for its sheet view and a complete stylesheet are there, as real writers
+    make them (excelize refuses to update a sheet without the one and crashes styling cells without the other;
+    openpyxl refuses the whole workbook if a fill has no pattern)."""
     return _zip(
         [
             (
@@ -92,7 +101,7 @@ def xlsx(text: str) -> bytes:
             ("_rels/.rels", _rels(("rId1", "officeDocument", "xl/workbook.xml"))),
             (
                 "xl/workbook.xml",
-                f'{_XML}<workbook xmlns="{_SML}" xmlns:r="{_DOC}"><sheets>'
+                f'{_XML}<workbook xmlns="{_SML}" xmlns:r="{_DOC}"><bookViews><workbookView/></bookViews><sheets>'
                 '<sheet name="rbt" sheetId="1" r:id="rId1"/></sheets></workbook>',
             ),
             (
@@ -118,12 +127,50 @@ def xlsx(text: str) -> bytes:
     )
 
 
+_NS_P = f'xmlns:a="{_DML}" xmlns:r="{_DOC}" xmlns:p="{_PML}"'
+_TREE = '<p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/></p:nvGrpSpPr><p:grpSpPr/>'
+_COLOURS = (
+    ("dk1", "000000"), ("lt1", "FFFFFF"), ("dk2", "44546A"), ("lt2", "E7E6E6"), ("accent1", "4472C4"),
+    ("accent2", "ED7D31"), ("accent3", "A5A5A5"), ("accent4", "FFC000"), ("accent5", "5B9BD5"),
+    ("accent6", "70AD47"), ("hlink", "0563C1"), ("folHlink", "954F72"),
+)  # fmt: skip
+_FONT = '<a:latin typeface="Calibri"/><a:ea typeface=""/><a:cs typeface=""/>'
+_FILL = '<a:solidFill><a:schemeClr val="phClr"/></a:solidFill>'
+# a theme with every part the schema requires (a slide master without one is refused by PowerPoint)
+_THEME = (
+    f'{_XML}<a:theme xmlns:a="{_DML}" name="rbt"><a:themeElements><a:clrScheme name="rbt">'
+    + "".join(f'<a:{n}><a:srgbClr val="{v}"/></a:{n}>' for n, v in _COLOURS)
+    + f'</a:clrScheme><a:fontScheme name="rbt"><a:majorFont>{_FONT}</a:majorFont><a:minorFont>{_FONT}'
+    f'</a:minorFont></a:fontScheme><a:fmtScheme name="rbt"><a:fillStyleLst>{_FILL * 3}</a:fillStyleLst>'
+    f"<a:lnStyleLst>{f'<a:ln>{_FILL}</a:ln>' * 3}</a:lnStyleLst>"
+    f"<a:effectStyleLst>{'<a:effectStyle><a:effectLst/></a:effectStyle>' * 3}</a:effectStyleLst>"
+    f"<a:bgFillStyleLst>{_FILL * 3}</a:bgFillStyleLst></a:fmtScheme></a:themeElements></a:theme>"
+)
+_MASTER = (
+    f"{_XML}<p:sldMaster {_NS_P}><p:cSld><p:spTree>{_TREE}</p:spTree></p:cSld><p:clrMap "
+    + " ".join(f'{k}="{v}"' for k, v in (("bg1", "lt1"), ("tx1", "dk1"), ("bg2", "lt2"), ("tx2", "dk2")))
+    + "".join(f' {n}="{n}"' for n, _ in _COLOURS[4:])
+    + '/><p:sldLayoutIdLst><p:sldLayoutId id="2147483649" r:id="rId1"/></p:sldLayoutIdLst></p:sldMaster>'
+)
+_LAYOUT = (
+    f'{_XML}<p:sldLayout {_NS_P} type="blank" preserve="1"><p:cSld name="Blank"><p:spTree>{_TREE}</p:spTree>'
+    "</p:cSld><p:clrMapOvr><a:masterClrMapping/></p:clrMapOvr></p:sldLayout>"
+)
+
+
 def pptx(text: str) -> bytes:
-    """A one-slide presentation whose text box holds ``text``."""
+    """A one-slide presentation whose text box holds ``text``, with what a presentation needs besides its slide
+    (a slide master, a layout, a theme, the slide and notes sizes): a library that lists slides with their layout,
+    names shapes or adds a slide (python-pptx's ``add_slide(prs.slide_layouts[0])``) works on it."""
     slide = (
-        f'{_XML}<p:sld xmlns:p="{_PML}" xmlns:a="{_DML}"><p:cSld><p:spTree><p:sp><p:txBody><a:bodyPr/>'
-        f"<a:p><a:r><a:t>{_x(text)}</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>"
+        f"{_XML}<p:sld {_NS_P}><p:cSld><p:spTree>{_TREE}<p:sp><p:nvSpPr>"
+        '<p:cNvPr id="2" name="rbt"/><p:cNvSpPr txBox="1"/><p:nvPr/></p:nvSpPr><p:spPr><a:xfrm>'
+        '<a:off x="457200" y="457200"/><a:ext cx="8229600" cy="914400"/></a:xfrm><a:prstGeom prst="rect">'
+        "<a:avLst/></a:prstGeom></p:spPr><p:txBody><a:bodyPr/><a:lstStyle/>"
+        f'<a:p><a:r><a:rPr lang="en-US"/><a:t>{_x(text)}</a:t></a:r></a:p></p:txBody></p:sp></p:spTree>'
+        "</p:cSld><p:clrMapOvr><a:masterClrMapping/></p:clrMapOvr></p:sld>"
     )
+    layout = ("rId1", "slideLayout", "../slideLayouts/slideLayout1.xml")
     return _zip(
         [
             (
@@ -131,24 +178,50 @@ def pptx(text: str) -> bytes:
                 _types(
                     ("/ppt/presentation.xml", "presentationml.presentation.main+xml"),
                     ("/ppt/slides/slide1.xml", "presentationml.slide+xml"),
+                    ("/ppt/slideMasters/slideMaster1.xml", "presentationml.slideMaster+xml"),
+                    ("/ppt/slideLayouts/slideLayout1.xml", "presentationml.slideLayout+xml"),
+                    ("/ppt/theme/theme1.xml", "theme+xml"),
                 ),
             ),
             ("_rels/.rels", _rels(("rId1", "officeDocument", "ppt/presentation.xml"))),
             (
                 "ppt/presentation.xml",
-                f'{_XML}<p:presentation xmlns:p="{_PML}" xmlns:r="{_DOC}">'
-                '<p:sldIdLst><p:sldId id="256" r:id="rId1"/></p:sldIdLst></p:presentation>',
+                f"{_XML}<p:presentation {_NS_P}>"
+                '<p:sldMasterIdLst><p:sldMasterId id="2147483648" r:id="rId1"/></p:sldMasterIdLst>'
+                '<p:sldIdLst><p:sldId id="256" r:id="rId2"/></p:sldIdLst>'
+                '<p:sldSz cx="9144000" cy="6858000"/><p:notesSz cx="6858000" cy="9144000"/></p:presentation>',
             ),
-            ("ppt/_rels/presentation.xml.rels", _rels(("rId1", "slide", "slides/slide1.xml"))),
+            (
+                "ppt/_rels/presentation.xml.rels",
+                _rels(
+                    ("rId1", "slideMaster", "slideMasters/slideMaster1.xml"),
+                    ("rId2", "slide", "slides/slide1.xml"),
+                    ("rId3", "theme", "theme/theme1.xml"),
+                ),
+            ),
             ("ppt/slides/slide1.xml", slide),
+            ("ppt/slides/_rels/slide1.xml.rels", _rels(layout)),
+            ("ppt/slideMasters/slideMaster1.xml", _MASTER),
+            (
+                "ppt/slideMasters/_rels/slideMaster1.xml.rels",
+                _rels(layout, ("rId2", "theme", "../theme/theme1.xml")),
+            ),
+            ("ppt/slideLayouts/slideLayout1.xml", _LAYOUT),
+            (
+                "ppt/slideLayouts/_rels/slideLayout1.xml.rels",
+                _rels(("rId1", "slideMaster", "../slideMasters/slideMaster1.xml")),
+            ),
+            ("ppt/theme/theme1.xml", _THEME),
         ]
     )
 
 
 def ipynb(text: str) -> bytes:
-    """A notebook (nbformat 4) with one markdown cell and one code cell holding ``text``."""
-    cell = {"cell_type": "markdown", "metadata": {}, "source": [text]}
+    """A notebook (nbformat 4.5) with one markdown cell and one code cell holding ``text``; each cell has the ``id``
+    4.5 requires (nbformat's validator warns without one, and will refuse)."""
+    cell = {"id": "rbt-note", "cell_type": "markdown", "metadata": {}, "source": [text]}
     code: dict[str, object] = {
+        "id": "rbt-code",
         "cell_type": "code",
         "metadata": {},
         "source": [f"# {text}"],
