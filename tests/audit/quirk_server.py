@@ -7,8 +7,9 @@ enums and arrays of objects, an editor that only edits existing files, a listing
 read-only tool that runs a shell, a read that blocks on a FIFO, a server that fails to start with several error
 lines, a tool that widens the server's own bounds, a reader that answers only metadata, a converter that makes a
 ``file:`` URI's path under its cwd (``uri-tree``; ``--foreign``: and a file of its own in that tree).
-``$QUIRK_CALL_LOG`` records every tool called by name. With ``--fixed`` the case's escape is closed (a clean server
-must get exit 0).
+``$QUIRK_CALL_LOG`` records every tool called by name; ``$QUIRK_ENV_LOG``, at each start, how the audit asked the
+server's framework to draw its error log (``$FASTMCP_ENABLE_RICH_TRACEBACKS``). With ``--fixed`` the case's escape
+is closed (a clean server must get exit 0).
 """
 
 from __future__ import annotations
@@ -411,6 +412,10 @@ def serve_http(port: int) -> None:
 
 
 def main() -> None:
+    env_log = os.environ.get("QUIRK_ENV_LOG")
+    if env_log:
+        with open(env_log, "a", encoding="utf-8") as fh:
+            fh.write(os.environ.get("FASTMCP_ENABLE_RICH_TRACEBACKS", "unset") + "\n")
     port = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--http=")), None)
     if port is not None:
         serve_http(int(port))

@@ -179,6 +179,27 @@ def test_read_only_shell_tools_and_network_git_tools_are_never_called(
     assert all("exec" in note for note in skipped.values())
 
 
+@pytest.mark.parametrize("http", [False, True])
+def test_the_servers_error_log_is_plain_unless_the_auditor_chose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http: bool
+) -> None:
+    """fastmcp draws each refused call's traceback in rich boxes, ~20 times the CPU of the refusal itself: the
+    audit asks for plain ones (stdio and ``--start`` alike); a value in the auditor's own environment is kept."""
+    log = tmp_path / "env.log"
+    monkeypatch.setenv("QUIRK_ENV_LOG", str(log))
+    monkeypatch.delenv("FASTMCP_ENABLE_RICH_TRACEBACKS", raising=False)
+    if http:
+        start = (sys.executable, str(QUIRK), "--case=pathless", "--http={port}", "{workspace}")
+        spec = ServerSpec(url="http://127.0.0.1:{port}/mcp", start=start)
+    else:
+        spec = quirk("pathless")
+    run_and_check(tmp_path / "plain", spec, modes="args")
+    assert log.read_text().split() == ["false"]
+    monkeypatch.setenv("FASTMCP_ENABLE_RICH_TRACEBACKS", "true")
+    run_and_check(tmp_path / "chosen", spec, modes="args")
+    assert log.read_text().split() == ["false", "true"]
+
+
 def test_did_not_start_quotes_the_last_error_line(tmp_path: Path) -> None:
     report = audit(tmp_path, "start-errors")
     assert report.modes[0].status == "did not start"
