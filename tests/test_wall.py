@@ -97,7 +97,7 @@ SKIPPED = ("confine", "audit")
 # (module, what it calls) -> what it opens: always the operator's side, never a path a client named.
 _INDEX_CACHE = "the search index's own cache folder under $XDG_CACHE_HOME (0700, this user's), outside every root"
 _FD_TABLE = "/proc/self/fd, to count this process's open fds (the fd budget)"
-_SANDBOX = "the operator's DIRs and system paths, opened O_PATH to become Landlock rules; /proc/self/task"
+_SANDBOX = "the operator's DIRs and system paths, opened O_PATH to become Landlock rules"
 _STDIO = "os.devnull, put on fd 0/1 so a stray print cannot corrupt the stdio transport"
 _DEMO_LOG = "make demo's servers' stderr, held back in an anonymous temporary file"
 OUTSIDE_THE_ROOTS: dict[tuple[str, str], str] = {
@@ -118,7 +118,8 @@ OUTSIDE_THE_ROOTS: dict[tuple[str, str], str] = {
     ("search/index/tree_index.py", "shutil.rmtree"): _INDEX_CACHE,
     **{("workspace/limits/fd_budget.py", what): _FD_TABLE for what in ("os.open", "os.listdir")},
     **{("workspace/limits/fd_budget.py", f"os.{flag}"): _FD_TABLE for flag in ("O_CLOEXEC", "O_DIRECTORY", "O_RDONLY")},
-    **{("workspace/sandbox.py", what): _SANDBOX for what in ("os.open", "os.listdir", "os.O_CLOEXEC", "os.O_PATH")},
+    **{("workspace/sandbox.py", what): _SANDBOX for what in ("os.open", "os.O_CLOEXEC", "os.O_PATH")},
+    ("workspace/sandbox.py", "open"): "/proc/self/maps: where the C library is, whose folder the loader reads",
     **{("workspace/transport/stdio_loop.py", what): _STDIO for what in ("os.open", "os.O_NONBLOCK", "os.O_RDONLY")},
 }
 """What the few modules outside the wall that touch the file system open: never a path a client named."""

@@ -26,6 +26,7 @@ __all__ = [
     "lstat_entry",
     "name_thread",
     "scandir_fd",
+    "task_count",
 ]
 
 READ_ENTRY: Final = READ_FLAGS | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -42,3 +43,12 @@ def scandir_fd(fd: int) -> os._ScandirIterator[str]:
 def lstat_entry(dir_fd: int, name: str) -> os.stat_result:
     """``lstat`` of a name listed in the directory fd ``dir_fd`` (never followed)."""
     return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+
+
+def task_count() -> int | None:
+    """This process's threads as the kernel counts them (``/proc/self/task``: C code's too, which Python's count
+    misses); ``None`` when it cannot be read (no /proc, or a sandbox already applied hides it)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None

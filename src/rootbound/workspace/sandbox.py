@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from rootbound.confine import landlock as ll
+from rootbound.confine.fd_access import task_count
 from rootbound.confine.write_domain import GRANTED
 
 __all__ = ["Sandbox", "SandboxError"]
@@ -234,9 +235,9 @@ def _preload(names: Sequence[str]) -> None:
 
 
 def _thread_count() -> int:
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:  # no /proc: trust Python's own count (it cannot see threads C code started)
+    count = task_count()
+    if count is None:  # no /proc: trust Python's own count (it cannot see threads C code started)
         import threading
 
         return threading.active_count()
+    return count

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rootbound.search.index.postings import Segment
     from rootbound.search.index.saved import SavedStore
 
-__all__ = ["Known", "TreeIndex", "Vouched", "kept", "load_known", "save_index"]
+__all__ = ["Known", "TreeIndex", "Vouched", "keep_stat", "kept", "load_known", "save_index"]
 
 Known = dict[str, tuple[tuple[int, ...], str, int]]
 """A saved index's records by path: ``(dev, ino, size, mtime_ns, ctime_ns)``, the kind, the file number."""
@@ -60,7 +60,10 @@ _UNCHECKED: Final = (-1, -1, -1, -1, -1)
 """The record of a file changed since it was read: it matches no stat, so the next server reads it again."""
 
 
-def load_known(index: TreeIndex) -> Known:
+_LOAD: Final = object()
+
+
+def load_known(index: TreeIndex, snap: Snapshot | object | None = _LOAD) -> Known:
     """The saved index of this DIR, if one is kept and passes :func:`~saved.decode`: its segments taken as
     this index's first ones, and its records by path (``(stat, kind, number)``), each to be checked against
     the kernel's before it is kept (:func:`kept`). Empty when there is none, or when it holds more numbers
@@ -68,8 +71,9 @@ def load_known(index: TreeIndex) -> Known:
     saved, identity = index.saved, index.identity
     if saved is None or identity is None:
         return {}
-    snap = saved.load(index.path, identity)
-    if snap is None:
+    if snap is _LOAD:  # else read already (``snap``: while the take up's child walked, ``checker.py``)
+        snap = saved.load(index.path, identity)
+    if not isinstance(snap, Snapshot):
         return {}
     records = snap.records
     fresh = records[:, 4] < snap.saved_ns - RACY_NS  # else changed too close to the save to vouch for it: read again
@@ -116,13 +120,22 @@ def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bo
         st = lstat_entry(dir_fd, name)
     except OSError:
         return False
-    if not _holds(record, st):
+    now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return keep_stat(index, record, rel, now, st.st_nlink)
+
+
+def keep_stat(
+    index: TreeIndex, record: tuple[tuple[int, ...], str, int], rel: str, now: tuple[int, ...], links: int
+) -> bool:
+    """:func:`kept` for a stat already taken (``now``: ``(dev, ino, size, mtime_ns, ctime_ns)``; the take up's
+    child, ``checker.py``, took it beneath the same DIR): the same rule, the same records kept."""
+    stat_of, kind, number = record
+    if now != stat_of or links != 1 or kind in _NEVER_VOUCHED:
         return False
-    _, kind, number = record
     if kind == TEXT:  # the number first: a query reading these meanwhile takes the kind as "searchable now"
         index.numbers[rel] = number
-    index.inodes[rel] = st.st_ino
-    index.stats[rel] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    index.inodes[rel] = now[1]
+    index.stats[rel] = now
     index.kinds[rel] = kind
     index.reused += 1
     return True

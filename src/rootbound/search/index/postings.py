@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from rootbound.search.index.literals import GRAM
 
-__all__ = ["MAX_SEGMENT_FILES", "Segment", "SegmentBuilder", "file_grams", "literal_grams"]
+__all__ = ["MAX_SEGMENT_FILES", "Segment", "SegmentBuilder", "file_grams", "holding", "literal_grams"]
 
 MAX_SEGMENT_FILES: Final = 65_535
 MAX_SEGMENT_POSTINGS: Final = 4 << 20
@@ -161,3 +161,18 @@ class SegmentBuilder:
             mapped[name] = np.load(path, mmap_mode="r") if array.size else array
             os.chmod(path, 0o600)
         return Segment(segment.count, mapped["keys"], mapped["starts"], mapped["ids"], mapped["dense"])  # type: ignore[arg-type]
+
+
+def holding(segments: Sequence[Segment], literals: Sequence[bytes]) -> npt.NDArray[np.int64]:
+    """The numbers of the files of ``segments`` (numbered in order) that hold every trigram of ``literals``."""
+    grams = literal_grams(literals)
+    found: list[npt.NDArray[np.int64]] = []
+    first = 0
+    for segment in segments:
+        local = segment.matching(grams)
+        if local is None:
+            found.append(np.arange(first, first + segment.count, dtype=np.int64))
+        elif len(local):
+            found.append(local.astype(np.int64) + first)
+        first += segment.count
+    return np.concatenate(found) if found else np.empty(0, np.int64)

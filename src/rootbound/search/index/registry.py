@@ -175,10 +175,12 @@ class IndexRegistry:
     def start_saved(self) -> None:
         """Start taking up every DIR's saved index now, in the background (at start, once the sandbox is applied):
         a DIR with none waits for its first query (or ``--index-at-start``)."""
-        for path, slot in self.slots.items():
-            if self.saved is not None and self.saved.has(path):
-                slot.current.expect_saved = True
-                slot.current.start()
+        taking = [slot.current for path, slot in self.slots.items() if self.saved is not None and self.saved.has(path)]
+        for index in taking:  # every child first: a fork after a thread has started would copy its locks
+            index.expect_saved = True
+            index.fork_checker()
+        for index in taking:
+            index.start()
 
     def _new(self, path: Path) -> TreeIndex:
         self._serial += 1

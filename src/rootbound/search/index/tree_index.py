@@ -42,19 +42,17 @@ from rootbound.confine.inotify import (
 )
 from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import LimitExceeded, RootsError
-from rootbound.search.grep_scan import LineScanner
-from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter, filter_key
+from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.search.index.calls import Calls, import_failure, say_once
+from rootbound.search.index.checker import Checker, Report, adopt, take_report, walk_ahead
 from rootbound.search.index.kept_files import Known, Vouched, kept, load_known, save_index
 from rootbound.search.index.literals import required_literals
 from rootbound.search.index.pattern_memo import PatternMemo
+from rootbound.search.index.reading import Reading, Stopped
 from rootbound.search.index.view import (
     ALWAYS,
-    BINARY,
     TEXT,
-    TOO_LARGE,
-    UNREADABLE,
     Plan,
     View,
     below,
@@ -149,10 +147,18 @@ class TreeIndex:
         self.bytes = 0
         self.recent: list[str] = []  # directories with a structural change since a view walk began
         self.built_at = 0.0
-        self.ahead = False  # the walks ahead of the first query run (:meth:`_walk_ahead`): a query waits for them
+        self.ahead = False  # a short hold of the lock a query waits for: the walks ahead of it, the save
+        self.checker: Checker | None = None  # the take up's walk in a child (:meth:`fork_checker`), until read
+        self.report: Report | None = None  # what it saw, until the build has gone through it
+        self.from_child = 0  # files the child's report gave the take up (0: this process walked)
         self.build_seconds = 0.0
 
     # -- lifetime -------------------------------------------------------------------------------------------------
+
+    def fork_checker(self) -> None:
+        """Walk the DIR for the take up in a child process (``checker.py``): forked before any thread starts."""
+        if self.state == "new" and self.checker is None:
+            self.checker = Checker.fork(self.path, self.limits.max_entries)
 
     def start(self) -> None:
         """Start the build in a background thread (once)."""
@@ -170,6 +176,10 @@ class TreeIndex:
         thread = self.thread
         if thread is not None and thread is not threading.current_thread():
             thread.join()
+        checker, self.checker = self.checker, None
+        if checker is not None:  # never read: the index closed before its build began
+            checker.close()
+            checker.notify.close()
         with self.lock:
             if self.notify is not None:
                 self.notify.close()
@@ -200,7 +210,7 @@ class TreeIndex:
             self._build_inner()
         except LimitExceeded:
             self._fail(f"over {self.limits.max_entries} entries or {self.limits.max_bytes >> 20} MiB of postings")
-        except _Stopped:
+        except Stopped:
             return
         except ImportError as exc:  # numpy cannot load (a missing BLAS library, a wheel for another CPU)
             self._fail(UNAVAILABLE)
@@ -218,11 +228,14 @@ class TreeIndex:
                     self.state, self.checking, self.known = "ready", False, {}
                     self.built_at = time.monotonic()
                     self.build_seconds = self.built_at - began
-            self._walk_ahead()
+            walk_ahead(self)
+            self.ahead = True  # the save holds the lock a moment (its records): a query waits rather than scan
             try:
                 save_index(self)
             except (OSError, ValueError, MemoryError):
                 self.stats = {}  # not kept: the next server builds afresh
+            finally:
+                self.ahead = False
 
     def _fail(self, why: str) -> None:
         with self.lock:
@@ -244,12 +257,25 @@ class TreeIndex:
                     if held is not None:
                         held.close()
                 self.boundary = boundary = Boundary([self.path])
-                self.notify = notify = Inotify()
                 with boundary.open(str(self.path), LIST) as top:
                     st = top.fstat()
                     self.identity = (st.st_dev, st.st_ino)
+                checker, self.checker = self.checker, None
+                snap, report = None, None
+                if checker is not None:  # the saved file is read while the child walks, then its report taken
+                    snap = self.saved.load(self.path, self.identity) if self.saved is not None else None
+                    report = checker.report()
+                    if report is None or report.identity != self.identity:
+                        checker.notify.close()  # the child's watches with it: this process walks (as before)
+                        report = None
+                self.notify = notify = checker.notify if checker is not None and report is not None else Inotify()
+                with boundary.open(str(self.path), LIST) as top:  # the child watched it already: the same watch
                     self.watches[notify.watch_entry(top.fd)] = ""
-                self.prepared = load_known(self)
+                if report is not None:
+                    adopt(self, report)
+                    self.from_child = len(report.files)
+                self.prepared = load_known(self, snap) if checker is not None else load_known(self)
+                self.report = report if self.prepared else None  # nothing saved to keep: the walk reads it all
             return self.prepared
 
     def take_up_now(self) -> None:
@@ -259,26 +285,27 @@ class TreeIndex:
             self.prepare()
 
     def _build_inner(self) -> None:
-        from rootbound.search.index.postings import SegmentBuilder, file_grams
-
         known = self.prepare()
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # this thread only, on Linux
+        if self.report is None:  # a walk that reads: lowered; a child's report is gone through at once (no reads)
+            self.lower_priority()
         boundary, notify = self.boundary, self.notify
         assert boundary is not None
         assert notify is not None
         fs = RootedFiles(boundary, read_only=True)
         self.total = len(known) if known else self._count(fs)  # a saved index knows it: no walk just to count
-        builder = SegmentBuilder(self.cache)
-        names: list[str] = []
-        reader = LineScanner(search=None, required=b"-", max_file_size=self.limits.max_file_size)
+        reading = Reading(self)
+        report, self.report = self.report, None
+        if report is not None:  # the take up's walk was done by a child (checker.py): its stats, checked here
+            take_report(self, report, known, reading)
+            reading.flush()
+            return
         where = PathFilter(gitignore=False)
         walk_limits = WalkLimits(max_entries=self.limits.max_entries)
         with walking(fs, str(self.path), where, limits=walk_limits) as (handle, entries):
             open_entry = handle.entry_opener()
             for prefix, entry, dir_fd, _ in entries:
                 if self.state != "building":
-                    raise _Stopped
+                    raise Stopped
                 rel = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     with self.lock:
@@ -286,57 +313,25 @@ class TreeIndex:
                     continue
                 if not entry.is_file(follow_symlinks=False):
                     continue
-                self.done += 1
-                if self.done % 64 == 0:
-                    self.calls.wait_idle(lambda: self.state != "building")  # a call first (calls.py)
-                if self.done % 2048 == 0:
-                    self.drain()  # keep the kernel's queue short during a long build
+                self.pace()
                 if known and kept(self, known, rel, dir_fd, entry.name):
                     continue
-                opened = open_entry(dir_fd, entry.name, entry.inode(), READ_FILE)
-                if opened is None:
-                    self.kinds[rel] = UNREADABLE
-                    continue
-                fd, fst = opened
-                why: list[str] = []
-                try:
-                    data = reader.read(fd, fst.st_size, why.append)
-                finally:
-                    os.close(fd)
-                self.inodes[rel] = fst.st_ino
-                self.stats[rel] = (fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns)
-                if fst.st_nlink != 1:
-                    self.kinds[rel] = ALWAYS
-                    continue
-                if data is None:
-                    self.kinds[rel] = {"binary": BINARY, "too_large": TOO_LARGE}.get(why[0] if why else "", UNREADABLE)
-                    continue
-                builder.add(file_grams(data))
-                names.append(rel)
-                self.count += 1  # its number, told with its segment (:meth:`_take`)
-                if builder.full():
-                    self._take(builder, names)
-                    names = []
-        self._take(builder, names)
+                reading.add(rel, open_entry(dir_fd, entry.name, entry.inode(), READ_FILE))
+        reading.flush()
 
-    def _walk_ahead(self) -> None:
-        """Record now the walks a new session's first grep or search_files makes (from the DIR's top, with and
-        without the ignore files): its first query then opens its candidates and walks nothing (issue 51). A
-        query holding the index, or a walk that fails, leaves it to the queries, as before."""
-        boundary = self.boundary
-        if boundary is None:
-            return
-        fs = RootedFiles(boundary, read_only=True)
-        self.ahead = True
-        try:
-            for gitignore in (True, False):
-                if self.state != "ready":
-                    return
-                where = PathFilter(gitignore=gitignore)
-                with contextlib.suppress(OSError, RootsError, LimitExceeded):
-                    self.plan(fs, str(self.path), "", where, filter_key((), (), gitignore), WalkLimits(), None)
-        finally:
-            self.ahead = False
+    def lower_priority(self) -> None:
+        """This thread only, on Linux (once it reads files: before, a lowered thread holding the interpreter's lock
+        while the kernel runs others would stall the server's start-up or a call)."""
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+    def pace(self) -> None:
+        """One more file for the build: a call goes first (calls.py), and the kernel's queue is kept short."""
+        self.done += 1
+        if self.done % 64 == 0:
+            self.calls.wait_idle(lambda: self.state != "building")
+        if self.done % 2048 == 0:
+            self.drain()
 
     def _take(self, builder: SegmentBuilder, names: list[str]) -> None:
         segment = builder.flush()
@@ -360,7 +355,7 @@ class TreeIndex:
         with walking(fs, str(self.path), where, limits=WalkLimits(max_entries=self.limits.max_entries)) as (_, it):
             for _, entry, _, _ in it:
                 if self.state != "building":
-                    raise _Stopped
+                    raise Stopped
                 count += entry.is_file(follow_symlinks=False)
                 if count % 64 == 0:
                     self.calls.wait_idle(lambda: self.state != "building")
@@ -575,21 +570,9 @@ class TreeIndex:
         literals = required_literals(pattern, regex=regex, ignore_case=ignore_case)
         if not literals:
             return None
-        import numpy as np
+        from rootbound.search.index.postings import holding
 
-        from rootbound.search.index.postings import literal_grams
-
-        grams = literal_grams(literals)
-        found: list[npt.NDArray[np.int64]] = []
-        first = 0
-        for segment in self.segments:
-            local = segment.matching(grams)
-            if local is None:
-                found.append(np.arange(first, first + segment.count, dtype=np.int64))
-            elif len(local):
-                found.append(local.astype(np.int64) + first)
-            first += segment.count
-        return np.concatenate(found) if found else np.empty(0, np.int64)
+        return holding(self.segments, literals)
 
     def _memo(self, pattern: tuple[str, bool, bool]) -> PatternMemo:
         """What earlier queries of ``pattern`` learned (:mod:`pattern_memo`; the least recently used pattern's memo
@@ -611,11 +594,7 @@ class TreeIndex:
 
 
 AHEAD_WAIT: Final = 5.0
-"""How long a query waits for a walk made ahead of it (:meth:`TreeIndex._walk_ahead`) before it scans."""
+"""How long a query waits for a walk made ahead of it (``checker.walk_ahead``) before it scans."""
 
 UNAVAILABLE: Final = "its modules could not be imported"
 """Why an index failed when its own modules (numpy) cannot be imported: never retried in this process."""
-
-
-class _Stopped(Exception):
-    """The index was closed while it was being built."""

@@ -159,12 +159,15 @@ def walk_view(
     walk_limits: WalkLimits,
     check: Callable[[int], None] | None,
     vouch: Callable[[str, int, str], None] | None = None,
+    on_dir: Callable[[str, int, str], None] | None = None,
 ) -> View:
     """The one tree walk, from the session's start, recorded (raises what the walk raises: the caller scans).
     ``vouch``: called with each regular file's path in the index, the fd of its directory and its name, as listed
-    (a query's own check of files a saved index's take up has not reached)."""
+    (a query's own check of files a saved index's take up has not reached); ``on_dir`` the same for each
+    directory, before the walk lists it (the take up's child watches it there: ``checker.py``)."""
     view = View(start_rel)
-    _record(view, fs, start, ("", start_rel + "/" if start_rel else ""), where, walk_limits, check, vouch)
+    lead = start_rel + "/" if start_rel else ""
+    _record(view, fs, start, ("", lead), where, walk_limits, check, (vouch, on_dir))
     return view
 
 
@@ -176,11 +179,13 @@ def _record(
     where: PathFilter,
     walk_limits: WalkLimits,
     check: Callable[[int], None] | None,
-    vouch: Callable[[str, int, str], None] | None = None,
+    seen: tuple[Callable[[str, int, str], None] | None, Callable[[str, int, str], None] | None] = (None, None),
 ) -> None:
     """Walk ``start`` and append what it yields to ``view``'s lists, its paths prefixed with ``under`` (where it is
-    below the view's start) and their index paths with ``lead`` (``paths``: the two)."""
+    below the view's start) and their index paths with ``lead`` (``paths``: the two); ``seen``: what
+    :func:`walk_view` is told of each file and each directory (``vouch``, ``on_dir``)."""
     under, lead = paths
+    vouch, on_dir = seen
 
     def not_entered(path: str) -> None:
         view.unentered.add(under + path)
@@ -197,6 +202,8 @@ def _record(
             if entry.is_dir(follow_symlinks=False):
                 view.entries.append((rel, name, True))
                 view.dirs[rel] = entry.inode()
+                if on_dir is not None:
+                    on_dir(lead + rel, dir_fd, name)
                 continue
             view.entries.append((rel, name, False))
             if entry.is_file(follow_symlinks=False):

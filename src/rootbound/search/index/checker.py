@@ -1,0 +1,314 @@
+"""The take up's walk in a child process (issue 51): a new server's saved index is checked while the SDK loads.
+
+Why a process: a stdio server imports the SDK (~0.7 s) right after it starts its index, and in one process the take
+up's walk with its per-file checks gets the interpreter only between the imports' long C calls (pydantic-core builds
+its validators holding it): it ended 0.2-0.4 s after the first grep had come. So :meth:`Checker.fork` forks a child
+before any thread starts (after the sandbox: the child is under it too). The child walks the DIR as the build does,
+adds each directory's watch to the index's inotify instance *before* it lists it (the instance is shared across the
+fork: the child only adds watches, the parent reads the events), takes every regular file's ``lstat``, walks the two
+views a new session's first grep makes (from the top, with and without the ignore files), and sends all of it back
+over a pipe (:class:`Report`), then exits.
+
+Why it can be trusted: it is the same walk with the same watch-before-list rule, so every change after the child saw
+a directory or a file is in the inotify queue, drained (views marked, files made dirty) before any query uses what
+the child saw (:func:`adopt`). A file is kept only if its reported stat matches the saved record by the rule
+:func:`~rootbound.search.index.kept_files.kept` applies; every other file is opened beneath the DIR by the parent and
+read. The pipe's write end exists only in the child. Its report is refused whole on any fault (the child failed,
+was killed, exceeded the walk's cap, or the report does not parse or fit its shape): the parent then drops the child's
+watches (a new inotify instance) and walks itself, as it did before this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import signal
+import stat
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from rootbound.confine.boundary import LIST, Boundary
+from rootbound.confine.fd_access import lstat_entry, task_count
+from rootbound.confine.inotify import Inotify
+from rootbound.confine.rooted_files import RootedFiles
+from rootbound.core.errors import LimitExceeded, RootsError
+from rootbound.search.ignore_rules import PathFilter, filter_key
+from rootbound.search.ignore_walk import READ_FILE, WalkLimits
+from rootbound.search.index.kept_files import TreeIndex, keep_stat
+from rootbound.search.index.reading import Reading, Stopped
+from rootbound.search.index.view import View, walk_view
+
+if TYPE_CHECKING:
+    from rootbound.search.index.kept_files import Known
+
+__all__ = ["Checker", "Report", "Taking", "adopt", "take_report", "walk_ahead"]
+
+VERSION: Final = 1
+MAX_REPORT: Final = 512 << 20
+"""Bytes a report may take (200,000 entries of long paths, three times over, stay far below)."""
+
+
+class _Limits(Protocol):
+    @property
+    def max_entries(self) -> int: ...
+
+
+class Taking(TreeIndex, Protocol):
+    """What a report is taken into: ``tree_index.TreeIndex`` (the module above this one)."""
+
+    watches: dict[int, str]
+    boundary: Boundary | None
+
+    @property
+    def limits(self) -> _Limits: ...
+
+    ahead: bool
+
+    def _keep(self, key: tuple[object, ...], view: View, checking: bool = False) -> None: ...
+
+    def plan(
+        self,
+        fs: RootedFiles,
+        start: object,
+        start_rel: str,
+        where: PathFilter,
+        where_key: tuple[object, ...],
+        walk_limits: WalkLimits,
+        check: Callable[[int], None] | None,
+        pattern: tuple[str, bool, bool] | None = None,
+    ) -> object: ...
+
+    def pace(self) -> None: ...
+
+    def lower_priority(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the child saw: the DIR's ``(dev, ino)``, its watches ``(wd, path)``, every regular file's ``(path,
+    dev, ino, size, mtime_ns, ctime_ns, links)`` in walk order, and the first grep's two views."""
+
+    identity: tuple[int, int]
+    watches: list[tuple[int, str]]
+    files: list[tuple[str, int, int, int, int, int, int]]
+    views: list[tuple[bool, View]]
+
+
+class Checker:
+    """A forked child walking one DIR for its index's take up; :meth:`report` waits for it and reads what it sent."""
+
+    def __init__(self, pid: int, read_fd: int, notify: Inotify) -> None:
+        self.pid, self.read_fd, self.notify = pid, read_fd, notify
+
+    @classmethod
+    def fork(cls, path: Path, max_entries: int) -> Checker | None:
+        """The child, started now; ``None`` where it cannot be (another thread runs: a fork would copy a process
+        whose locks that thread may hold; inotify or fork unavailable): the take up then walks in this process."""
+        if threading.active_count() != 1 or task_count() not in (1, None):
+            return None
+        try:
+            notify = Inotify()
+        except OSError:
+            return None
+        try:
+            read_fd, write_fd = os.pipe()  # both close-on-exec (Python's default): nothing but the child holds them
+        except OSError:
+            notify.close()
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in (read_fd, write_fd):
+                os.close(fd)
+            notify.close()
+            return None
+        if pid == 0:  # the child: never returns
+            code = 1
+            try:
+                os.close(read_fd)
+                _quiet(keep=(write_fd, notify.fd))
+                code = _walk_and_send(path, notify, write_fd, max_entries)
+            except BaseException:  # the child says nothing and ends; the parent walks itself
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        return cls(pid, read_fd, notify)
+
+    def report(self) -> Report | None:
+        """What the child sent, once it has ended; ``None`` on any fault (the parent walks itself)."""
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            while True:
+                chunk = os.read(self.read_fd, 1 << 20)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > MAX_REPORT:
+                    return None
+                chunks.append(chunk)
+        except OSError:
+            return None
+        finally:
+            os.close(self.read_fd)
+            self.read_fd = -1
+            status = self._reap()
+        if status != 0:
+            return None
+        try:
+            # Written only by this process's own child (the pipe's write end exists nowhere else): no outside input.
+            return _parse(marshal.loads(b"".join(chunks)))  # noqa: S302
+        except (EOFError, ValueError, TypeError, IndexError, KeyError):
+            return None
+
+    def close(self) -> None:
+        """Stop the child if it still runs (the index closed before it was read), and reap it."""
+        if self.read_fd >= 0:
+            os.close(self.read_fd)
+            self.read_fd = -1
+        if self.pid > 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._reap()
+
+    def _reap(self) -> int:
+        if self.pid <= 0:
+            return -1
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = -1
+        self.pid = -1
+        return os.waitstatus_to_exitcode(status) if status >= 0 else -1
+
+
+def _quiet(keep: tuple[int, ...]) -> None:
+    """The child holds nothing of the server's but what it uses: stdin and stdout (a host's pipes: the host sees
+    their end when the server ends, not when this child does), the scan helper's socket, the held DIRs and the saved
+    folder all closed; stderr kept (it says nothing, but a crash of the interpreter would)."""
+    os.closerange(0, 2)
+    low = 3
+    for fd in sorted(keep):
+        if fd > low:
+            os.closerange(low, fd)
+        low = max(low, fd + 1)
+    os.closerange(low, 1 << 20)
+
+
+def _walk_and_send(path: Path, notify: Inotify, out: int, max_entries: int) -> int:
+    """The child's work: the build's walk (without the ignore files, as the build reads) recorded as that view, each
+    directory watched as it is met (before it is listed) and each regular file's ``lstat`` taken; then the view with
+    the ignore files; one marshalled report."""
+    watches: list[tuple[int, str]] = []
+    files: list[tuple[str, int, int, int, int, int, int]] = []
+
+    def watch(rel: str, dir_fd: int, name: str) -> None:
+        watches.append((notify.watch_entry(dir_fd, name), rel))
+
+    def take_stat(rel: str, dir_fd: int, name: str) -> None:
+        try:
+            fst = lstat_entry(dir_fd, name)
+        except OSError:
+            return  # gone or unreadable: no record, so every query opens it (it has no kind)
+        if stat.S_ISREG(fst.st_mode):
+            files.append((rel, fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns, fst.st_nlink))
+
+    views: list[tuple[bool, tuple[Any, ...]]] = []
+    with Boundary([path]) as boundary:
+        fs = RootedFiles(boundary, read_only=True)
+        with boundary.open(str(path), LIST) as top:
+            st = top.fstat()
+            identity = (st.st_dev, st.st_ino)
+            watches.append((notify.watch_entry(top.fd), ""))
+        limits = WalkLimits(max_entries=max_entries)
+        for gitignore in (False, True):
+            hooks = (take_stat, watch) if not gitignore else (None, None)
+            view = walk_view(fs, str(path), "", PathFilter(gitignore=gitignore), limits, None, *hooks)
+            views.append((gitignore, (view.entries, view.dirs, view.files, sorted(view.unentered), view.listed)))
+    data = memoryview(marshal.dumps((VERSION, identity, watches, files, views)))
+    while data:
+        data = data[os.write(out, data) :]
+    return 0
+
+
+def _parse(raw: Any) -> Report | None:
+    """The report's shape checked once, here; what does not fit refuses it whole."""
+    version, identity, watches, files, views = raw
+    if version != VERSION or not isinstance(identity, tuple) or len(identity) != 2:
+        return None
+    if not all(isinstance(wd, int) and isinstance(rel, str) for wd, rel in watches):
+        return None
+    if not all(isinstance(rel, str) and len(rest) == 6 for rel, *rest in files):
+        return None
+    shown: list[tuple[bool, View]] = []
+    for gitignore, (entries, dirs, found, unentered, listed) in views:
+        if not isinstance(dirs, dict) or not isinstance(listed, int):
+            return None
+        view = View("", entries=list(entries), dirs=dirs, files=list(found), unentered=set(unentered), listed=listed)
+        shown.append((bool(gitignore), view))
+    return Report((int(identity[0]), int(identity[1])), list(watches), list(files), shown)
+
+
+def adopt(index: Taking, report: Report) -> None:
+    """Take the child's watches and views into ``index`` (held by the parent, its identity the child's: checked by
+    the caller), then drain what the kernel queued since the child added them: a change the child may have missed
+    is applied to what it saw before anything uses it."""
+    limits = WalkLimits(max_entries=index.limits.max_entries)  # as the child walked them
+    with index.lock:
+        for wd, rel in report.watches:
+            index.watches[wd] = rel
+        for gitignore, view in report.views:
+            index._keep(("", filter_key((), (), gitignore), limits, False), view)
+        index._drain_locked()
+
+
+def take_report(index: Taking, report: Report, known: Known, reading: Reading) -> None:
+    """The build's loop over the child's files instead of a walk: a file whose stat matches its saved record is
+    kept (:func:`~rootbound.search.index.kept_files.keep_stat`), every other one opened beneath the DIR (its
+    directory by name through the index's boundary, the file itself without following links) and read."""
+    boundary = index.boundary
+    assert boundary is not None
+    lowered = False
+    for rel, dev, ino, size, mtime, ctime, links in report.files:
+        if index.state != "building":
+            raise Stopped
+        index.pace()
+        record = known.get(rel)
+        if record is not None and keep_stat(index, record, rel, (dev, ino, size, mtime, ctime), links):
+            continue
+        if not lowered:
+            index.lower_priority()  # the first file to read: from here on reads, not checks
+            lowered = True
+        parent, _, name = rel.rpartition("/")
+        try:
+            with boundary.open(str(index.path / parent) if parent else str(index.path), LIST) as handle:
+                opened = handle.entry_opener()(handle.fd, name, ino, READ_FILE)
+        except (OSError, RootsError, LimitExceeded):
+            opened = None
+        reading.add(rel, opened)
+
+
+def walk_ahead(index: Taking) -> None:
+    """Record now, once the index is ready, the walks a new session's first grep or search_files makes (from the
+    DIR's top, with and without the ignore files) where no child recorded them: its first query then opens its
+    candidates and walks nothing. A query meeting them waits (``TreeIndex.ahead``); a query holding the index, or a
+    walk that fails, leaves it to the queries, as before."""
+    boundary = index.boundary
+    if boundary is None:
+        return
+    fs = RootedFiles(boundary, read_only=True)
+    index.ahead = True
+    try:
+        for gitignore in (True, False):
+            if index.state != "ready":
+                return
+            where = PathFilter(gitignore=gitignore)
+            with contextlib.suppress(OSError, RootsError, LimitExceeded):
+                index.plan(fs, str(index.path), "", where, filter_key((), (), gitignore), WalkLimits(), None)
+    finally:
+        index.ahead = False
