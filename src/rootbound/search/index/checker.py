@@ -21,13 +21,14 @@ watches (a new inotify instance) and walks itself, as it did before this module.
 from __future__ import annotations
 
 import contextlib
+import functools
 import marshal
 import os
 import signal
 import stat
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -38,14 +39,15 @@ from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.ignore_rules import PathFilter, filter_key
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits
-from rootbound.search.index.kept_files import TreeIndex, keep_stat
+from rootbound.search.index.kept_files import NEVER_VOUCHED, TreeIndex
 from rootbound.search.index.reading import Reading, Stopped
-from rootbound.search.index.view import View, walk_view
+from rootbound.search.index.view import TEXT, View, walk_view
 
 if TYPE_CHECKING:
     from rootbound.search.index.kept_files import Known
+    from rootbound.search.index.saved import Snapshot
 
-__all__ = ["Checker", "Report", "Taking", "adopt", "take_report", "walk_ahead"]
+__all__ = ["Checker", "Report", "Taken", "Taking", "adopt", "keep_reported", "take_child", "take_report", "walk_ahead"]
 
 VERSION: Final = 1
 MAX_REPORT: Final = 512 << 20
@@ -86,6 +88,15 @@ class Taking(TreeIndex, Protocol):
 
     def lower_priority(self) -> None: ...
 
+    from_child: int
+
+    done: int
+    numbers: dict[str, int]
+    inodes: dict[str, int]
+    stats: dict[str, tuple[int, ...]]
+    kinds: dict[str, str]
+    reused: int
+
 
 @dataclass(frozen=True)
 class Report:
@@ -96,6 +107,8 @@ class Report:
     watches: list[tuple[int, str]]
     files: list[tuple[str, int, int, int, int, int, int]]
     views: list[tuple[bool, View]]
+    changed: list[int] = field(default_factory=list)
+    """The places in ``files`` of those not kept (:func:`keep_reported`): read by the build."""
 
 
 class Checker:
@@ -254,6 +267,32 @@ def _parse(raw: Any) -> Report | None:
     return Report((int(identity[0]), int(identity[1])), list(watches), list(files), shown)
 
 
+@dataclass(frozen=True)
+class Taken:
+    """What a take up starts from when its child ran: the saved index read meanwhile, the inotify instance (the
+    child's watches in it when its report holds), and what to do with the saved records before any query may use
+    them (``None``: nothing held, this process walks)."""
+
+    snap: Snapshot | None
+    notify: Inotify
+    report: Report | None
+    first: Callable[[Known], None] | None
+
+
+def take_child(index: Taking, checker: Checker) -> Taken:
+    """Read the saved index while the child walks, then its report: a report of another directory, or none, drops
+    the child's watches (a new inotify instance) and leaves the walk to this process, as before."""
+    saved, identity = index.saved, index.identity
+    snap = saved.load(index.path, identity) if saved is not None and identity is not None else None
+    report = checker.report()
+    if report is None or report.identity != identity:
+        checker.notify.close()  # the child's watches with it
+        return Taken(snap, Inotify(), None, None)
+    adopt(index, report)
+    index.from_child = len(report.files)
+    return Taken(snap, checker.notify, report, functools.partial(keep_reported, index, report))
+
+
 def adopt(index: Taking, report: Report) -> None:
     """Take the child's watches and views into ``index`` (held by the parent, its identity the child's: checked by
     the caller), then drain what the kernel queued since the child added them: a change the child may have missed
@@ -267,23 +306,41 @@ def adopt(index: Taking, report: Report) -> None:
         index._drain_locked()
 
 
-def take_report(index: Taking, report: Report, known: Known, reading: Reading) -> None:
-    """The build's loop over the child's files instead of a walk: a file whose stat matches its saved record is
-    kept (:func:`~rootbound.search.index.kept_files.keep_stat`), every other one opened beneath the DIR (its
-    directory by name through the index's boundary, the file itself without following links) and read."""
+def keep_reported(index: Taking, report: Report, known: Known) -> None:
+    """Every file of the child's report whose stat matches its saved record, kept at once (the rule
+    :func:`~rootbound.search.index.kept_files.keep_stat` applies, over the whole report: a few C loops and one
+    comparison per file), before any query may use the index: a first query then opens only what changed. What is
+    not kept is left in ``report.changed`` for the build to read (:func:`take_report`)."""
+    files = report.files
+    records = list(map(known.get, [f[0] for f in files]))
+    kept = [
+        (at, rec)
+        for at, (f, rec) in enumerate(zip(files, records, strict=True))
+        if rec is not None and f[6] == 1 and rec[0] == f[1:6] and rec[1] not in NEVER_VOUCHED
+    ]
+    held = {at for at, _ in kept}
+    report.changed.extend(at for at in range(len(files)) if at not in held)
+    index.numbers.update((files[at][0], rec[2]) for at, rec in kept if rec[1] == TEXT)
+    index.inodes.update((files[at][0], files[at][2]) for at, _ in kept)
+    index.stats.update((files[at][0], files[at][1:6]) for at, _ in kept)
+    index.kinds.update((files[at][0], rec[1]) for at, rec in kept)
+    index.reused += len(kept)
+
+
+def take_report(index: Taking, report: Report, reading: Reading) -> None:
+    """The build's loop over the files the child saw changed (:func:`keep_reported` kept the rest): each opened
+    beneath the DIR (its directory by name through the index's boundary, the file itself without following links)
+    and read, at the build's lowered priority."""
     boundary = index.boundary
     assert boundary is not None
-    lowered = False
-    for rel, dev, ino, size, mtime, ctime, links in report.files:
+    if report.changed:
+        index.lower_priority()
+    index.done += len(report.files) - len(report.changed)
+    for at in report.changed:
         if index.state != "building":
             raise Stopped
         index.pace()
-        record = known.get(rel)
-        if record is not None and keep_stat(index, record, rel, (dev, ino, size, mtime, ctime), links):
-            continue
-        if not lowered:
-            index.lower_priority()  # the first file to read: from here on reads, not checks
-            lowered = True
+        rel, ino = report.files[at][0], report.files[at][2]
         parent, _, name = rel.rpartition("/")
         try:
             with boundary.open(str(index.path / parent) if parent else str(index.path), LIST) as handle:

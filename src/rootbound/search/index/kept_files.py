@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
@@ -63,7 +63,9 @@ _UNCHECKED: Final = (-1, -1, -1, -1, -1)
 _LOAD: Final = object()
 
 
-def load_known(index: TreeIndex, snap: Snapshot | object | None = _LOAD) -> Known:
+def load_known(
+    index: TreeIndex, snap: Snapshot | object | None = _LOAD, first: Callable[[Known], None] | None = None
+) -> Known:
     """The saved index of this DIR, if one is kept and passes :func:`~saved.decode`: its segments taken as
     this index's first ones, and its records by path (``(stat, kind, number)``), each to be checked against
     the kernel's before it is kept (:func:`kept`). Empty when there is none, or when it holds more numbers
@@ -93,12 +95,14 @@ def load_known(index: TreeIndex, snap: Snapshot | object | None = _LOAD) -> Know
     index.count = snap.total
     index.bytes = sum(segment.nbytes() for segment in snap.segments)
     index.known = known  # before the flag: a query taking the saved postings checks files by these
+    if first is not None:  # what is already known to hold (a take up's child checked every file: checker.py)
+        first(known)
     with index.lock:  # queries may use it from now on: every file not yet checked is opened (it has no kind)
         index.loaded = index.checking = True
     return known
 
 
-_NEVER_VOUCHED: Final = (UNREADABLE, ALWAYS)
+NEVER_VOUCHED: Final = (UNREADABLE, ALWAYS)
 """Kinds the saved postings do not answer for: such a file is opened by every query."""
 
 
@@ -107,7 +111,7 @@ def _holds(record: tuple[tuple[int, ...], str, int], st: os.stat_result) -> bool
     ``(dev, ino, size, mtime_ns, ctime_ns)`` as recorded, one link, a kind the saved postings answer for."""
     stat_of, kind, _ = record
     now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return now == stat_of and st.st_nlink == 1 and kind not in _NEVER_VOUCHED
+    return now == stat_of and st.st_nlink == 1 and kind not in NEVER_VOUCHED
 
 
 def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bool:
@@ -130,7 +134,7 @@ def keep_stat(
     """:func:`kept` for a stat already taken (``now``: ``(dev, ino, size, mtime_ns, ctime_ns)``; the take up's
     child, ``checker.py``, took it beneath the same DIR): the same rule, the same records kept."""
     stat_of, kind, number = record
-    if now != stat_of or links != 1 or kind in _NEVER_VOUCHED:
+    if now != stat_of or links != 1 or kind in NEVER_VOUCHED:
         return False
     if kind == TEXT:  # the number first: a query reading these meanwhile takes the kind as "searchable now"
         index.numbers[rel] = number

@@ -45,7 +45,7 @@ from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.ignore_rules import IGNORE_FILES, PathFilter
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits, walking
 from rootbound.search.index.calls import Calls, import_failure, say_once
-from rootbound.search.index.checker import Checker, Report, adopt, take_report, walk_ahead
+from rootbound.search.index.checker import Checker, Report, take_child, take_report, walk_ahead
 from rootbound.search.index.kept_files import Known, Vouched, kept, load_known, save_index
 from rootbound.search.index.literals import required_literals
 from rootbound.search.index.pattern_memo import PatternMemo
@@ -261,21 +261,15 @@ class TreeIndex:
                     st = top.fstat()
                     self.identity = (st.st_dev, st.st_ino)
                 checker, self.checker = self.checker, None
-                snap, report = None, None
-                if checker is not None:  # the saved file is read while the child walks, then its report taken
-                    snap = self.saved.load(self.path, self.identity) if self.saved is not None else None
-                    report = checker.report()
-                    if report is None or report.identity != self.identity:
-                        checker.notify.close()  # the child's watches with it: this process walks (as before)
-                        report = None
-                self.notify = notify = checker.notify if checker is not None and report is not None else Inotify()
+                taken = take_child(self, checker) if checker is not None else None  # its report, if it holds
+                self.notify = notify = taken.notify if taken is not None else Inotify()
                 with boundary.open(str(self.path), LIST) as top:  # the child watched it already: the same watch
                     self.watches[notify.watch_entry(top.fd)] = ""
-                if report is not None:
-                    adopt(self, report)
-                    self.from_child = len(report.files)
-                self.prepared = load_known(self, snap) if checker is not None else load_known(self)
-                self.report = report if self.prepared else None  # nothing saved to keep: the walk reads it all
+                if taken is None:
+                    self.prepared = load_known(self)
+                else:  # the child's watches and views adopted, its files kept before any query may use the index
+                    self.prepared = load_known(self, taken.snap, taken.first)
+                self.report = taken.report if taken is not None and self.prepared else None
             return self.prepared
 
     def take_up_now(self) -> None:
@@ -296,7 +290,7 @@ class TreeIndex:
         reading = Reading(self)
         report, self.report = self.report, None
         if report is not None:  # the take up's walk was done by a child (checker.py): its stats, checked here
-            take_report(self, report, known, reading)
+            take_report(self, report, reading)
             reading.flush()
             return
         where = PathFilter(gitignore=False)
