@@ -90,23 +90,26 @@ def changed_after_the_child_saw_it(tmp: Path) -> dict[str, Any]:
     return said
 
 
-def the_child_fails(tmp: Path) -> dict[str, Any]:
+def _with_child(tmp: Path, walk: Any, label: str) -> dict[str, Any]:
+    """A take up whose child runs ``walk`` instead of its own (the fork copies this process's module)."""
     root, folder = _saved_tree(tmp)
-
-    def fail(path: Path, notify: Inotify, out: int, max_entries: int) -> int:
-        raise RuntimeError("the child's walk failed")
-
-    checker._walk_and_send = fail  # the forked child runs this copy
+    checker._walk_and_send = walk
     registry, said = _taken_up(root, folder)
     try:
-        said["answered"] = _same_as_a_full_scan(registry, root, "the child failed")
+        said["answered"] = _same_as_a_full_scan(registry, root, label)
     finally:
         registry.close()
     return said
 
 
+def the_child_fails(tmp: Path) -> dict[str, Any]:
+    def fail(path: Path, notify: Inotify, out: int, max_entries: int) -> int:
+        raise RuntimeError("the child's walk failed")
+
+    return _with_child(tmp, fail, "the child failed")
+
+
 def the_child_sends_garbage(tmp: Path) -> dict[str, Any]:
-    root, folder = _saved_tree(tmp)
     import marshal
 
     sends = [b"\x00not a report", marshal.dumps((1, (0, 0), [], [], [])), marshal.dumps((7, "x"))]
@@ -116,13 +119,7 @@ def the_child_sends_garbage(tmp: Path) -> dict[str, Any]:
         os.write(out, sends[kind])
         return 0
 
-    checker._walk_and_send = garbage
-    registry, said = _taken_up(root, folder)
-    try:
-        said["answered"] = _same_as_a_full_scan(registry, root, "garbage")
-    finally:
-        registry.close()
-    return said
+    return _with_child(tmp, garbage, "garbage")
 
 
 def swapped_while_the_child_walks(tmp: Path) -> dict[str, Any]:
