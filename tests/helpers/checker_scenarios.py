@@ -122,6 +122,33 @@ def the_child_sends_garbage(tmp: Path) -> dict[str, Any]:
     return _with_child(tmp, garbage, "garbage")
 
 
+def a_query_comes_while_the_child_walks(tmp: Path) -> dict[str, Any]:
+    """A first query that finds the child still walking (a large tree's walk outlasts the imports; here a child
+    that would sleep for an hour) stops it and takes the index up in this process: it never waits for the child."""
+    root, folder = _saved_tree(tmp)
+
+    def asleep(path: Path, notify: Inotify, out: int, max_entries: int) -> int:
+        time.sleep(3600)
+        return 0
+
+    checker._walk_and_send = asleep
+    registry = IndexRegistry([root], cache=None, saved=_store(folder))
+    index = _index(registry, root)
+    index.expect_saved = True
+    index.fork_checker()
+    child = index.checker
+    index.start()
+    try:
+        _ready(registry, root)  # its find() is the first query: it stops the child, then takes up
+        said: dict[str, Any] = {"forked": child is not None, "from_child": index.from_child}
+        said["stopped"] = child is not None and child.pid == -1 and not child.running()
+        said["answered"] = _same_as_a_full_scan(registry, root, "the child stopped")
+        said["reused"] = index.reused
+    finally:
+        registry.close()
+    return said
+
+
 def swapped_while_the_child_walks(tmp: Path) -> dict[str, Any]:
     """Another process trades a directory of the tree for a link to outside (RENAME_EXCHANGE, in a loop) while
     the child walks and the take up runs: no answer ever holds a file from outside, for either resolver."""

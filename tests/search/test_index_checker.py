@@ -51,6 +51,12 @@ def test_a_report_that_is_not_one_is_refused_whole(tmp_path: Path, kind: str) ->
     assert said["reused"] > 0 and said["answered"] > 0
 
 
+def test_a_first_query_never_waits_for_a_child_still_walking(tmp_path: Path) -> None:
+    said = _case("a_query_comes_while_the_child_walks", tmp_path)  # the child would sleep for an hour
+    assert said["forked"] and said["stopped"] and said["from_child"] == 0
+    assert said["reused"] > 0 and said["answered"] > 0
+
+
 def test_a_directory_traded_for_a_link_while_the_child_walks_leaks_nothing(tmp_path: Path) -> None:
     said = _case("swapped_while_the_child_walks", tmp_path)
     assert said["forked"]

@@ -116,6 +116,33 @@ class Checker:
 
     def __init__(self, pid: int, read_fd: int, notify: Inotify) -> None:
         self.pid, self.read_fd, self.notify = pid, read_fd, notify
+        try:  # signalled through it: a child reaped meanwhile, its pid reused, is never the one killed
+            self.pidfd: int | None = os.pidfd_open(pid)
+        except (OSError, AttributeError):
+            self.pidfd = None
+
+    def running(self) -> bool:
+        """Whether the child is still walking (it has not exited)."""
+        try:
+            if self.pidfd is not None:
+                return os.waitid(os.P_PIDFD, self.pidfd, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+            return self.pid > 0 and os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+        except (ChildProcessError, OSError, AttributeError):
+            return False
+
+    def stop(self) -> None:
+        """Kill the child now (a query wants the index before the child is done: this process walks instead)."""
+        with contextlib.suppress(OSError, AttributeError):
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            elif self.pid > 0:
+                os.kill(self.pid, signal.SIGKILL)
+
+    def release(self) -> None:
+        """The pidfd, once nothing may signal the child any more (the index is closing)."""
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
 
     @classmethod
     def fork(cls, path: Path, max_entries: int) -> Checker | None:
@@ -185,9 +212,9 @@ class Checker:
             os.close(self.read_fd)
             self.read_fd = -1
         if self.pid > 0:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
+            self.stop()
             self._reap()
+        self.release()
 
     def _reap(self) -> int:
         if self.pid <= 0:

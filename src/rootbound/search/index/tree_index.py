@@ -149,6 +149,7 @@ class TreeIndex:
         self.built_at = 0.0
         self.ahead = False  # a short hold of the lock a query waits for: the walks ahead of it, the save
         self.checker: Checker | None = None  # the take up's walk in a child (:meth:`fork_checker`), until read
+        self.walking: Checker | None = None  # that child once its report is awaited (a first query may stop it)
         self.report: Report | None = None  # what it saw, until the build has gone through it
         self.from_child = 0  # files the child's report gave the take up (0: this process walked)
         self.build_seconds = 0.0
@@ -176,10 +177,11 @@ class TreeIndex:
         thread = self.thread
         if thread is not None and thread is not threading.current_thread():
             thread.join()
-        checker, self.checker = self.checker, None
-        if checker is not None:  # never read: the index closed before its build began
-            checker.close()
-            checker.notify.close()
+        for checker in (self.checker, self.walking):  # a child never read (the index closed before it was), reaped
+            if checker is not None:
+                checker.close()
+        if self.checker is not None:
+            self.checker.notify.close()
         with self.lock:
             if self.notify is not None:
                 self.notify.close()
@@ -261,6 +263,7 @@ class TreeIndex:
                     st = top.fstat()
                     self.identity = (st.st_dev, st.st_ino)
                 checker, self.checker = self.checker, None
+                self.walking = checker
                 taken = take_child(self, checker) if checker is not None else None  # its report, if it holds
                 self.notify = notify = taken.notify if taken is not None else Inotify()
                 with boundary.open(str(self.path), LIST) as top:  # the child watched it already: the same watch
@@ -273,8 +276,11 @@ class TreeIndex:
             return self.prepared
 
     def take_up_now(self) -> None:
-        """:meth:`prepare` in a query's own thread (a saved index is there and not yet taken up); a failure is
-        the build's to report: the query scans."""
+        """:meth:`prepare` in a query's thread (a failure is the build's to report: the query scans); a take up's
+        child still walking is stopped first (a large tree's walk outlasts the imports: this process checks)."""
+        for child in (self.checker, self.walking):  # not yet taken by the build thread, or awaited by it
+            if child is not None and child.running():
+                child.stop()
         with contextlib.suppress(ImportError, OSError, RootsError, MemoryError):
             self.prepare()
 
