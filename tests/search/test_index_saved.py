@@ -22,6 +22,7 @@ from rootbound.search.agent_grep import grep_tree
 from rootbound.search.grep_query import GrepQuery
 from rootbound.search.ignore_rules import PathFilter
 from rootbound.search.index import saved as saved_format
+from rootbound.search.index.checker import Checker
 from rootbound.search.index.indexed_search import grep_with_index
 from rootbound.search.index.registry import IndexRegistry
 from rootbound.search.index.saved import Refused, SavedStore, decode, saved_name
@@ -32,6 +33,14 @@ from tests.helpers.index_churn import CHURN_QUERIES, build_tree, change_in_anoth
 from tests.search.test_index import WIDE, _names, _ready
 
 QUERIES = [*CHURN_QUERIES, ("nothing", False, False), ("zz-absent-zz", False, False)]
+
+
+@pytest.fixture(autouse=True)
+def take_up_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These cases are the take up in this process (slowed, watched mid-way); a take up's child forks only where no
+    other thread runs, which a test session may or may not be: never here, so each case is the same every run
+    (the child's take up: ``tests/search/test_index_checker.py``, each case in a process of its own)."""
+    monkeypatch.setattr(Checker, "fork", classmethod(lambda cls, path, max_entries: None))
 
 
 @pytest.fixture

@@ -293,7 +293,9 @@ def haystack(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("mode", MODES)
-async def test_progress_and_cancellation(haystack: Path, transport: str, mode: str) -> None:
+async def test_progress_and_cancellation(haystack: Path, transport: str, mode: str, tmp_path: Path) -> None:
+    """A grep that walks the tree reports every entry it walked. Each server gets a cache of its own: an index an
+    earlier case saved would answer the first grep from its recorded walk (its progress counts files only)."""
     work = haystack
     provider = RootsProvider([work])
     updates: list[float] = []
@@ -303,7 +305,8 @@ async def test_progress_and_cancellation(haystack: Path, transport: str, mode: s
 
     args = [str(work)]
     with anyio.fail_after(120):
-        async with serve(transport, args, mode=mode, provider=provider) as client:
+        own_cache = {"ROOTBOUND_CACHE_HOME": str(tmp_path / "cache")}
+        async with serve(transport, args, mode=mode, provider=provider, env=own_cache) as client:
             result = await client.call_tool("grep", {"pattern": "needle"}, progress_callback=on_progress)
             assert not result.is_error
             assert structured(result)["files_searched"] == 3600

@@ -187,22 +187,26 @@ def _allow_fd(ruleset: ll.Ruleset, fd: int, access: int) -> None:
 def _runtime_paths() -> list[Path]:
     """What the interpreter may still read: its standard library and packages, never the working directory.
 
-    ``sys.path[0]`` is the script's directory, or the working directory under ``python -m`` (an absolute path
-    there): it is skipped, or running ``serve`` from a home directory would leave all of it readable.
+    The script's directory and the working directory (what ``sys.path[0]`` is, under ``python -m`` an absolute
+    path) are skipped by what they are, not by their place: a launcher may put its own folders first (the bundle's
+    ``server/main.py`` puts ``lib/cp310`` there), and running ``serve`` from a home directory must not leave all of
+    it readable.
     """
     found: list[str] = []
     scheme = sysconfig.get_paths()
     found += [scheme[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in scheme]
-    entries = sys.path if getattr(sys.flags, "safe_path", False) else sys.path[1:]  # -P (3.11+): no such entry
-    found += [entry for entry in entries if entry and os.path.isabs(entry)]
+    found += [entry for entry in sys.path if entry and os.path.isabs(entry)]
     rootbound = sys.modules["rootbound"].__file__
     if rootbound:  # an editable install's source tree need not be on sys.path
         found.append(str(Path(rootbound).parent))
-    cwd = Path.cwd().resolve()
+    skipped = {Path.cwd().resolve()}
+    script = getattr(sys.modules.get("__main__"), "__file__", None)
+    if isinstance(script, str) and os.path.isabs(script):
+        skipped.add(Path(script).resolve().parent)
     paths: list[Path] = []
     for entry in found:
         path = Path(entry).resolve()
-        if path.is_dir() and path not in paths and path != cwd:
+        if path.is_dir() and path not in paths and path not in skipped:
             paths.append(path)
     return paths
 
