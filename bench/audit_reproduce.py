@@ -48,9 +48,10 @@ from pydantic import ValidationError
 from mcp import Client, MCPDeprecationWarning
 from rootbound.audit._sdk import raw_request  # the transport only: nothing of the audit's judging
 from rootbound.audit.far_canaries import plant_far, remove_far
+from rootbound.audit.filetypes import REGISTRY
 from rootbound.audit.git_trap import build_git
 from rootbound.audit.session import ServerSpec, substitute
-from rootbound.audit.trap import Trap, build_trap, remove
+from rootbound.audit.trap import WS, Trap, build_trap, remove
 
 EXIT_USAGE = 64
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
@@ -343,6 +344,23 @@ def _said(w: Witness) -> str:
     return ", ".join(bits) or "nothing"
 
 
+def plant_typed(trap: Trap, base: Path, typed: Any) -> None:
+    """The canaries of the types the server's tools asked for (``typedCanaries``: shape -> location -> path), made
+    again at their paths with that location's token and mtime: a finding made on a workbook needs the workbook.
+    Those the seeded trap has already, and any path not under the trap's base, are left alone."""
+    if not isinstance(typed, dict):
+        return
+    for files in typed.values():
+        for loc, where in (files if isinstance(files, dict) else {}).items():
+            path = Path(str(where))
+            kind = REGISTRY.get(path.suffix.lstrip("."))
+            canary = trap.marker if loc == WS else trap.canaries.get(str(loc))
+            if kind is None or canary is None or path.exists() or not path.is_relative_to(base):
+                continue
+            path.write_bytes(kind.make(canary.token))
+            os.utime(path, (canary.mtime, canary.mtime))
+
+
 def reproduce(report_path: Path, timeout: float, only: set[int], verbose: bool = False) -> tuple[int, int]:
     data = json.loads(report_path.read_text(encoding="utf-8"))
     seed, base, command = str(data["seed"]), Path(str(data["trap"])), [str(a) for a in data["command"]]
@@ -366,6 +384,7 @@ def reproduce(report_path: Path, timeout: float, only: set[int], verbose: bool =
                     temp_dir=Path(far["tmp"]).parent if "tmp" in far else None,
                     home=Path(far["userhome"]).parent if "userhome" in far else None,
                 )
+                plant_typed(trap, base, data.get("typedCanaries"))
                 mode = str(finding.get("mode", "args"))
                 roots = mode in ROOTS_MODES
                 argv = substitute(ServerSpec(command=tuple(command)).argv(None if roots else trap.workspace),

@@ -145,6 +145,7 @@ class Report:
     command: list[str] = field(default_factory=list)  # the server command as given (for --replay)
     workspace_kind: str = "dir"
     far: dict[str, str] = field(default_factory=dict)  # canaries beyond the trap: location -> directory (--replay)
+    typed: dict[str, dict[str, str]] = field(default_factory=dict)  # typed canaries: shape -> location -> path
     notes: list[str] = field(default_factory=list)  # what was capped, skipped or cut short
 
     def add(self, finding: Finding) -> None:
@@ -372,6 +373,7 @@ class Report:
             "command": self.command,
             "workspaceKind": self.workspace_kind,
             "beyondTrap": self.far,
+            "typedCanaries": self.typed,
             "write": self.write,
             "seconds": round(self.seconds, 2),
             "verdict": self._verdict(),

@@ -293,6 +293,8 @@ async def run_audit(options: AuditOptions) -> Report:
                 "outside the roots but caused by no probe (the server's own files, or what its inside control did "
                 "too), never a finding: " + shown(", ".join(sorted(auditor.server_own)[:8]), 300)
             )
+        # The canaries of the types tools asked for, by path: bench/audit_reproduce.py plants them again.
+        report.typed = {shape: {loc: str(path) for loc, path in files.items()} for shape, files in trap.typed.items()}
         report.notes.extend(remove_trees(trap, sorted(auditor.cwd_dirs)))  # before remove_far: it forgets names
         if not remove_far(trap, sorted(auditor.cwd_created)):
             report.notes.append("a canary beyond the trap (temp dir, home or the server's cwd) could not be removed")
