@@ -479,6 +479,7 @@ def run(args: argparse.Namespace) -> int:
         sandbox.saved_fd = None if index_saved is None else index_saved.dir_fd
 
     early = None
+    helper = _scan_helper_command(args, sandbox)
     if not args.http:
         # Over stdio: hold the DIRs, spawn the helper, restrict the process and start taking up the saved indexes
         # now, then load the SDK while the take up checks every file (issue 51; workspace/early_start.py).
@@ -488,7 +489,7 @@ def run(args: argparse.Namespace) -> int:
 
         keep_mountinfo_open()  # for the quick calls' local-disk check (Boundary.on_local_disks), which the sandbox
         plan = IndexPlan(tuple(dirs), not args.no_index, confine_only, args.index_at_start, index_cache, index_saved)
-        early = EarlyStart.make(plan, _scan_helper_command(args, sandbox), sandbox.then)
+        early = EarlyStart.make(plan, helper, sandbox.then)
         sandbox.loads_later = True
         try:
             status = sandbox.apply()
@@ -531,7 +532,7 @@ def run(args: argparse.Namespace) -> int:
         index_cache=index_cache,
         index_saved=index_saved,
         after_sandbox=sandbox.then,
-        scan_helper=_scan_helper_command(args, sandbox),
+        scan_helper=helper,
         early=early,
         inline_quick_calls=not args.http,  # stdio: one client, so a quick call may run on the event loop
         **({} if args.max_walks is None else {"max_walks": args.max_walks}),

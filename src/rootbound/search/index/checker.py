@@ -39,7 +39,7 @@ from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.ignore_rules import PathFilter, filter_key
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits
-from rootbound.search.index.kept_files import NEVER_VOUCHED, TreeIndex
+from rootbound.search.index.kept_files import TreeIndex, vouches
 from rootbound.search.index.reading import Reading, Stopped
 from rootbound.search.index.view import TEXT, View, walk_view
 
@@ -335,7 +335,7 @@ def adopt(index: Taking, report: Report) -> None:
 
 def keep_reported(index: Taking, report: Report, known: Known) -> None:
     """Every file of the child's report whose stat matches its saved record, kept at once (the rule
-    :func:`~rootbound.search.index.kept_files.keep_stat` applies, over the whole report: a few C loops and one
+    :func:`~rootbound.search.index.kept_files.vouches` says, over the whole report: a few C loops and one
     comparison per file), before any query may use the index: a first query then opens only what changed. What is
     not kept is left in ``report.changed`` for the build to read (:func:`take_report`)."""
     files = report.files
@@ -343,7 +343,7 @@ def keep_reported(index: Taking, report: Report, known: Known) -> None:
     kept = [
         (at, rec)
         for at, (f, rec) in enumerate(zip(files, records, strict=True))
-        if rec is not None and f[6] == 1 and rec[0] == f[1:6] and rec[1] not in NEVER_VOUCHED
+        if rec is not None and vouches(rec, f[1:6], f[6])
     ]
     held = {at for at, _ in kept}
     report.changed.extend(at for at in range(len(files)) if at not in held)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rootbound.search.index.postings import Segment
     from rootbound.search.index.saved import SavedStore
 
-__all__ = ["Known", "TreeIndex", "Vouched", "keep_stat", "kept", "load_known", "save_index"]
+__all__ = ["Known", "TreeIndex", "Vouched", "kept", "load_known", "save_index", "vouches"]
 
 Known = dict[str, tuple[tuple[int, ...], str, int]]
 """A saved index's records by path: ``(dev, ino, size, mtime_ns, ctime_ns)``, the kind, the file number."""
@@ -102,16 +102,20 @@ def load_known(
     return known
 
 
-NEVER_VOUCHED: Final = (UNREADABLE, ALWAYS)
+_NEVER_VOUCHED: Final = (UNREADABLE, ALWAYS)
 """Kinds the saved postings do not answer for: such a file is opened by every query."""
 
 
-def _holds(record: tuple[tuple[int, ...], str, int], st: os.stat_result) -> bool:
-    """Whether ``st`` (an lstat of the recorded path) is the file ``record`` describes: the kernel's
-    ``(dev, ino, size, mtime_ns, ctime_ns)`` as recorded, one link, a kind the saved postings answer for."""
+def vouches(record: tuple[tuple[int, ...], str, int], now: tuple[int, ...], links: int) -> bool:
+    """Whether the file an lstat found (``now``: its ``(dev, ino, size, mtime_ns, ctime_ns)``, and ``links``) is
+    the one ``record`` describes: as recorded, one link, a kind the saved postings answer for. The one rule of the
+    take up (:func:`kept`), a query's own check (:class:`Vouched`) and the take up's child (``checker.py``)."""
     stat_of, kind, _ = record
-    now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return now == stat_of and st.st_nlink == 1 and kind not in NEVER_VOUCHED
+    return now == stat_of and links == 1 and kind not in _NEVER_VOUCHED
+
+
+def _now(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bool:
@@ -124,21 +128,13 @@ def kept(index: TreeIndex, known: Known, rel: str, dir_fd: int, name: str) -> bo
         st = lstat_entry(dir_fd, name)
     except OSError:
         return False
-    now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return keep_stat(index, record, rel, now, st.st_nlink)
-
-
-def keep_stat(
-    index: TreeIndex, record: tuple[tuple[int, ...], str, int], rel: str, now: tuple[int, ...], links: int
-) -> bool:
-    """:func:`kept` for a stat already taken (``now``: ``(dev, ino, size, mtime_ns, ctime_ns)``; the take up's
-    child, ``checker.py``, took it beneath the same DIR): the same rule, the same records kept."""
-    stat_of, kind, number = record
-    if now != stat_of or links != 1 or kind in NEVER_VOUCHED:
+    now = _now(st)
+    if not vouches(record, now, st.st_nlink):
         return False
+    _, kind, number = record
     if kind == TEXT:  # the number first: a query reading these meanwhile takes the kind as "searchable now"
         index.numbers[rel] = number
-    index.inodes[rel] = now[1]
+    index.inodes[rel] = st.st_ino
     index.stats[rel] = now
     index.kinds[rel] = kind
     index.reused += 1
@@ -165,7 +161,7 @@ class Vouched:
             st = lstat_entry(dir_fd, name)
         except OSError:
             return  # gone or unreadable: opened by the query, which counts it as a full scan would
-        if _holds(record, st):
+        if vouches(record, _now(st), st.st_nlink):
             _, kind, number = record
             if kind == TEXT:
                 self.numbers[rel] = number
