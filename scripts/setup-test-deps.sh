@@ -7,6 +7,10 @@
 #                      tests/judges/inspector-0.15/package-lock.json; it runs on the system's Node >= 20)
 #   .deps/peers        real MCP filesystem servers, several versions side by side via npm aliases (tests/audit, bench/peers.py;
 #                      pinned by tests/judges/peers/package-lock.json)
+#   .deps/canary-readers, .deps/canary-readers-npm
+#                      the libraries published servers open the audit's typed canaries with: openpyxl and nbformat
+#                      (pip, pinned by tests/audit/canary-readers/requirements.txt) and excelize inside the Go server
+#                      @negokaz/excel-mcp-server (npm, pinned by tests/audit/canary-readers/package-lock.json)
 #   .deps/git-servers  mcp-server-git releases (PyPI, a venv each; tests/audit, pinned by tests/audit/git-servers/*.txt)
 #   .deps/frameworks   agent frameworks, one venv each (pip, pinned by tests/judges/frameworks/requirements/*.txt):
 #                      pydantic-ai, fastmcp, openai-agents, langchain-mcp-adapters, mcp-use, smolagents (tests/judges/frameworks)
@@ -63,6 +67,11 @@ for pins in "$ROOT"/tests/audit/git-servers/*.txt; do
     "$dst/bin/python" -m pip install --quiet --disable-pip-version-check -r "$pins"
     echo "$want" >"$dst/.installed"
 done
+
+# The audit's typed canaries opened by real servers' libraries (tests/audit/test_canary_readers.py).
+pinned_venv "openpyxl and nbformat" "$ROOT/tests/audit/canary-readers/requirements.txt" "$DEPS/canary-readers" bin/python
+pinned_npm "excelize (@negokaz/excel-mcp-server)" "$ROOT/tests/audit/canary-readers" "$DEPS/canary-readers-npm" \
+    node_modules/negokaz-excel/dist/launcher.js
 
 # The runner needs Node >= 22 (fs.globSync), the Inspector Node >= 22.19; the npm `node` package brings it beside each.
 for tree in conformance inspector; do

@@ -1,11 +1,11 @@
 """The audit's typed canaries, opened by the libraries real servers use: a canary a server's library refuses turns a
 read or write probe into an error before the server touches the content, so an escape is under-rated or missed.
 
-rootbound's test environment has none of these libraries (they are not rootbound's dependencies), so each check runs
-in the interpreter of a published server that has it, installed by ``bench/audit_corpus.py
-bench/audit_corpus_published.tsv`` into ``.deps/corpus/`` (openpyxl: excel-mcp-server's venv; nbformat:
-cursor-notebook-mcp's), and excelize through the Go server that ships it (``@negokaz/excel-mcp-server``). A
-missing corpus fails the test with how to install it: it never skips.
+rootbound's own environment has none of these libraries (they are not its dependencies), so each check runs in a
+venv of its own with openpyxl and nbformat at the versions the published servers install, and excelize through the
+Go server that ships it (``@negokaz/excel-mcp-server``): ``scripts/setup-test-deps.sh`` installs both (``make test``
+runs it), pinned by ``tests/audit/canary-readers/``. A missing install fails the test with how to make it: it never
+skips.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from rootbound.audit import canary_files
 from rootbound.audit.filetypes import REGISTRY
 from tests.helpers.processes import DEPS
 
-CORPUS = DEPS / "corpus"
+READERS = DEPS / "canary-readers"
+READERS_NPM = DEPS / "canary-readers-npm"
 TOKEN = "rbt-token-0123456789abcdef01234567"
-INSTALL = "install the published corpus (bench/audit_corpus.py runs the `!` lines of bench/audit_corpus_published.tsv)"
+INSTALL = "run scripts/setup-test-deps.sh (make test runs it): it installs them, pinned by tests/audit/canary-readers/"
 
 
-def corpus(path: str, what: str) -> Path:
-    """A file of the installed corpus; fail (never skip) when it is not there."""
-    found = CORPUS / path
+def installed(found: Path, what: str) -> Path:
+    """A file of the readers' install; fail (never skip) when it is not there."""
     if not found.exists():
         pytest.fail(f"{what} not found at {found}: {INSTALL}", pytrace=False)
     return found
@@ -57,7 +57,7 @@ def test_xlsx_canary_is_read_and_written_by_openpyxl(tmp_path: Path) -> None:
     outside workbook was an error, whatever the path check."""
     book = tmp_path / "canary.xlsx"
     book.write_bytes(REGISTRY["xlsx"].make(TOKEN))
-    python = corpus("pypi/excel-mcp-server/bin/python", "openpyxl (excel-mcp-server's venv)")
+    python = installed(READERS / "bin/python", "openpyxl's venv")
     out = run_in(
         python,
         """
@@ -89,7 +89,9 @@ def test_xlsx_canary_is_read_and_written_by_openpyxl(tmp_path: Path) -> None:
 def test_xlsx_canary_is_read_and_written_by_excelize(tmp_path: Path) -> None:
     """The Go library (excelize, through negokaz's server) reads the token and writes and styles the workbook: the
     stylesheet openpyxl needs must not cost what excelize needed (a dimension, a sheet view, cell formats)."""
-    launcher = corpus("npm/node_modules/negokaz-excel/dist/launcher.js", "@negokaz/excel-mcp-server (excelize)")
+    launcher = installed(
+        READERS_NPM / "node_modules/negokaz-excel/dist/launcher.js", "@negokaz/excel-mcp-server (excelize)"
+    )
     read, written = tmp_path / "read.xlsx", tmp_path / "written.xlsx"
     read.write_bytes(REGISTRY["xlsx"].make(TOKEN))
     written.write_bytes(REGISTRY["xlsx"].make(TOKEN))
@@ -125,7 +127,7 @@ def test_ipynb_canary_is_a_valid_notebook(tmp_path: Path) -> None:
     ``id``; "this will become a hard error"): here warnings are errors, so a future nbformat's refusal shows now."""
     notebook = tmp_path / "canary.ipynb"
     notebook.write_bytes(REGISTRY["ipynb"].make(TOKEN))
-    python = corpus("pypi/cursor-notebook-mcp/bin/python", "nbformat (cursor-notebook-mcp's venv)")
+    python = installed(READERS / "bin/python", "nbformat's venv")
     out = run_in(
         python,
         """
