@@ -112,10 +112,18 @@ def the_child_fails(tmp: Path) -> dict[str, Any]:
 def the_child_sends_garbage(tmp: Path) -> dict[str, Any]:
     import marshal
 
-    sends = [b"\x00not a report", marshal.dumps((1, (0, 0), [], [], [])), marshal.dumps((7, "x"))]
+    sends = [
+        b"\x00not a report",
+        marshal.dumps((checker.VERSION, (0, 0), [], [], b"", [])),  # parses: another directory's identity
+        marshal.dumps((7, "x")),
+        b"",  # the DIR's own identity, one stat number for a file: made below
+        marshal.dumps((1, (0, 0), [], [], [])),  # the format before: files as tuples
+    ]
     kind = int(os.environ.get("RB_GARBAGE", "0"))
 
     def garbage(path: Path, notify: Inotify, out: int, max_entries: int) -> int:
+        st = os.stat(path)
+        sends[3] = marshal.dumps((checker.VERSION, (st.st_dev, st.st_ino), [], ["a"], b"\0" * 8, []))
         os.write(out, sends[kind])
         return 0
 

@@ -44,7 +44,8 @@ def test_a_child_that_fails_leaves_the_take_up_to_this_process(tmp_path: Path) -
     assert said["reused"] > 0 and said["answered"] > 0
 
 
-@pytest.mark.parametrize("kind", ["0", "1", "2"])  # not marshal; another directory's identity; another version
+# not marshal; another directory's identity; another version; stats that do not fit the names; the first version
+@pytest.mark.parametrize("kind", ["0", "1", "2", "3", "4"])
 def test_a_report_that_is_not_one_is_refused_whole(tmp_path: Path, kind: str) -> None:
     said = _case("the_child_sends_garbage", tmp_path, RB_GARBAGE=kind)
     assert said["forked"] and said["from_child"] == 0

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from rootbound.search.index import saved as saved_format
-from rootbound.search.index.kept_files import load_known
+from rootbound.search.index.kept_files import known_of, load_known, vouched_rows, vouches
 from rootbound.search.index.saved import KINDS, RACY_NS, Snapshot, decode
 from tests.search.test_index_saved import _saved_bytes, _with_body, tree  # noqa: F401  the fixture
 
@@ -97,3 +97,43 @@ def test_load_known_keeps_what_the_per_file_rule_keeps(racy: tuple[int, ...]) ->
     assert bool(got) == (racy != (0, 2, 3))  # the last: 3 numbers, 1 live text file
     assert list(got.values()) == list(_old_known(snap).values())
     assert all(type(stat_of) is tuple and all(type(n) is int for n in stat_of) for stat_of, _, _ in got.values())
+
+
+_FIELD = st.integers(0, 3)
+_CTIME = st.sampled_from([0, 3 * RACY_NS])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_FIELD, _FIELD, _FIELD, _FIELD, st.sampled_from([0, 3 * RACY_NS]), st.integers(0, 4)), max_size=8
+    ),
+    st.lists(
+        st.tuples(st.integers(-1, 9), st.tuples(_FIELD, _FIELD, _FIELD, _FIELD, _CTIME)),
+        max_size=12,
+    ),
+    st.lists(st.integers(1, 2), min_size=12, max_size=12),
+)
+def test_vouched_rows_is_vouches_file_by_file(
+    records: list[tuple[int, ...]], walked: list[tuple[int, tuple[int, ...]]], links: list[int]
+) -> None:
+    """The take up's child reports every file: ``vouched_rows`` checks them all in numpy, and keeps exactly the
+    files ``vouches`` keeps against the records ``known_of`` gives (a record changed too close to the save, a kind
+    the postings do not answer for, another link count, any other stat: not kept)."""
+    saved_ns = 4 * RACY_NS  # a ctime of 3 * RACY_NS is within RACY_NS of the save: never vouched for
+    rows = [[*fields, kind, at if kind == 0 else -1] for at, (*fields, kind) in enumerate(records)]
+    names = [f"f{at}" for at in range(len(rows))]
+    array = np.array(rows, np.int64).reshape(len(rows), 7)
+    snap = Snapshot("/d", (1, 2), saved_ns, names, array, [], max(1, len(rows)))
+    known = known_of(snap)
+    assume(known is not None)
+    assert known is not None
+    places = np.array([at if at < len(rows) else -1 for at, _ in walked], np.int64)
+    now = np.array([[*stat_of, links[n]] for n, (_, stat_of) in enumerate(walked)], np.int64).reshape(len(walked), 6)
+    got = vouched_rows(snap, places, now).tolist()
+    want = [
+        (record := known.get(names[at]) if 0 <= at < len(rows) else None) is not None
+        and vouches(record, stat_of, links[n])
+        for n, (at, stat_of) in enumerate(walked)
+    ]
+    assert got == want

@@ -31,7 +31,17 @@ from rootbound.core.errors import RootsError
 from rootbound.search.ignore_rules import IGNORE_FILES, MAX_IGNORE_FILE_BYTES, IgnoreRules, PathFilter
 from rootbound.search.tree_walk import CHECK_EVERY, Scope, WalkHooks, scan
 
-__all__ = ["READ_FILE", "READ_NAMED", "Found", "WalkLimits", "open_found", "read_ignore_file", "walk", "walking"]
+__all__ = [
+    "READ_FILE",
+    "READ_NAMED",
+    "Found",
+    "WalkLimits",
+    "open_found",
+    "read_ignore_file",
+    "scope_for",
+    "walk",
+    "walking",
+]
 
 Kind = Literal["file", "dir", "symlink", "other"]
 
@@ -289,6 +299,14 @@ def _shows_something(
             check(since)
 
 
+def scope_for(fs: RootedFiles, handle: Handle, where: PathFilter) -> Scope | None:
+    """``where``'s rules as the scan's :class:`~rootbound.search.tree_walk.Scope` for a walk from ``handle`` (the
+    ignore files above it read here), or ``None`` when nothing is to be checked."""
+    if where.trivial:
+        return None
+    return _IgnoreScope(where, handle, _rules_above(fs, handle) if where.gitignore else IgnoreRules())
+
+
 @contextlib.contextmanager
 def walking(
     fs: RootedFiles,
@@ -304,9 +322,7 @@ def walking(
     per entry): the handle of the start (opened through the boundary) and the scan's ``(prefix, entry, dir fd,
     level)`` tuples, with ``where``'s rules applied. Both are released when the block exits."""
     with fs.boundary.open(path, LIST, resolver=fs.resolver) as handle:
-        scope = None
-        if not where.trivial:
-            scope = _IgnoreScope(where, handle, _rules_above(fs, handle) if where.gitignore else IgnoreRules())
+        scope = scope_for(fs, handle, where)
         hook = None
         if at_limit is not None:
             hook = functools.partial(at_limit, handle)

@@ -20,8 +20,10 @@ watches (a new inotify instance) and walks itself, as it did before this module.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
+import itertools
 import marshal
 import os
 import signal
@@ -39,17 +41,22 @@ from rootbound.confine.rooted_files import RootedFiles
 from rootbound.core.errors import LimitExceeded, RootsError
 from rootbound.search.ignore_rules import PathFilter, filter_key
 from rootbound.search.ignore_walk import READ_FILE, WalkLimits
-from rootbound.search.index.kept_files import TreeIndex, vouches
+from rootbound.search.index.both_views import walk_both
+from rootbound.search.index.kept_files import TreeIndex, known_of, vouched_rows
 from rootbound.search.index.reading import Reading, Stopped
-from rootbound.search.index.view import TEXT, View, walk_view
+from rootbound.search.index.saved import KINDS
+from rootbound.search.index.view import TEXT, View
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from rootbound.search.index.kept_files import Known
     from rootbound.search.index.saved import Snapshot
 
 __all__ = ["Checker", "Report", "Taken", "Taking", "adopt", "keep_reported", "take_child", "take_report", "walk_ahead"]
 
-VERSION: Final = 1
+VERSION: Final = 2
 MAX_REPORT: Final = 512 << 20
 """Bytes a report may take (200,000 entries of long paths, three times over, stay far below)."""
 
@@ -98,17 +105,26 @@ class Taking(TreeIndex, Protocol):
     reused: int
 
 
+STAT_FIELDS: Final = 6
+"""A reported file's ``lstat``: dev, ino, size, mtime_ns, ctime_ns, links (one row of :attr:`Report.stats`)."""
+
+
 @dataclass(frozen=True)
 class Report:
-    """What the child saw: the DIR's ``(dev, ino)``, its watches ``(wd, path)``, every regular file's ``(path,
-    dev, ino, size, mtime_ns, ctime_ns, links)`` in walk order, and the first grep's two views."""
+    """What the child saw: the DIR's ``(dev, ino)``, its watches ``(wd, path)``, every regular file's path in walk
+    order (``names``) with its ``lstat`` (``stats``, one row of :data:`STAT_FIELDS` each: sent as one array, so
+    neither process makes an object per number), and the first grep's two views."""
 
     identity: tuple[int, int]
     watches: list[tuple[int, str]]
-    files: list[tuple[str, int, int, int, int, int, int]]
+    names: list[str]
+    stats: npt.NDArray[np.int64]
     views: list[tuple[bool, View]]
     changed: list[int] = field(default_factory=list)
-    """The places in ``files`` of those not kept (:func:`keep_reported`): read by the build."""
+    """The places in ``names`` of those not kept (:func:`keep_reported`): read by the build."""
+    kept: list[tuple[list[str], npt.NDArray[np.int64]]] = field(default_factory=list)
+    """The kept files and their stats, recorded for the next save by the build (:func:`take_report`), not before
+    the index is usable: a first query does not wait for them."""
 
 
 class Checker:
@@ -241,11 +257,12 @@ def _quiet(keep: tuple[int, ...]) -> None:
 
 
 def _walk_and_send(path: Path, notify: Inotify, out: int, max_entries: int) -> int:
-    """The child's work: the build's walk (without the ignore files, as the build reads) recorded as that view, each
-    directory watched as it is met (before it is listed) and each regular file's ``lstat`` taken; then the view with
-    the ignore files; one marshalled report."""
+    """The child's work: the build's walk (without the ignore files, as the build reads) recorded as that view and,
+    in the same walk, the view with the ignore files (``both_views.py``); each directory watched as it is met
+    (before it is listed) and each regular file's ``lstat`` taken; one marshalled report."""
     watches: list[tuple[int, str]] = []
-    files: list[tuple[str, int, int, int, int, int, int]] = []
+    names: list[str] = []
+    stats = array.array("q")  # a number past its range fails the child: the parent walks
 
     def watch(rel: str, dir_fd: int, name: str) -> None:
         watches.append((notify.watch_entry(dir_fd, name), rel))
@@ -256,21 +273,21 @@ def _walk_and_send(path: Path, notify: Inotify, out: int, max_entries: int) -> i
         except OSError:
             return  # gone or unreadable: no record, so every query opens it (it has no kind)
         if stat.S_ISREG(fst.st_mode):
-            files.append((rel, fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns, fst.st_nlink))
+            names.append(rel)
+            stats.extend((fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns, fst.st_nlink))
 
-    views: list[tuple[bool, tuple[Any, ...]]] = []
     with Boundary([path]) as boundary:
         fs = RootedFiles(boundary, read_only=True)
         with boundary.open(str(path), LIST) as top:
             st = top.fstat()
             identity = (st.st_dev, st.st_ino)
             watches.append((notify.watch_entry(top.fd), ""))
-        limits = WalkLimits(max_entries=max_entries)
-        for gitignore in (False, True):
-            hooks = (take_stat, watch) if not gitignore else (None, None)
-            view = walk_view(fs, str(path), "", PathFilter(gitignore=gitignore), limits, None, *hooks)
-            views.append((gitignore, (view.entries, view.dirs, view.files, sorted(view.unentered), view.listed)))
-    data = memoryview(marshal.dumps((VERSION, identity, watches, files, views)))
+        both = walk_both(fs, str(path), WalkLimits(max_entries=max_entries), take_stat, watch)
+    views = [
+        (gitignore, (view.entries, view.dirs, view.files, sorted(view.unentered), view.listed))
+        for gitignore, view in zip((False, True), both, strict=True)
+    ]
+    data = memoryview(marshal.dumps((VERSION, identity, watches, names, stats.tobytes(), views)))
     while data:
         data = data[os.write(out, data) :]
     return 0
@@ -278,12 +295,16 @@ def _walk_and_send(path: Path, notify: Inotify, out: int, max_entries: int) -> i
 
 def _parse(raw: Any) -> Report | None:
     """The report's shape checked once, here; what does not fit refuses it whole."""
-    version, identity, watches, files, views = raw
+    import numpy as np
+
+    version, identity, watches, names, stats, views = raw
     if version != VERSION or not isinstance(identity, tuple) or len(identity) != 2:
         return None
     if not all(isinstance(wd, int) and isinstance(rel, str) for wd, rel in watches):
         return None
-    if not all(isinstance(rel, str) and len(rest) == 6 for rel, *rest in files):
+    if not isinstance(names, list) or not set(map(type, names)) <= {str} or not isinstance(stats, bytes):
+        return None
+    if len(stats) != len(names) * STAT_FIELDS * 8:
         return None
     shown: list[tuple[bool, View]] = []
     for gitignore, (entries, dirs, found, unentered, listed) in views:
@@ -291,7 +312,8 @@ def _parse(raw: Any) -> Report | None:
             return None
         view = View("", entries=list(entries), dirs=dirs, files=list(found), unentered=set(unentered), listed=listed)
         shown.append((bool(gitignore), view))
-    return Report((int(identity[0]), int(identity[1])), list(watches), list(files), shown)
+    numbers = np.frombuffer(stats, np.int64).reshape(len(names), STAT_FIELDS)
+    return Report((int(identity[0]), int(identity[1])), list(watches), names, numbers, shown)
 
 
 @dataclass(frozen=True)
@@ -304,6 +326,8 @@ class Taken:
     notify: Inotify
     report: Report | None
     first: Callable[[Known], None] | None
+    known: Known | None = None
+    """The saved records by path (``kept_files.known_of``), made while the child walked."""
 
 
 def take_child(index: Taking, checker: Checker) -> Taken:
@@ -311,13 +335,18 @@ def take_child(index: Taking, checker: Checker) -> Taken:
     the child's watches (a new inotify instance) and leaves the walk to this process, as before."""
     saved, identity = index.saved, index.identity
     snap = saved.load(index.path, identity) if saved is not None and identity is not None else None
+    known = known_of(snap) if snap is not None else None  # meanwhile too: records by path, and each one's row
+    if known is None:
+        snap = None
+    rows = dict(zip(snap.names, range(len(snap.names)), strict=True)) if snap is not None else {}
     report = checker.report()
     if report is None or report.identity != identity:
         checker.notify.close()  # the child's watches with it
-        return Taken(snap, Inotify(), None, None)
+        return Taken(snap, Inotify(), None, None, known)
     adopt(index, report)
-    index.from_child = len(report.files)
-    return Taken(snap, checker.notify, report, functools.partial(keep_reported, index, report))
+    index.from_child = len(report.names)
+    keep = None if snap is None else functools.partial(keep_reported, index, report, snap, rows)
+    return Taken(snap, checker.notify, report, keep, known)
 
 
 def adopt(index: Taking, report: Report) -> None:
@@ -333,25 +362,25 @@ def adopt(index: Taking, report: Report) -> None:
         index._drain_locked()
 
 
-def keep_reported(index: Taking, report: Report, known: Known) -> None:
+def keep_reported(index: Taking, report: Report, snap: Snapshot, rows: dict[str, int], known: Known) -> None:
     """Every file of the child's report whose stat matches its saved record, kept at once (the rule
-    :func:`~rootbound.search.index.kept_files.vouches` says, over the whole report: a few C loops and one
-    comparison per file), before any query may use the index: a first query then opens only what changed. What is
-    not kept is left in ``report.changed`` for the build to read (:func:`take_report`)."""
-    files = report.files
-    records = list(map(known.get, [f[0] for f in files]))
-    kept = [
-        (at, rec)
-        for at, (f, rec) in enumerate(zip(files, records, strict=True))
-        if rec is not None and vouches(rec, f[1:6], f[6])
-    ]
-    held = {at for at, _ in kept}
-    report.changed.extend(at for at in range(len(files)) if at not in held)
-    index.numbers.update((files[at][0], rec[2]) for at, rec in kept if rec[1] == TEXT)
-    index.inodes.update((files[at][0], files[at][2]) for at, _ in kept)
-    index.stats.update((files[at][0], files[at][1:6]) for at, _ in kept)
-    index.kinds.update((files[at][0], rec[1]) for at, rec in kept)
-    index.reused += len(kept)
+    :func:`~rootbound.search.index.kept_files.vouched_rows` says, over the whole report in numpy; ``rows``: each
+    saved path's row in ``snap``), before any query may use the index: a first query then opens only what changed.
+    What is not kept is left in ``report.changed`` for the build to read (:func:`take_report`)."""
+    import numpy as np
+
+    names, now = report.names, report.stats
+    at = np.fromiter(map(rows.get, names, itertools.repeat(-1)), np.int64, len(names))
+    held = vouched_rows(snap, at, now)
+    report.changed.extend(np.flatnonzero(~held).tolist())
+    kept_names = list(itertools.compress(names, held.tolist()))
+    records, stats = snap.records[at[held]], now[held]
+    text = records[:, 5] == KINDS.index(TEXT)
+    index.numbers.update(zip(itertools.compress(kept_names, text.tolist()), records[text, 6].tolist(), strict=True))
+    index.inodes.update(zip(kept_names, stats[:, 1].tolist(), strict=True))
+    report.kept.append((kept_names, stats))
+    index.kinds.update(zip(kept_names, map(KINDS.__getitem__, records[:, 5].tolist()), strict=True))
+    index.reused += len(kept_names)
 
 
 def take_report(index: Taking, report: Report, reading: Reading) -> None:
@@ -360,14 +389,16 @@ def take_report(index: Taking, report: Report, reading: Reading) -> None:
     and read, at the build's lowered priority."""
     boundary = index.boundary
     assert boundary is not None
+    for names, stats in report.kept:
+        index.stats.update(zip(names, map(tuple, stats[:, :5].tolist()), strict=True))
     if report.changed:
         index.lower_priority()
-    index.done += len(report.files) - len(report.changed)
+    index.done += len(report.names) - len(report.changed)
     for at in report.changed:
         if index.state != "building":
             raise Stopped
         index.pace()
-        rel, ino = report.files[at][0], report.files[at][2]
+        rel, ino = report.names[at], int(report.stats[at, 1])
         parent, _, name = rel.rpartition("/")
         try:
             with boundary.open(str(index.path / parent) if parent else str(index.path), LIST) as handle:

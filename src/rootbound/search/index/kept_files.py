@@ -22,10 +22,13 @@ from rootbound.search.index.saved import KINDS, RACY_NS, Snapshot
 from rootbound.search.index.view import ALWAYS, TEXT, UNREADABLE
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from rootbound.search.index.postings import Segment
     from rootbound.search.index.saved import SavedStore
 
-__all__ = ["Known", "TreeIndex", "Vouched", "kept", "load_known", "save_index", "vouches"]
+__all__ = ["Known", "TreeIndex", "Vouched", "kept", "known_of", "load_known", "save_index", "vouched_rows", "vouches"]
 
 Known = dict[str, tuple[tuple[int, ...], str, int]]
 """A saved index's records by path: ``(dev, ino, size, mtime_ns, ctime_ns)``, the kind, the file number."""
@@ -63,24 +66,14 @@ _UNCHECKED: Final = (-1, -1, -1, -1, -1)
 _LOAD: Final = object()
 
 
-def load_known(
-    index: TreeIndex, snap: Snapshot | object | None = _LOAD, first: Callable[[Known], None] | None = None
-) -> Known:
-    """The saved index of this DIR, if one is kept and passes :func:`~saved.decode`: its segments taken as
-    this index's first ones, and its records by path (``(stat, kind, number)``), each to be checked against
-    the kernel's before it is kept (:func:`kept`). Empty when there is none, or when it holds more numbers
-    of files gone or changed than of files (it is then built afresh, to stay compact)."""
-    saved, identity = index.saved, index.identity
-    if saved is None or identity is None:
-        return {}
-    if snap is _LOAD:  # else read already (``snap``: while the take up's child walked, ``checker.py``)
-        snap = saved.load(index.path, identity)
-    if not isinstance(snap, Snapshot):
-        return {}
+def known_of(snap: Snapshot) -> Known | None:
+    """A saved index's records by path (``(stat, kind, number)``), each to be checked against the kernel's before it
+    is kept (:func:`kept`), those changed too close to the save left out; ``None`` when it holds more numbers of
+    files gone or changed than of files (it is then built afresh, to stay compact)."""
     records = snap.records
     fresh = records[:, 4] < snap.saved_ns - RACY_NS  # else changed too close to the save to vouch for it: read again
     if snap.total > 2 * max(1, int((fresh & (records[:, 5] == KINDS.index(TEXT))).sum())):
-        return {}
+        return None
     # By path, built in C (zip, map: no Python code per file; a first query waits for this).
     stats = map(tuple, records[:, :5].tolist())
     kinds = map(KINDS.__getitem__, records[:, 5].tolist())
@@ -89,7 +82,29 @@ def load_known(
     if not fresh.all():
         keep = fresh.tolist()
         names, rows = compress(names, keep), compress(rows, keep)
-    known: Known = dict(zip(names, rows, strict=True))
+    return dict(zip(names, rows, strict=True))
+
+
+def load_known(
+    index: TreeIndex,
+    snap: Snapshot | object | None = _LOAD,
+    first: Callable[[Known], None] | None = None,
+    known: Known | None = None,
+) -> Known:
+    """The saved index of this DIR, if one is kept and passes :func:`~saved.decode`: its segments taken as
+    this index's first ones, and its records by path (:func:`known_of`, unless given: ``known``). Empty when there
+    is none, or when :func:`known_of` refuses it."""
+    saved, identity = index.saved, index.identity
+    if saved is None or identity is None:
+        return {}
+    if snap is _LOAD:  # else read already (``snap``: while the take up's child walked, ``checker.py``)
+        snap = saved.load(index.path, identity)
+    if not isinstance(snap, Snapshot):
+        return {}
+    if known is None:
+        known = known_of(snap)
+        if known is None:
+            return {}
     index.segments = list(snap.segments)
     index.names = [[] for _ in snap.segments]
     index.count = snap.total
@@ -112,6 +127,28 @@ def vouches(record: tuple[tuple[int, ...], str, int], now: tuple[int, ...], link
     take up (:func:`kept`), a query's own check (:class:`Vouched`) and the take up's child (``checker.py``)."""
     stat_of, kind, _ = record
     return now == stat_of and links == 1 and kind not in _NEVER_VOUCHED
+
+
+_NEVER_CODES: Final = tuple(KINDS.index(kind) for kind in _NEVER_VOUCHED)
+
+
+def vouched_rows(snap: Snapshot, rows: npt.NDArray[np.int64], now: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """:func:`vouches` for many files at once (a take up's child reports every file: ``checker.py``), with the
+    fresh rule :func:`known_of` applies: ``rows`` their records' places in ``snap`` (-1: none), ``now`` their
+    ``lstat`` (one row each: dev, ino, size, mtime_ns, ctime_ns, links)."""
+    import numpy as np
+
+    if not len(snap.records):  # nothing recorded: nothing held (and no row to look at)
+        return np.zeros(len(rows), np.bool_)
+    records = snap.records[np.maximum(rows, 0)]
+    held: npt.NDArray[np.bool_] = (
+        (rows >= 0)
+        & (records[:, 4] < snap.saved_ns - RACY_NS)
+        & (records[:, :5] == now[:, :5]).all(axis=1)
+        & (now[:, 5] == 1)
+        & ~np.isin(records[:, 5], _NEVER_CODES)
+    )
+    return held
 
 
 def _now(st: os.stat_result) -> tuple[int, ...]:

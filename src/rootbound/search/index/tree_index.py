@@ -271,7 +271,7 @@ class TreeIndex:
                 if taken is None:
                     self.prepared = load_known(self)
                 else:  # the child's watches and views adopted, its files kept before any query may use the index
-                    self.prepared = load_known(self, taken.snap, taken.first)
+                    self.prepared = load_known(self, taken.snap, taken.first, taken.known)
                 self.report = taken.report if taken is not None and self.prepared else None
             return self.prepared
 
