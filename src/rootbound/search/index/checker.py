@@ -5,17 +5,18 @@ up's walk with its per-file checks gets the interpreter only between the imports
 its validators holding it): it ended 0.2-0.4 s after the first grep had come. So :meth:`Checker.fork` forks a child
 before any thread starts (after the sandbox: the child is under it too). The child walks the DIR as the build does,
 adds each directory's watch to the index's inotify instance *before* it lists it (the instance is shared across the
-fork: the child only adds watches, the parent reads the events), takes every regular file's ``lstat``, walks the two
-views a new session's first grep makes (from the top, with and without the ignore files), and sends all of it back
-over a pipe (:class:`Report`), then exits.
+fork: the child only adds watches, the parent reads the events), takes every regular file's ``lstat``, records in
+the same walk the two views a new session's first grep makes (from the top, with and without the ignore files:
+``both_views.py``), and sends all of it back over a pipe (:class:`Report`), then exits.
 
 Why it can be trusted: it is the same walk with the same watch-before-list rule, so every change after the child saw
 a directory or a file is in the inotify queue, drained (views marked, files made dirty) before any query uses what
 the child saw (:func:`adopt`). A file is kept only if its reported stat matches the saved record by the rule
-:func:`~rootbound.search.index.kept_files.kept` applies; every other file is opened beneath the DIR by the parent and
-read. The pipe's write end exists only in the child. Its report is refused whole on any fault (the child failed,
-was killed, exceeded the walk's cap, or the report does not parse or fit its shape): the parent then drops the child's
-watches (a new inotify instance) and walks itself, as it did before this module.
+:func:`~rootbound.search.index.kept_files.vouches` says (for the whole report at once: ``vouched_rows``); every
+other file is opened beneath the DIR by the parent and read. The pipe's write end exists only in the child. Its
+report is refused whole on any fault (the child failed, was killed, exceeded the walk's cap, or the report does not
+parse or fit its shape): the parent then drops the child's watches (a new inotify instance) and walks itself, as it
+did before this module.
 """
 
 from __future__ import annotations
