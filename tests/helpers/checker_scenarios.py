@@ -169,38 +169,36 @@ def swapped_while_the_child_walks(tmp: Path) -> dict[str, Any]:
         (outside / f"out{n}.py").write_text("getaddrinfo OUTSIDE-SECRET\n")
     os.symlink(outside, root / "d3" / "e1-link")
     leaked = 0
-    answered = 0
-    answered_after = 0
 
-    def leaks(report: Any) -> int:
-        found = 0
-        for display, hits in report.files:
-            found += not display.startswith(str(root) + "/")
-            found += sum("OUTSIDE" in hit.text for hit in hits)
-        return found
+    def ask(registry: IndexRegistry, tries: int, until_answered: bool) -> int:
+        """Up to ``tries`` queries with each resolver (``until_answered``: its first answer ends them, a refusal
+        is tried again a little later); how many the index answered. Every answer's leaks are counted."""
+        nonlocal leaked
+        answered = 0
+        for resolver in RESOLVERS:
+            with Boundary([root], resolver=resolver) as boundary:
+                fs = RootedFS(boundary)
+                for _ in range(tries):
+                    report, _ = _literal(registry, fs, root)
+                    if report is not None:
+                        answered += 1
+                        for display, hits in report.files:
+                            leaked += not display.startswith(str(root) + "/")
+                            leaked += sum("OUTSIDE" in hit.text for hit in hits)
+                        if until_answered:
+                            break
+                    elif until_answered:
+                        time.sleep(0.05)
+        return answered
 
     registry: IndexRegistry | None = None
     try:
         with exchanging_process(str(root / "d3" / "e1"), str(root / "d3" / "e1-link"), pause=0.002):
-            registry, said = _taken_up(root, folder)
-            for resolver in RESOLVERS:
-                with Boundary([root], resolver=resolver) as boundary:
-                    fs = RootedFS(boundary)
-                    for _ in range(20):
-                        report, _ = _literal(registry, fs, root)
-                        if report is not None:
-                            answered += 1
-                            leaked += leaks(report)
-        for resolver in RESOLVERS:  # the trades stopped: the index answers (bounded tries, not a clock)
-            with Boundary([root], resolver=resolver) as boundary:
-                fs = RootedFS(boundary)
-                for _ in range(600):
-                    report, _ = _literal(registry, fs, root)
-                    if report is not None:
-                        answered_after += 1
-                        leaked += leaks(report)
-                        break
-                    time.sleep(0.05)
+            # The child walks among the trades and ends before the take up begins: its report is taken (a query
+            # made at once would stop a child still walking, and leave the walk to this process).
+            registry, said = _taken_up(root, folder, before_start=lambda: None)
+            answered = ask(registry, 20, until_answered=False)
+        answered_after = ask(registry, 600, until_answered=True)  # the trades stopped: bounded tries, not a clock
     finally:
         if registry is not None:
             registry.close()
