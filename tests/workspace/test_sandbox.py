@@ -9,6 +9,7 @@ Below that, the sandbox itself in a throwaway process at every ABI this kernel o
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -413,3 +414,40 @@ async def test_moving_a_symlink_that_leads_outside_works_under_the_sandbox(tree:
     assert os.readlink(inside / "sub" / "moved-link") == str(tree / "outside" / "secret.txt")
     assert not (inside / "link").is_symlink()
     assert (tree / "outside" / "secret.txt").read_text() == "SECRET\n"
+
+
+def test_runtime_paths_skip_the_script_folder_only_for_a_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What stays readable once sandboxed: a script's own folder and the working directory are not (a launcher's
+    folder, a home directory), but under ``python -m rootbound`` the main module is rootbound's ``__main__``, whose
+    folder must stay readable when no path entry covers it (an editable install by import hook)."""
+    import types
+
+    import rootbound
+    from rootbound.workspace.sandbox import _runtime_paths
+
+    package = Path(rootbound.__file__).resolve().parent
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.chdir(home)
+    covering = [entry for entry in sys.path if entry and package.is_relative_to(Path(entry).resolve())]
+    monkeypatch.setattr(sys, "path", [str(home)] + [entry for entry in sys.path if entry not in covering])
+
+    as_module = types.ModuleType("__main__")
+    as_module.__file__ = str(package / "__main__.py")
+    as_module.__spec__ = importlib.util.spec_from_file_location("rootbound.__main__", as_module.__file__)
+    monkeypatch.setitem(sys.modules, "__main__", as_module)
+    paths = _runtime_paths()
+    assert package in paths
+    assert home not in paths
+
+    launcher = tmp_path / "launcher"
+    launcher.mkdir()
+    as_script = types.ModuleType("__main__")
+    as_script.__file__ = str(launcher / "main.py")
+    monkeypatch.setitem(sys.modules, "__main__", as_script)
+    monkeypatch.setattr(sys, "path", [str(launcher), *sys.path])
+    paths = _runtime_paths()
+    assert launcher not in paths and home not in paths
+    assert package in paths

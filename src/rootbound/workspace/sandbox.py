@@ -187,10 +187,11 @@ def _allow_fd(ruleset: ll.Ruleset, fd: int, access: int) -> None:
 def _runtime_paths() -> list[Path]:
     """What the interpreter may still read: its standard library and packages, never the working directory.
 
-    The script's directory and the working directory (what ``sys.path[0]`` is, under ``python -m`` an absolute
-    path) are skipped by what they are, not by their place: a launcher may put its own folders first (the bundle's
-    ``server/main.py`` puts ``lib/cp310`` there), and running ``serve`` from a home directory must not leave all of
-    it readable.
+    The working directory, and the script's directory when Python runs a script (what ``sys.path[0]`` is: under
+    ``python -m`` it is the working directory, and the module's own folder is not on the path), are skipped by what
+    they are, not by their place: a launcher may put its own folders first (the bundle's ``server/main.py`` puts
+    ``lib/cp310`` there), and running ``serve`` from a home directory must not leave all of it readable. Under
+    ``python -m rootbound`` the main module lies in rootbound's own folder, which stays readable.
     """
     found: list[str] = []
     scheme = sysconfig.get_paths()
@@ -200,8 +201,9 @@ def _runtime_paths() -> list[Path]:
     if rootbound:  # an editable install's source tree need not be on sys.path
         found.append(str(Path(rootbound).parent))
     skipped = {Path.cwd().resolve()}
-    script = getattr(sys.modules.get("__main__"), "__file__", None)
-    if isinstance(script, str) and os.path.isabs(script):
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None)
+    if getattr(main, "__spec__", None) is None and isinstance(script, str) and os.path.isabs(script):
         skipped.add(Path(script).resolve().parent)
     paths: list[Path] = []
     for entry in found:
