@@ -326,7 +326,7 @@ class Taken:
     snap: Snapshot | None
     notify: Inotify
     report: Report | None
-    first: Callable[[Known], None] | None
+    first: Callable[[], None] | None
     known: Known | None = None
     """The saved records by path (``kept_files.known_of``), made while the child walked."""
 
@@ -363,7 +363,7 @@ def adopt(index: Taking, report: Report) -> None:
         index._drain_locked()
 
 
-def keep_reported(index: Taking, report: Report, snap: Snapshot, rows: dict[str, int], known: Known) -> None:
+def keep_reported(index: Taking, report: Report, snap: Snapshot, rows: dict[str, int]) -> None:
     """Every file of the child's report whose stat matches its saved record, kept at once (the rule
     :func:`~rootbound.search.index.kept_files.vouched_rows` says, over the whole report in numpy; ``rows``: each
     saved path's row in ``snap``), before any query may use the index: a first query then opens only what changed.

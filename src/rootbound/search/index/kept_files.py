@@ -66,12 +66,19 @@ _UNCHECKED: Final = (-1, -1, -1, -1, -1)
 _LOAD: Final = object()
 
 
+def _fresh(records: npt.NDArray[np.int64], saved_ns: int) -> npt.NDArray[np.bool_]:
+    """Which records may vouch for their file: changed (ctime) more than :data:`RACY_NS` before the save; a write
+    in the same clock tick as the read leaves the times alone, so the others are read again."""
+    fresh: npt.NDArray[np.bool_] = records[:, 4] < saved_ns - RACY_NS
+    return fresh
+
+
 def known_of(snap: Snapshot) -> Known | None:
     """A saved index's records by path (``(stat, kind, number)``), each to be checked against the kernel's before it
     is kept (:func:`kept`), those changed too close to the save left out; ``None`` when it holds more numbers of
     files gone or changed than of files (it is then built afresh, to stay compact)."""
     records = snap.records
-    fresh = records[:, 4] < snap.saved_ns - RACY_NS  # else changed too close to the save to vouch for it: read again
+    fresh = _fresh(records, snap.saved_ns)
     if snap.total > 2 * max(1, int((fresh & (records[:, 5] == KINDS.index(TEXT))).sum())):
         return None
     # By path, built in C (zip, map: no Python code per file; a first query waits for this).
@@ -88,7 +95,7 @@ def known_of(snap: Snapshot) -> Known | None:
 def load_known(
     index: TreeIndex,
     snap: Snapshot | object | None = _LOAD,
-    first: Callable[[Known], None] | None = None,
+    first: Callable[[], None] | None = None,
     known: Known | None = None,
 ) -> Known:
     """The saved index of this DIR, if one is kept and passes :func:`~saved.decode`: its segments taken as
@@ -111,7 +118,7 @@ def load_known(
     index.bytes = sum(segment.nbytes() for segment in snap.segments)
     index.known = known  # before the flag: a query taking the saved postings checks files by these
     if first is not None:  # what is already known to hold (a take up's child checked every file: checker.py)
-        first(known)
+        first()
     with index.lock:  # queries may use it from now on: every file not yet checked is opened (it has no kind)
         index.loaded = index.checking = True
     return known
@@ -143,7 +150,7 @@ def vouched_rows(snap: Snapshot, rows: npt.NDArray[np.int64], now: npt.NDArray[n
     records = snap.records[np.maximum(rows, 0)]
     held: npt.NDArray[np.bool_] = (
         (rows >= 0)
-        & (records[:, 4] < snap.saved_ns - RACY_NS)
+        & _fresh(records, snap.saved_ns)
         & (records[:, :5] == now[:, :5]).all(axis=1)
         & (now[:, 5] == 1)
         & ~np.isin(records[:, 5], _NEVER_CODES)
